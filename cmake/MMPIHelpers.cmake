@@ -1,0 +1,60 @@
+# mmpi_add_layer(<layer> SOURCES ... DEPENDS ...)
+# One library per layer. Its public headers live in src/<layer>/include/mmpi/<layer>/
+# and are visible only to targets that link the layer, so a lower layer that
+# includes a higher one fails to build.
+function(mmpi_add_layer layer)
+    cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+    set(target mmpi_${layer})
+    add_library(${target} ${ARG_SOURCES})
+    add_library(MMPI::${layer} ALIAS ${target})
+    set_target_properties(${target} PROPERTIES
+        OUTPUT_NAME mmpi-${layer}
+        VERSION ${PROJECT_VERSION}
+        SOVERSION ${PROJECT_VERSION_MAJOR}
+        EXPORT_NAME ${layer})
+    target_include_directories(${target} PUBLIC
+        $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+        $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    target_link_libraries(${target} PUBLIC ${ARG_DEPENDS})
+    target_compile_options(${target} PRIVATE -Wall -Wextra)
+    install(TARGETS ${target} EXPORT MMPITargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(DIRECTORY include/mmpi DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endfunction()
+
+# mmpi_add_transport_plugin(<name> SOURCES ... LIBS ...)
+# A transport as a Qt plugin: a module loaded by name at run time, or a static
+# plugin (MMPI_STATIC_PLUGINS) that an app pulls in with Q_IMPORT_PLUGIN.
+function(mmpi_add_transport_plugin name)
+    cmake_parse_arguments(ARG "" "CLASS_NAME" "SOURCES;LIBS" ${ARGN})
+    set(target mmpi_transport_${name})
+    if(MMPI_STATIC_PLUGINS)
+        qt_add_plugin(${target} STATIC CLASS_NAME ${ARG_CLASS_NAME})
+    else()
+        qt_add_plugin(${target} SHARED CLASS_NAME ${ARG_CLASS_NAME})
+    endif()
+    target_sources(${target} PRIVATE ${ARG_SOURCES})
+    target_link_libraries(${target} PRIVATE MMPI::transport ${ARG_LIBS})
+    target_compile_options(${target} PRIVATE -Wall -Wextra)
+    set_target_properties(${target} PROPERTIES
+        LIBRARY_OUTPUT_DIRECTORY ${MMPI_PLUGIN_BUILD_DIR}
+        EXPORT_NAME transport_${name})
+    install(TARGETS ${target} EXPORT MMPITargets
+        LIBRARY DESTINATION ${MMPI_PLUGIN_INSTALL_DIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endfunction()
+
+# mmpi_add_test(<name> SOURCES ... LIBS ... LABELS ... [TIMEOUT s])
+function(mmpi_add_test name)
+    cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+    add_executable(${name} ${ARG_SOURCES})
+    target_link_libraries(${name} PRIVATE Qt6::Test ${ARG_LIBS})
+    add_test(NAME ${name} COMMAND ${name})
+    if(NOT ARG_TIMEOUT)
+        set(ARG_TIMEOUT 120)
+    endif()
+    set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+        ENVIRONMENT "QT_QPA_PLATFORM=offscreen;MMPI_PLUGIN_PATH=${MMPI_PLUGIN_BUILD_DIR}")
+endfunction()

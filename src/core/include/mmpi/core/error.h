@@ -1,0 +1,65 @@
+// mmpi::Error: the typed error every MMPI layer reports, a code plus a message
+// written for the person reading the log. Codes are grouped by layer so a log
+// line tells at once where something went wrong.
+#pragma once
+
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+
+namespace mmpi {
+Q_NAMESPACE
+
+enum class ErrorCode {
+    NoError = 0,
+    // wire
+    BadMagic,
+    BadVersion,
+    BadFrameKind,
+    BadItemType,
+    BadHeader,
+    CountMismatch,
+    FrameTooLarge,
+    BufferLimitExceeded,
+    TruncatedPayload,
+    TypeMismatch,
+    // transport
+    UnknownTransport,
+    PluginLoadFailed,
+    BadAddress,
+    ListenFailed,
+    ConnectFailed,
+    LinkClosed,
+    LinkError,
+    DiscoveryFailed,
+    // world
+    BadConfiguration,
+    AuthenticationFailed,
+    ProtocolViolation,
+    FormationTimeout,
+    NotFormed,
+    InvalidRank,
+    Cancelled,
+};
+Q_ENUM_NS(ErrorCode)
+
+// A failure with a machine-readable code and a human-readable reason.
+struct Error
+{
+    ErrorCode code = ErrorCode::NoError;
+    QString message;
+
+    Error() = default;
+    Error(ErrorCode c, QString msg) : code(c), message(std::move(msg)) {}
+
+    bool isError() const { return code != ErrorCode::NoError; }
+    // "FrameTooLarge: frame of 300 MiB exceeds the 256 MiB limit"
+    QString toString() const;
+    bool operator==(const Error &) const = default;
+};
+
+QString errorCodeName(ErrorCode code);
+
+} // namespace mmpi
+
+Q_DECLARE_METATYPE(mmpi::Error)

@@ -1,0 +1,65 @@
+// mmpi::Link: one reliable, ordered stream of frames to one peer. Transports
+// create links (connecting or accepting); the world layer authenticates them and
+// routes frames. A Link lives in the progress thread and is not thread-safe.
+#pragma once
+
+#include <mmpi/core/error.h>
+#include <mmpi/wire/frame.h>
+
+#include <QObject>
+
+namespace mmpi {
+
+struct LinkCounters
+{
+    quint64 bytesSent = 0;
+    quint64 bytesReceived = 0;
+    quint64 framesSent = 0;
+    quint64 framesReceived = 0;
+};
+
+class Link : public QObject
+{
+    Q_OBJECT
+    Q_PROPERTY(State state READ state NOTIFY stateChanged)
+public:
+    enum class State { Connecting, Connected, Closed };
+    Q_ENUM(State)
+
+    explicit Link(QObject *parent = nullptr);
+    ~Link() override;
+
+    State state() const { return m_state; }
+    const Error &error() const { return m_error; }
+    QString errorString() const { return m_error.message; }
+    const LinkCounters &counters() const { return m_counters; }
+
+    // Human-readable address of the other end, e.g. "tcp://127.0.0.1:40123".
+    virtual QString peerAddress() const = 0;
+    // Queue a frame; frames are written in call order. Ignored (with a debug
+    // log) when the link is not Connected.
+    virtual void sendFrame(const Frame &frame) = 0;
+    // Bytes queued but not yet handed to the operating system.
+    virtual qint64 bytesToWrite() const = 0;
+    // Close the link; state becomes Closed (stateChanged is emitted once).
+    virtual void close() = 0;
+
+Q_SIGNALS:
+    void stateChanged(mmpi::Link::State state);
+    void frameReceived(const mmpi::Frame &frame);
+    // A link error (I/O error, peer vanished, malformed input). The link closes
+    // right after emitting it.
+    void errorOccurred(const mmpi::Error &error);
+
+protected:
+    void setState(State state);
+    void setError(const Error &error); // records and emits errorOccurred
+    LinkCounters &counters() { return m_counters; }
+
+private:
+    State m_state = State::Connecting;
+    Error m_error;
+    LinkCounters m_counters;
+};
+
+} // namespace mmpi

@@ -1,0 +1,45 @@
+// StreamLink: a Link over any QIODevice byte stream (QTcpSocket, QLocalSocket,
+// later RFCOMM). It runs the real wire codec both ways, reads no more than the
+// decoder can take, and closes the link on the first malformed byte.
+#pragma once
+
+#include <mmpi/transport/link.h>
+#include <mmpi/wire/framedecoder.h>
+
+#include <QIODevice>
+#include <QPointer>
+
+namespace mmpi {
+
+class StreamLink : public Link
+{
+    Q_OBJECT
+public:
+    // Takes ownership of `device` (reparents it). Subclasses call
+    // handleConnected()/handleDisconnected()/handleDeviceError() from the
+    // device's own signals.
+    StreamLink(QIODevice *device, DecoderLimits limits = {}, QObject *parent = nullptr);
+    ~StreamLink() override;
+
+    void sendFrame(const Frame &frame) override;
+    qint64 bytesToWrite() const override;
+    void close() override;
+
+protected:
+    QIODevice *device() const { return m_device; }
+    void handleConnected();
+    void handleDisconnected();
+    void handleDeviceError(ErrorCode code, const QString &message);
+    // Close the underlying device (socket-specific: abort or disconnect).
+    virtual void closeDevice() = 0;
+
+private:
+    void handleReadyRead();
+    void handleBytesWritten(qint64 bytes);
+    void failWith(const Error &error);
+
+    QPointer<QIODevice> m_device;
+    FrameDecoder m_decoder;
+};
+
+} // namespace mmpi

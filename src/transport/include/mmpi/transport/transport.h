@@ -1,0 +1,71 @@
+// mmpi::Transport: one way of reaching peers (local sockets, TCP, Bluetooth
+// RFCOMM, simulated radio). It listens, connects, and optionally advertises and
+// discovers `mmpiNode` services. Implementations are Qt plugins loaded through
+// TransportRegistry. A Transport lives in the progress thread.
+#pragma once
+
+#include <mmpi/core/result.h>
+#include <mmpi/transport/link.h>
+
+#include <QObject>
+#include <QVariantMap>
+
+namespace mmpi {
+
+// What a node advertises so a root can find it.
+struct PeerAdvert
+{
+    QString worldName;
+    QString nodeId;  // stable identity of the node for this run (a UUID)
+    QString address; // where the node listens, as the discoverer can reach it
+    bool operator==(const PeerAdvert &) const = default;
+};
+
+class Transport : public QObject
+{
+    Q_OBJECT
+public:
+    explicit Transport(QObject *parent = nullptr);
+    ~Transport() override;
+
+    // Plugin name, e.g. "tcp".
+    virtual QString name() const = 0;
+
+    // Transport-specific options (see docs/transports.md). Unknown keys and
+    // wrong value types are a BadConfiguration error naming the key.
+    virtual Result<void> configure(const QVariantMap &options);
+
+    // Accept links at `address` (empty: choose one). Returns the address peers
+    // should use, e.g. "tcp://127.0.0.1:40123" or "local://mmpi-1234-abcd".
+    virtual Result<QString> listen(const QString &address) = 0;
+    virtual QString listenAddress() const = 0;
+    virtual void stopListening() = 0;
+
+    // Start connecting. The returned link (parented to this transport; the
+    // caller may reparent or delete it) reports Connected, or an error and
+    // Closed. A malformed address is an immediate BadAddress error.
+    virtual Result<Link *> connectTo(const QString &address) = 0;
+
+    // Discovery. Default: not supported (DiscoveryFailed error).
+    virtual bool supportsDiscovery() const;
+    // Announce this node until stopAdvertising(); `advert.address` is the
+    // listen address (a discoverer may substitute the host it saw).
+    virtual Result<void> advertise(const PeerAdvert &advert);
+    virtual void stopAdvertising();
+    // Report adverts of `worldName` through peerDiscovered() until
+    // stopDiscovery(). The same node may be reported more than once.
+    virtual Result<void> startDiscovery(const QString &worldName);
+    virtual void stopDiscovery();
+
+Q_SIGNALS:
+    // A peer connected to us. The receiver takes ownership of the link.
+    void incomingLink(mmpi::Link *link);
+    void peerDiscovered(const mmpi::PeerAdvert &advert);
+    // Trouble that concerns the transport as a whole (e.g. the server socket
+    // failed); per-link trouble is reported on the link.
+    void errorOccurred(const mmpi::Error &error);
+};
+
+} // namespace mmpi
+
+Q_DECLARE_METATYPE(mmpi::PeerAdvert)

@@ -1,0 +1,61 @@
+// A frame: the unit every MMPI link carries. A fixed 44-byte big-endian header
+// (docs/protocol.md) followed by a payload of typed items. Encoding is pure and
+// total; decoding lives in FrameDecoder, which trusts nothing.
+#pragma once
+
+#include <mmpi/wire/itemtype.h>
+
+#include <QByteArray>
+#include <QMetaType>
+
+namespace mmpi {
+
+enum class FrameKind : quint8 {
+    Data = 1,      // an application message (point-to-point or collective)
+    Control = 2,   // formation, authentication and membership messages
+    Heartbeat = 3, // liveness probe; empty payload
+    Goodbye = 4,   // the sender's app is ending cleanly
+};
+Q_ENUM_NS(FrameKind)
+
+constexpr quint32 FrameMagic = 0x4D4D5049; // "MMPI"
+constexpr quint8 FrameVersion = 1;
+constexpr int FrameHeaderSize = 44;
+constexpr qint32 NoRank = -1;
+
+struct FrameHeader
+{
+    FrameKind kind = FrameKind::Data;
+    ItemType itemType = ItemType::None;
+    quint8 flags = 0;          // reserved, must be 0 in version 1
+    quint32 communicator = 0;  // communicator id (0 = world)
+    qint32 source = NoRank;
+    qint32 destination = NoRank;
+    qint32 root = NoRank;      // group root for collectives, NoRank otherwise
+    qint32 tag = 0;
+    quint32 count = 0;         // number of items
+    quint64 sequence = 0;      // per-link sequence number
+    quint32 payloadLength = 0; // filled in by encodeFrame()
+
+    bool operator==(const FrameHeader &) const = default;
+};
+
+struct Frame
+{
+    FrameHeader header;
+    QByteArray payload;
+
+    bool operator==(const Frame &) const = default;
+};
+
+// Serialize header and payload. header.payloadLength is taken from payload.size().
+QByteArray encodeFrame(const Frame &frame);
+// Serialize just the 44-byte header (payloadLength as given).
+QByteArray encodeHeader(const FrameHeader &header);
+
+// Convenience: a Data/Control frame whose payload holds `count` items of `type`.
+Frame makeFrame(FrameKind kind, ItemType type, quint32 count, QByteArray payload);
+
+} // namespace mmpi
+
+Q_DECLARE_METATYPE(mmpi::Frame)
