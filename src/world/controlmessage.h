@@ -1,0 +1,104 @@
+// Control messages of world formation (Control frames; the tag holds the
+// ControlType, the payload a QDataStream record). Decoding is strict: a record
+// that does not parse exactly, or has a bad nonce or MAC size, is an error.
+// Byte layouts are in docs/protocol.md.
+#pragma once
+
+#include <mmpi/core/result.h>
+#include <mmpi/wire/frame.h>
+
+#include <QList>
+#include <QString>
+
+namespace mmpi::detail {
+
+enum class ControlType : qint32 {
+    Challenge = 1, // acceptor -> connector: who I am, my nonce
+    Response = 2,  // connector -> acceptor: my nonce, my proof, who I am
+    Accept = 3,    // acceptor -> connector: my proof
+    Refuse = 4,    // either way: why the link is refused; then close
+    RankTable = 5, // root -> node: ranks, node ids and listen addresses
+    MeshReady = 6, // node -> root: links to every rank are up
+    Start = 7,     // root -> node: the world is formed
+    Abort = 8,     // root -> node: formation failed, with the reason
+};
+
+enum class LinkPurpose : quint8 { Join = 1, Mesh = 2 };
+
+constexpr int NonceSize = 32;
+constexpr int MacSize = 32; // HMAC-SHA256
+constexpr int MaxControlPayload = 64 * 1024;
+
+struct Challenge
+{
+    static constexpr ControlType type = ControlType::Challenge;
+    QString worldName;
+    QString nodeId;
+    QByteArray nonce;
+};
+
+struct Response
+{
+    static constexpr ControlType type = ControlType::Response;
+    LinkPurpose purpose = LinkPurpose::Join;
+    QByteArray nonce;
+    QByteArray mac;
+    QString nodeId;
+    qint32 rank = NoRank;
+    QString listenAddress;
+};
+
+struct Accept
+{
+    static constexpr ControlType type = ControlType::Accept;
+    QByteArray mac;
+    qint32 rank = NoRank;
+    QString listenAddress;
+};
+
+struct Refuse
+{
+    static constexpr ControlType type = ControlType::Refuse;
+    QString reason;
+};
+
+struct RankEntry
+{
+    qint32 rank = NoRank;
+    QString nodeId;
+    QString address;
+};
+
+struct RankTable
+{
+    static constexpr ControlType type = ControlType::RankTable;
+    QList<RankEntry> entries; // sorted by rank, entries[i].rank == i
+};
+
+struct MeshReady
+{
+    static constexpr ControlType type = ControlType::MeshReady;
+};
+
+struct Start
+{
+    static constexpr ControlType type = ControlType::Start;
+};
+
+struct Abort
+{
+    static constexpr ControlType type = ControlType::Abort;
+    QString reason;
+};
+
+// The control type of a Control frame, or ProtocolViolation.
+Result<ControlType> controlType(const Frame &frame);
+
+template<typename Message>
+Frame encodeControl(const Message &message);
+
+// Decode a Control frame known to be of Message::type.
+template<typename Message>
+Result<Message> decodeControl(const Frame &frame);
+
+} // namespace mmpi::detail

@@ -1,0 +1,748 @@
+#include "engine.h"
+
+#include <mmpi/core/logging.h>
+#include <mmpi/transport/transportregistry.h>
+#include <mmpi/wire/framedecoder.h>
+
+#include <algorithm>
+
+namespace mmpi::detail {
+
+namespace {
+
+// Frames a peer may send between its Start and ours are held; more than this
+// is not a race but a misbehaving peer.
+constexpr qint64 MaxEarlyBytes = 64LL * 1024 * 1024;
+
+QString rankList(const QList<int> &ranks)
+{
+    QStringList parts;
+    for (int r : ranks)
+        parts << QString::number(r);
+    return parts.join(QStringLiteral(", "));
+}
+
+Error refusal(const QString &message)
+{
+    return {ErrorCode::AuthenticationFailed, message};
+}
+
+bool isTransient(const Error &error)
+{
+    return error.code == ErrorCode::ConnectFailed || error.code == ErrorCode::LinkClosed
+        || error.code == ErrorCode::LinkError;
+}
+
+} // namespace
+
+Engine::Engine(const WorldConfig &config, const QString &nodeId)
+    : m_config(config), m_nodeId(nodeId)
+{
+    m_deadline.setSingleShot(true);
+    connect(&m_deadline, &QTimer::timeout, this, &Engine::handleDeadline);
+    m_discoveryTimer.setSingleShot(true);
+    connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::handleDiscoveryTimeout);
+    m_closeTimer.setSingleShot(true);
+    connect(&m_closeTimer, &QTimer::timeout, this, &Engine::finishClose);
+    m_flushTimer.setInterval(10);
+    connect(&m_flushTimer, &QTimer::timeout, this, &Engine::finishClose);
+}
+
+Engine::~Engine() = default;
+
+// ---------------------------------------------------------------- set-up
+
+void Engine::start()
+{
+    m_clock.start();
+    setState(World::State::Forming);
+    if (auto opened = openTransport(); !opened)
+        return fail(opened.error());
+    m_deadline.start(m_config.formationTimeout);
+    const bool discovered = m_config.mode == WorldConfig::Mode::Discovered;
+    m_size = discovered ? 0 : m_config.size;
+    if (m_config.isRoot()) {
+        m_rank = 0;
+        if (!discovered)
+            m_peers.resize(m_size);
+        qCInfo(lcWorld).noquote() << "root of world" << m_config.worldName << "listening at"
+                                  << m_listenAddress << "expecting" << m_config.size << "nodes";
+        if (m_config.size == 1)
+            return discovered ? assignRanksAndSendTable() : sendRankTable();
+        if (discovered) {
+            connect(m_transport, &Transport::peerDiscovered, this, &Engine::handlePeerDiscovered);
+            if (auto started = m_transport->startDiscovery(m_config.worldName); !started)
+                return fail(started.error());
+            m_discoveryTimer.start(std::min(m_config.discoveryTimeout, m_config.formationTimeout));
+        }
+        Q_EMIT formationProgress(1, m_config.size);
+        return;
+    }
+    if (discovered) {
+        m_rank = NoRank;
+        if (auto advertised = m_transport->advertise({m_config.worldName, m_nodeId, m_listenAddress});
+            !advertised)
+            return fail(advertised.error());
+        qCInfo(lcWorld).noquote() << "node" << m_nodeId << "advertising world"
+                                  << m_config.worldName << "at" << m_listenAddress;
+        return;
+    }
+    m_rank = m_config.rank;
+    m_peers.resize(m_size);
+    connectToRoot();
+}
+
+Result<void> Engine::openTransport()
+{
+    auto transport = TransportRegistry::create(m_config.transport, this);
+    if (!transport)
+        return transport.error();
+    m_transport = *transport;
+    if (auto configured = m_transport->configure(m_config.transportOptions); !configured)
+        return configured.error();
+    connect(m_transport, &Transport::incomingLink, this, &Engine::handleIncomingLink);
+    // Only the launched root has a fixed address; everybody else takes what
+    // the transport gives and tells the others through the rank table.
+    const QString wanted = m_config.mode == WorldConfig::Mode::Launched && m_config.isRoot()
+                               ? m_config.rootAddress
+                               : m_config.listenAddress;
+    auto listening = m_transport->listen(wanted);
+    if (!listening)
+        return listening.error();
+    m_listenAddress = *listening;
+    return success();
+}
+
+LocalIdentity Engine::identity() const
+{
+    return {m_config.worldName, m_config.worldKey, m_nodeId, m_rank, m_listenAddress};
+}
+
+void Engine::setState(World::State state)
+{
+    if (m_state == state)
+        return;
+    m_state = state;
+    Q_EMIT stateChanged(state);
+}
+
+// ---------------------------------------------------------------- root side
+
+Result<void> Engine::admitToRoot(const PeerIdentity &peer) const
+{
+    if (m_config.mode != WorldConfig::Mode::Launched || !m_config.isRoot())
+        return refusal(QStringLiteral("this node does not accept joins"));
+    if (peer.purpose != LinkPurpose::Join)
+        return refusal(QStringLiteral("the root accepts only joins"));
+    if (m_tableSent)
+        return refusal(QStringLiteral("the world is already formed"));
+    if (peer.rank < 1 || peer.rank >= m_size)
+        return refusal(QStringLiteral("rank %1 is not in this world of %2").arg(peer.rank).arg(m_size));
+    if (m_peers.at(peer.rank).link)
+        return refusal(QStringLiteral("rank %1 has already joined").arg(peer.rank));
+    return success();
+}
+
+void Engine::handleJoinedRoot(Link *link, const PeerIdentity &peer)
+{
+    qCInfo(lcWorld).noquote() << "rank" << peer.rank << "joined from" << link->peerAddress();
+    attachPeer(peer.rank, link, {peer.rank, peer.nodeId, peer.listenAddress});
+    const int joined = linkedCount() + 1;
+    Q_EMIT formationProgress(joined, m_size);
+    if (joined == m_size)
+        sendRankTable();
+}
+
+void Engine::handlePeerDiscovered(const PeerAdvert &advert)
+{
+    if (m_tableSent || advert.nodeId == m_nodeId || m_contacted.contains(advert.nodeId)
+        || int(m_candidates.size()) + 1 >= m_config.size)
+        return;
+    auto link = m_transport->connectTo(advert.address);
+    if (!link) {
+        qCWarning(lcWorld).noquote() << "cannot contact discovered node" << advert.nodeId << ":"
+                                     << link.error().toString();
+        return;
+    }
+    m_contacted.insert(advert.nodeId);
+    qCDebug(lcWorld).noquote() << "contacting discovered node" << advert.nodeId << "at" << advert.address;
+    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Join,
+                                         m_config.handshakeTimeout, this);
+    connect(handshake, &Handshake::succeeded, this, &Engine::handleCandidateJoined);
+    connect(handshake, &Handshake::failed, this, [this, id = advert.nodeId](Link *l, const Error &e) {
+        // A node that could not be reached may be tried again at its next
+        // advert; one that failed the key proof stays refused.
+        if (!isTransient(e))
+            return handleRefused(l, e);
+        m_contacted.remove(id);
+        if (l)
+            l->deleteLater();
+    });
+}
+
+void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
+{
+    if (m_tableSent || int(m_candidates.size()) + 1 >= m_config.size) {
+        link->close();
+        link->deleteLater();
+        return;
+    }
+    qCInfo(lcWorld).noquote() << "node" << peer.nodeId << "joined from" << link->peerAddress();
+    link->setParent(this);
+    m_candidates.append({link, peer});
+    connect(link, &Link::stateChanged, this, [this, link](Link::State state) {
+        if (state != Link::State::Closed || m_tableSent)
+            return;
+        m_candidates.removeIf([link](const auto &c) { return c.first == link; });
+        link->deleteLater();
+    });
+    const int joined = int(m_candidates.size()) + 1;
+    Q_EMIT formationProgress(joined, m_config.size);
+    if (joined == m_config.size)
+        assignRanksAndSendTable();
+}
+
+void Engine::handleDiscoveryTimeout()
+{
+    if (m_tableSent || m_state != World::State::Forming)
+        return;
+    const int joined = int(m_candidates.size()) + 1;
+    if (joined < m_config.effectiveMinimumSize())
+        return; // keep looking until the formation deadline
+    qCInfo(lcWorld) << "discovery window over:" << joined << "of" << m_config.size
+                    << "nodes joined; forming with them";
+    assignRanksAndSendTable();
+}
+
+void Engine::assignRanksAndSendTable()
+{
+    m_transport->stopDiscovery();
+    m_discoveryTimer.stop();
+    // Ranks in a stable order: by node identity, not by who answered first.
+    std::sort(m_candidates.begin(), m_candidates.end(),
+              [](const auto &a, const auto &b) { return a.second.nodeId < b.second.nodeId; });
+    m_size = int(m_candidates.size()) + 1;
+    m_peers.resize(m_size);
+    for (int rank = 1; rank < m_size; ++rank) {
+        const auto &[link, peer] = m_candidates.at(rank - 1);
+        link->disconnect(this);
+        attachPeer(rank, link, {rank, peer.nodeId, peer.listenAddress});
+    }
+    m_candidates.clear();
+    sendRankTable();
+}
+
+void Engine::sendRankTable()
+{
+    m_tableSent = true;
+    m_peers[0].info = {0, m_nodeId, m_listenAddress};
+    if (m_size == 1)
+        return becomeFormed();
+    RankTable table;
+    for (const Peer &peer : std::as_const(m_peers))
+        table.entries.append({peer.info.rank, peer.info.nodeId, peer.info.address});
+    const Frame frame = encodeControl(table);
+    for (int rank = 1; rank < m_size; ++rank)
+        m_peers[rank].link->sendFrame(frame);
+    qCInfo(lcWorld) << "rank table sent to" << m_size - 1 << "nodes";
+}
+
+void Engine::handleMeshReady(int rank)
+{
+    m_meshReady.insert(rank);
+    Q_EMIT formationProgress(int(m_meshReady.size()) + 1, m_size);
+    if (int(m_meshReady.size()) < m_size - 1)
+        return;
+    const Frame start = encodeControl(Start{});
+    for (int r = 1; r < m_size; ++r)
+        m_peers[r].link->sendFrame(start);
+    becomeFormed();
+}
+
+// ---------------------------------------------------------------- node side
+
+void Engine::connectToRoot()
+{
+    if (m_state != World::State::Forming)
+        return;
+    auto link = m_transport->connectTo(m_config.rootAddress);
+    if (!link)
+        return fail(link.error());
+    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Join,
+                                         m_config.handshakeTimeout, this);
+    connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedNode);
+    connect(handshake, &Handshake::failed, this, [this](Link *l, const Error &e) {
+        if (l)
+            l->deleteLater();
+        handleRootHandshakeFailed(e);
+    });
+}
+
+void Engine::handleRootHandshakeFailed(const Error &error)
+{
+    m_lastRootError = error.message;
+    if (!isTransient(error))
+        return fail(error);
+    // The root may not be listening yet: mmpirun starts every rank at once.
+    qCDebug(lcWorld).noquote() << "root not reachable yet:" << error.message;
+    retryLater(m_rootAttempts, [this] { connectToRoot(); });
+}
+
+Result<void> Engine::admitToNode(const PeerIdentity &peer) const
+{
+    if (m_config.isRoot() && m_config.mode == WorldConfig::Mode::Launched)
+        return refusal(QStringLiteral("unexpected link to the root"));
+    if (peer.purpose == LinkPurpose::Join) {
+        if (m_config.mode != WorldConfig::Mode::Discovered || peer.rank != 0)
+            return refusal(QStringLiteral("only the root of a discovered world may ask to join"));
+        if (!m_peers.isEmpty() && m_peers.at(0).link)
+            return refusal(QStringLiteral("this node has already joined a root"));
+        return success();
+    }
+    if (peer.rank < 1)
+        return refusal(QStringLiteral("mesh link claims rank %1").arg(peer.rank));
+    if (!m_haveTable)
+        return success(); // checked against the rank table when it arrives
+    if (peer.rank <= m_rank || peer.rank >= m_size)
+        return refusal(QStringLiteral("rank %1 should not connect to rank %2").arg(peer.rank).arg(m_rank));
+    if (m_peers.at(peer.rank).link)
+        return refusal(QStringLiteral("rank %1 is already linked").arg(peer.rank));
+    if (m_peers.at(peer.rank).info.nodeId != peer.nodeId)
+        return refusal(QStringLiteral("node %1 is not rank %2").arg(peer.nodeId).arg(peer.rank));
+    return success();
+}
+
+void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
+{
+    if (peer.purpose == LinkPurpose::Mesh) {
+        if (!m_haveTable) {
+            link->setParent(this);
+            m_earlyMeshLinks.append({link, peer});
+            return;
+        }
+        attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
+        return checkMeshComplete();
+    }
+    if (peer.rank != 0)
+        return fail({ErrorCode::ProtocolViolation,
+                     QStringLiteral("the root at %1 claims rank %2").arg(link->peerAddress()).arg(peer.rank)});
+    if (m_config.mode == WorldConfig::Mode::Discovered) {
+        m_transport->stopAdvertising();
+        m_peers.resize(1);
+    }
+    qCInfo(lcWorld).noquote() << "joined the root at" << link->peerAddress();
+    attachPeer(0, link, {0, peer.nodeId, peer.listenAddress});
+}
+
+void Engine::handleRankTable(const Frame &frame)
+{
+    const auto table = decodeControl<RankTable>(frame);
+    if (!table)
+        return fail(table.error());
+    const auto &entries = table->entries;
+    const auto mine = std::find_if(entries.begin(), entries.end(),
+                                   [this](const RankEntry &e) { return e.nodeId == m_nodeId; });
+    if (mine == entries.end() || mine->rank == 0
+        || (m_config.mode == WorldConfig::Mode::Launched && mine->rank != m_rank))
+        return fail({ErrorCode::ProtocolViolation, QStringLiteral("the rank table does not list this node")});
+    m_rank = mine->rank;
+    m_size = int(entries.size());
+    const Peer root = m_peers.value(0);
+    m_peers = QList<Peer>(m_size);
+    m_peers[0] = root;
+    for (const RankEntry &e : entries)
+        m_peers[e.rank].info = {e.rank, e.nodeId, e.address};
+    m_haveTable = true;
+    qCInfo(lcWorld) << "rank" << m_rank << "of" << m_size << "; building the mesh";
+    const auto early = std::exchange(m_earlyMeshLinks, {});
+    for (const auto &[link, peer] : early) {
+        if (!link || link->state() != Link::State::Connected)
+            continue;
+        if (auto ok = admitToNode(peer); !ok) {
+            handleRefused(link, ok.error());
+            continue;
+        }
+        attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
+    }
+    for (int rank = 1; rank < m_rank; ++rank)
+        connectToLowerRank(rank);
+    checkMeshComplete();
+}
+
+void Engine::connectToLowerRank(int rank)
+{
+    if (m_state != World::State::Forming || m_peers.at(rank).link)
+        return;
+    auto link = m_transport->connectTo(m_peers.at(rank).info.address);
+    if (!link)
+        return fail(link.error());
+    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Mesh,
+                                         m_config.handshakeTimeout, this);
+    connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
+        if (peer.rank != rank || peer.nodeId != m_peers.at(rank).info.nodeId) {
+            l->close();
+            l->deleteLater();
+            return fail({ErrorCode::ProtocolViolation,
+                         QStringLiteral("the node at %1 is not rank %2").arg(l->peerAddress()).arg(rank)});
+        }
+        attachPeer(rank, l, m_peers.at(rank).info);
+        checkMeshComplete();
+    });
+    connect(handshake, &Handshake::failed, this, [this, rank](Link *l, const Error &e) {
+        if (l)
+            l->deleteLater();
+        if (!isTransient(e))
+            return fail(e);
+        retryLater(m_meshAttempts[rank], [this, rank] { connectToLowerRank(rank); });
+    });
+}
+
+void Engine::checkMeshComplete()
+{
+    if (!m_haveTable || m_meshReadySent)
+        return;
+    const int linked = linkedCount() + 1;
+    Q_EMIT formationProgress(linked, m_size);
+    if (linked < m_size)
+        return;
+    m_meshReadySent = true;
+    m_peers[0].link->sendFrame(encodeControl(MeshReady{}));
+}
+
+// ---------------------------------------------------------------- both sides
+
+void Engine::handleIncomingLink(Link *link)
+{
+    link->setParent(this);
+    if (m_state != World::State::Forming) {
+        qCWarning(lcWorld).noquote() << "refusing link from" << link->peerAddress()
+                                     << ": the world is no longer forming";
+        link->close();
+        link->deleteLater();
+        return;
+    }
+    const bool root = m_config.isRoot() && m_config.mode == WorldConfig::Mode::Launched;
+    auto admit = [this, root](const PeerIdentity &peer) {
+        return root ? admitToRoot(peer) : admitToNode(peer);
+    };
+    auto *handshake = Handshake::accept(link, identity(), admit, m_config.handshakeTimeout, this);
+    if (root)
+        connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedRoot);
+    else
+        connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedNode);
+    connect(handshake, &Handshake::failed, this, &Engine::handleRefused);
+}
+
+void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
+{
+    Peer &peer = m_peers[rank];
+    peer.link = link;
+    peer.info = info;
+    link->setParent(this);
+    connect(link, &Link::frameReceived, this, [this, rank](const Frame &f) { handleLinkFrame(rank, f); });
+    connect(link, &Link::stateChanged, this, [this, rank, link](Link::State state) {
+        if (state == Link::State::Closed)
+            handleLinkClosed(rank, link);
+    });
+}
+
+void Engine::handleLinkFrame(int rank, const Frame &frame)
+{
+    switch (frame.header.kind) {
+    case FrameKind::Control:
+        return handleControlFrame(rank, frame);
+    case FrameKind::Data:
+        return handleDataFrame(rank, frame);
+    case FrameKind::Goodbye:
+        m_peers[rank].saidGoodbye = true;
+        qCInfo(lcWorld) << "rank" << rank << "said goodbye";
+        Q_EMIT nodeLeft(rank);
+        return checkCloseDone();
+    case FrameKind::Heartbeat:
+        return;
+    }
+}
+
+void Engine::handleControlFrame(int rank, const Frame &frame)
+{
+    const auto type = controlType(frame);
+    const bool fromRoot = rank == 0 && !m_config.isRoot();
+    if (type && m_state == World::State::Forming) {
+        if (*type == ControlType::RankTable && fromRoot && !m_haveTable)
+            return handleRankTable(frame);
+        if (*type == ControlType::MeshReady && m_config.isRoot() && m_tableSent)
+            return handleMeshReady(rank);
+        if (*type == ControlType::Start && fromRoot && m_meshReadySent)
+            return becomeFormed();
+        if (*type == ControlType::Abort && fromRoot) {
+            const auto abort = decodeControl<Abort>(frame);
+            return fail({ErrorCode::FormationTimeout,
+                         QStringLiteral("the root abandoned formation: %1")
+                             .arg(abort ? abort->reason : abort.error().message)});
+        }
+    }
+    qCWarning(lcWorld) << "ignoring unexpected control message" << frame.header.tag << "from rank" << rank;
+}
+
+void Engine::handleDataFrame(int rank, const Frame &frame)
+{
+    if (frame.header.source != rank || frame.header.destination != m_rank) {
+        qCWarning(lcWorld) << "dropping a frame from rank" << rank << "that claims source"
+                           << frame.header.source << "and destination" << frame.header.destination;
+        return;
+    }
+    if (m_state == World::State::Formed || m_state == World::State::Closing)
+        return Q_EMIT frameReceived(frame);
+    m_earlyBytes += frame.payload.size() + FrameHeaderSize;
+    if (m_earlyBytes > MaxEarlyBytes)
+        return fail({ErrorCode::ProtocolViolation,
+                     QStringLiteral("rank %1 sent more than %2 bytes before the world was formed")
+                         .arg(rank)
+                         .arg(MaxEarlyBytes)});
+    m_earlyFrames.append(frame);
+}
+
+void Engine::handleLinkClosed(int rank, Link *link)
+{
+    Peer &peer = m_peers[rank];
+    if (peer.link != link)
+        return;
+    const Error reason = link->error().isError()
+                             ? link->error()
+                             : Error{ErrorCode::LinkClosed, QStringLiteral("rank %1 closed its link").arg(rank)};
+    link->deleteLater();
+    peer.link = nullptr;
+    switch (m_state) {
+    case World::State::Forming:
+        return fail({reason.code, QStringLiteral("rank %1 dropped out during formation: %2")
+                                      .arg(rank)
+                                      .arg(reason.message)});
+    case World::State::Formed:
+        if (!peer.saidGoodbye) {
+            qCWarning(lcWorld).noquote() << "lost rank" << rank << ":" << reason.message;
+            Q_EMIT nodeLost(rank, reason);
+        }
+        return;
+    case World::State::Closing:
+        return checkCloseDone();
+    default:
+        return;
+    }
+}
+
+void Engine::handleRefused(Link *link, const Error &error)
+{
+    const QString peer = link ? link->peerAddress() : QString();
+    qCWarning(lcWorld).noquote() << "refused" << peer << ":" << error.message;
+    if (link)
+        link->deleteLater();
+    Q_EMIT peerRefused(peer, error);
+}
+
+void Engine::retryLater(int &attempt, std::function<void()> action)
+{
+    const int delay = std::min(1000, 50 << std::min(attempt, 5));
+    ++attempt;
+    QTimer::singleShot(delay, this, std::move(action));
+}
+
+int Engine::linkedCount() const
+{
+    return int(std::count_if(m_peers.begin(), m_peers.end(), [](const Peer &p) { return p.link; }));
+}
+
+void Engine::handleDeadline()
+{
+    if (m_state != World::State::Forming)
+        return;
+    fail({ErrorCode::FormationTimeout,
+          QStringLiteral("formation timed out after %1 ms: %2")
+              .arg(m_config.formationTimeout.count())
+              .arg(describeMissing())});
+}
+
+QString Engine::describeMissing() const
+{
+    QList<int> missing;
+    for (int r = 0; r < m_peers.size(); ++r)
+        if (r != m_rank && !m_peers.at(r).link)
+            missing.append(r);
+    const bool discovered = m_config.mode == WorldConfig::Mode::Discovered;
+    if (m_config.isRoot() && discovered && !m_tableSent)
+        return QStringLiteral("only %1 of %2 nodes joined (at least %3 needed)")
+            .arg(m_candidates.size() + 1)
+            .arg(m_config.size)
+            .arg(m_config.effectiveMinimumSize());
+    if (m_config.isRoot() && !m_tableSent)
+        return QStringLiteral("rank(s) %1 never joined (expected %2 nodes)").arg(rankList(missing)).arg(m_size);
+    if (m_config.isRoot()) {
+        QList<int> notReady;
+        for (int r = 1; r < m_size; ++r)
+            if (!m_meshReady.contains(r))
+                notReady.append(r);
+        return QStringLiteral("rank(s) %1 did not complete their links to every node").arg(rankList(notReady));
+    }
+    if (m_peers.isEmpty() || !m_peers.at(0).link)
+        return discovered ? QStringLiteral("no root of world '%1' contacted this node").arg(m_config.worldName)
+                          : QStringLiteral("could not join the root at %1 (%2)")
+                                .arg(m_config.rootAddress,
+                                     m_lastRootError.isEmpty() ? QStringLiteral("no answer") : m_lastRootError);
+    if (!m_haveTable)
+        return QStringLiteral("the root sent no rank table");
+    if (!missing.isEmpty())
+        return QStringLiteral("rank %1 has no link to rank(s) %2").arg(m_rank).arg(rankList(missing));
+    return QStringLiteral("the root did not start the world");
+}
+
+void Engine::becomeFormed()
+{
+    m_deadline.stop();
+    m_discoveryTimer.stop();
+    m_transport->stopDiscovery();
+    m_transport->stopAdvertising();
+    QList<NodeInfo> nodes;
+    for (const Peer &peer : std::as_const(m_peers))
+        nodes.append(peer.info);
+    nodes[m_rank] = {m_rank, m_nodeId, m_listenAddress};
+    qCInfo(lcWorld) << "world formed: rank" << m_rank << "of" << m_size << "in" << m_clock.elapsed() << "ms";
+    // formed() first: World publishes rank and size before the state.
+    Q_EMIT formed(m_rank, nodes);
+    setState(World::State::Formed);
+    for (const Frame &frame : std::exchange(m_earlyFrames, {}))
+        Q_EMIT frameReceived(frame);
+    m_earlyBytes = 0;
+}
+
+void Engine::fail(const Error &error)
+{
+    if (m_state != World::State::Forming)
+        return;
+    qCWarning(lcWorld).noquote() << "formation failed:" << error.toString();
+    if (m_config.isRoot()) {
+        const Frame abort = encodeControl(Abort{error.message});
+        for (const Peer &peer : std::as_const(m_peers))
+            if (peer.link)
+                peer.link->sendFrame(abort);
+    }
+    m_deadline.stop();
+    m_discoveryTimer.stop();
+    setState(World::State::Failed);
+    Q_EMIT failed(error);
+    dropAllLinks();
+}
+
+// ---------------------------------------------------------------- traffic and close
+
+void Engine::sendFrame(int destination, Frame frame)
+{
+    if (m_state != World::State::Formed && m_state != World::State::Closing)
+        return;
+    frame.header.source = m_rank;
+    frame.header.destination = destination;
+    if (destination == m_rank)
+        return deliverLocally(frame);
+    Peer &peer = m_peers[destination];
+    if (!peer.link || peer.link->state() != Link::State::Connected) {
+        qCWarning(lcWorld) << "dropping a frame to rank" << destination << ": no link";
+        return;
+    }
+    frame.header.sequence = peer.nextSequence++;
+    peer.link->sendFrame(frame);
+}
+
+void Engine::deliverLocally(const Frame &frame)
+{
+    // Self-sends take the real codec path so they behave like remote ones.
+    FrameDecoder decoder;
+    auto fed = decoder.feed(encodeFrame(frame));
+    auto decoded = decoder.next();
+    if (!fed || !decoded || !decoded->has_value()) {
+        qCWarning(lcWorld) << "self-send of an unencodable frame dropped";
+        return;
+    }
+    QMetaObject::invokeMethod(this, [this, f = **decoded] { Q_EMIT frameReceived(f); },
+                              Qt::QueuedConnection);
+}
+
+void Engine::close()
+{
+    if (m_state == World::State::Forming) {
+        fail({ErrorCode::Cancelled, QStringLiteral("formation cancelled by close()")});
+        return setState(World::State::Closed);
+    }
+    if (m_state != World::State::Formed) {
+        dropAllLinks();
+        return setState(World::State::Closed);
+    }
+    setState(World::State::Closing);
+    Frame goodbye;
+    goodbye.header.kind = FrameKind::Goodbye;
+    goodbye.header.source = m_rank;
+    for (Peer &peer : m_peers) {
+        if (!peer.link)
+            continue;
+        goodbye.header.destination = peer.info.rank;
+        peer.link->sendFrame(goodbye);
+    }
+    m_closeTimer.start(m_config.closeTimeout);
+    checkCloseDone();
+}
+
+void Engine::checkCloseDone()
+{
+    if (m_state != World::State::Closing || m_flushTimer.isActive())
+        return;
+    const bool everyoneLeft = std::all_of(m_peers.begin(), m_peers.end(), [](const Peer &p) {
+        return !p.link || p.saidGoodbye;
+    });
+    if (everyoneLeft)
+        m_flushTimer.start();
+}
+
+void Engine::finishClose()
+{
+    // Our own goodbye must reach the operating system before the links close,
+    // or a peer would wait its whole close timeout for it.
+    const bool flushed = std::all_of(m_peers.begin(), m_peers.end(), [](const Peer &p) {
+        return !p.link || p.link->bytesToWrite() == 0;
+    });
+    if (!flushed && m_closeTimer.isActive())
+        return;
+    m_flushTimer.stop();
+    m_closeTimer.stop();
+    dropAllLinks();
+    setState(World::State::Closed);
+}
+
+void Engine::dropAllLinks()
+{
+    for (Peer &peer : m_peers) {
+        if (Link *link = peer.link) {
+            link->disconnect(this);
+            link->close();
+            link->deleteLater();
+        }
+        peer.link = nullptr;
+    }
+    for (const auto &[link, _] : std::exchange(m_candidates, {}))
+        if (link)
+            link->deleteLater();
+    for (const auto &[link, _] : std::exchange(m_earlyMeshLinks, {}))
+        if (link)
+            link->deleteLater();
+    if (m_transport) {
+        m_transport->stopDiscovery();
+        m_transport->stopAdvertising();
+        m_transport->stopListening();
+    }
+}
+
+void Engine::shutdown()
+{
+    m_deadline.stop();
+    m_closeTimer.stop();
+    m_flushTimer.stop();
+    dropAllLinks();
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,124 @@
+// Engine: the progress engine behind mmpi::World. It lives on the progress
+// thread and owns the transport and every link. It runs the one formation state
+// machine for both ways in (launched and discovered, brief §4.3), then routes
+// frames between the app and the mesh, and says goodbye on close.
+#pragma once
+
+#include "handshake.h"
+
+#include <mmpi/transport/transport.h>
+#include <mmpi/world/world.h>
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QPointer>
+#include <QSet>
+#include <QTimer>
+
+namespace mmpi::detail {
+
+class Engine : public QObject
+{
+    Q_OBJECT
+public:
+    Engine(const WorldConfig &config, const QString &nodeId);
+    ~Engine() override;
+
+    void start();
+    void sendFrame(int destination, Frame frame);
+    void close();
+    // Drop every link at once (destruction without close()).
+    void shutdown();
+
+Q_SIGNALS:
+    void stateChanged(mmpi::World::State state);
+    void formationProgress(int joined, int expected);
+    void formed(int rank, const QList<mmpi::NodeInfo> &nodes);
+    void failed(const mmpi::Error &error);
+    void peerRefused(const QString &peer, const mmpi::Error &reason);
+    void frameReceived(const mmpi::Frame &frame);
+    void nodeLeft(int rank);
+    void nodeLost(int rank, const mmpi::Error &reason);
+
+private:
+    struct Peer
+    {
+        QPointer<Link> link;
+        NodeInfo info;
+        bool saidGoodbye = false;
+        quint64 nextSequence = 0;
+    };
+
+    // set-up
+    Result<void> openTransport();
+    LocalIdentity identity() const;
+    void setState(World::State state);
+    // root side
+    Result<void> admitToRoot(const PeerIdentity &peer) const;
+    void handleJoinedRoot(Link *link, const PeerIdentity &peer);
+    void handlePeerDiscovered(const PeerAdvert &advert);
+    void handleCandidateJoined(Link *link, const PeerIdentity &peer);
+    void handleDiscoveryTimeout();
+    void assignRanksAndSendTable();
+    void sendRankTable();
+    void handleMeshReady(int rank);
+    // node side
+    void connectToRoot();
+    void handleRootHandshakeFailed(const Error &error);
+    Result<void> admitToNode(const PeerIdentity &peer) const;
+    void handleJoinedNode(Link *link, const PeerIdentity &peer);
+    void handleRankTable(const Frame &frame);
+    void connectToLowerRank(int rank);
+    void checkMeshComplete();
+    // both
+    void handleIncomingLink(Link *link);
+    void attachPeer(int rank, Link *link, const NodeInfo &info);
+    void handleLinkFrame(int rank, const Frame &frame);
+    void handleControlFrame(int rank, const Frame &frame);
+    void handleDataFrame(int rank, const Frame &frame);
+    void handleLinkClosed(int rank, Link *link);
+    void handleRefused(Link *link, const Error &error);
+    void handleDeadline();
+    QString describeMissing() const;
+    int linkedCount() const;
+    void becomeFormed();
+    void fail(const Error &error);
+    void checkCloseDone();
+    void finishClose();
+    void dropAllLinks();
+    void deliverLocally(const Frame &frame);
+    void retryLater(int &attempt, std::function<void()> action);
+
+    WorldConfig m_config;
+    QString m_nodeId;
+    World::State m_state = World::State::Idle;
+    Transport *m_transport = nullptr;
+    QString m_listenAddress;
+    int m_rank = NoRank;
+    int m_size = 0;
+    QList<Peer> m_peers; // by rank, once the size is known
+
+    // root, discovered: adverts being contacted or refused, authenticated candidates
+    QSet<QString> m_contacted;
+    QList<std::pair<QPointer<Link>, PeerIdentity>> m_candidates;
+    bool m_tableSent = false;
+    QSet<int> m_meshReady;
+    // node
+    bool m_haveTable = false;
+    bool m_meshReadySent = false;
+    QList<std::pair<QPointer<Link>, PeerIdentity>> m_earlyMeshLinks;
+    QString m_lastRootError;
+    int m_rootAttempts = 0;
+    QHash<int, int> m_meshAttempts;
+    // frames that arrive between a peer's Start and ours
+    QList<Frame> m_earlyFrames;
+    qint64 m_earlyBytes = 0;
+
+    QTimer m_deadline;
+    QTimer m_discoveryTimer;
+    QTimer m_closeTimer;
+    QTimer m_flushTimer;
+    QElapsedTimer m_clock;
+};
+
+} // namespace mmpi::detail

@@ -1,0 +1,247 @@
+#include "handshake.h"
+
+#include <mmpi/core/logging.h>
+
+#include <QDataStream>
+#include <QIODevice>
+#include <QMessageAuthenticationCode>
+#include <QRandomGenerator>
+
+namespace mmpi::detail {
+
+namespace {
+
+QByteArray randomNonce()
+{
+    QByteArray nonce(NonceSize, Qt::Uninitialized);
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(nonce.data()),
+                                          NonceSize / int(sizeof(quint32)));
+    return nonce;
+}
+
+// Compares MACs in time independent of where they first differ.
+bool equalConstantTime(const QByteArray &a, const QByteArray &b)
+{
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (qsizetype i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+    return diff == 0;
+}
+
+const QByteArray ConnectorRole = QByteArrayLiteral("MMPI/1 connector");
+const QByteArray AcceptorRole = QByteArrayLiteral("MMPI/1 acceptor");
+
+} // namespace
+
+QByteArray keyProof(const QByteArray &key, const QByteArray &role, const QString &worldName,
+                    const QByteArray &acceptorNonce, const QByteArray &connectorNonce,
+                    const PeerIdentity &claim)
+{
+    QByteArray message;
+    QDataStream stream(&message, QIODevice::WriteOnly);
+    stream << role << worldName << acceptorNonce << connectorNonce << quint8(claim.purpose)
+           << claim.nodeId << claim.rank << claim.listenAddress;
+    return QMessageAuthenticationCode::hash(message, key, QCryptographicHash::Sha256);
+}
+
+Handshake::Handshake(Link *link, const LocalIdentity &self, std::chrono::milliseconds timeout,
+                     QObject *parent)
+    : QObject(parent), m_link(link), m_self(self)
+{
+    QObject::connect(link, &Link::frameReceived, this, &Handshake::handleFrame);
+    QObject::connect(link, &Link::stateChanged, this, [this](Link::State state) {
+        if (state == Link::State::Closed)
+            handleLinkClosed();
+    });
+    m_timer.setSingleShot(true);
+    QObject::connect(&m_timer, &QTimer::timeout, this, [this, timeout] {
+        fail({ErrorCode::AuthenticationFailed,
+              QStringLiteral("no key proof from %1 within %2 ms")
+                  .arg(m_link ? m_link->peerAddress() : QString())
+                  .arg(timeout.count())});
+    });
+    m_timer.start(timeout);
+}
+
+Handshake *Handshake::accept(Link *link, const LocalIdentity &self, AdmitFunction admit,
+                             std::chrono::milliseconds timeout, QObject *parent)
+{
+    auto *handshake = new Handshake(link, self, timeout, parent);
+    handshake->m_accepting = true;
+    handshake->m_admit = std::move(admit);
+    handshake->sendChallenge();
+    return handshake;
+}
+
+Handshake *Handshake::connect(Link *link, const LocalIdentity &self, LinkPurpose purpose,
+                              std::chrono::milliseconds timeout, QObject *parent)
+{
+    auto *handshake = new Handshake(link, self, timeout, parent);
+    handshake->m_purpose = purpose;
+    return handshake;
+}
+
+void Handshake::sendChallenge()
+{
+    m_acceptorNonce = randomNonce();
+    m_link->sendFrame(encodeControl(Challenge{m_self.worldName, m_self.nodeId, m_acceptorNonce}));
+}
+
+void Handshake::handleFrame(const Frame &frame)
+{
+    if (m_done)
+        return;
+    const auto type = controlType(frame);
+    if (!type) {
+        refuse({ErrorCode::ProtocolViolation,
+                QStringLiteral("%1 sent a non-control frame before proving the world key")
+                    .arg(m_link->peerAddress())});
+        return;
+    }
+    switch (*type) {
+    case ControlType::Challenge:
+        if (!m_accepting && m_acceptorNonce.isEmpty())
+            return handleChallenge(frame);
+        break;
+    case ControlType::Response:
+        if (m_accepting && m_connectorNonce.isEmpty())
+            return handleResponse(frame);
+        break;
+    case ControlType::Accept:
+        if (!m_accepting && !m_connectorNonce.isEmpty())
+            return handleAccept(frame);
+        break;
+    case ControlType::Refuse:
+        return handleRefuse(frame);
+    default:
+        break;
+    }
+    refuse({ErrorCode::ProtocolViolation,
+            QStringLiteral("%1 sent control message %2 out of order during the handshake")
+                .arg(m_link->peerAddress())
+                .arg(int(*type))});
+}
+
+void Handshake::handleChallenge(const Frame &frame)
+{
+    const auto challenge = decodeControl<Challenge>(frame);
+    if (!challenge)
+        return refuse(challenge.error());
+    if (challenge->worldName != m_self.worldName)
+        return refuse({ErrorCode::AuthenticationFailed,
+                       QStringLiteral("%1 belongs to world '%2', not '%3'")
+                           .arg(m_link->peerAddress(), challenge->worldName, m_self.worldName)});
+    m_acceptorNonce = challenge->nonce;
+    m_connectorNonce = randomNonce();
+    m_peer.nodeId = challenge->nodeId;
+    const PeerIdentity claim{m_purpose, m_self.nodeId, m_self.rank, m_self.listenAddress};
+    Response response;
+    response.purpose = m_purpose;
+    response.nonce = m_connectorNonce;
+    response.mac = keyProof(m_self.key, ConnectorRole, m_self.worldName, m_acceptorNonce,
+                            m_connectorNonce, claim);
+    response.nodeId = claim.nodeId;
+    response.rank = claim.rank;
+    response.listenAddress = claim.listenAddress;
+    m_link->sendFrame(encodeControl(response));
+}
+
+void Handshake::handleResponse(const Frame &frame)
+{
+    const auto response = decodeControl<Response>(frame);
+    if (!response)
+        return refuse(response.error());
+    m_connectorNonce = response->nonce;
+    const PeerIdentity claim{response->purpose, response->nodeId, response->rank,
+                             response->listenAddress};
+    const QByteArray expected = keyProof(m_self.key, ConnectorRole, m_self.worldName,
+                                         m_acceptorNonce, m_connectorNonce, claim);
+    if (!equalConstantTime(expected, response->mac))
+        return refuse({ErrorCode::AuthenticationFailed,
+                       QStringLiteral("node %1 at %2 failed to prove the world key")
+                           .arg(claim.nodeId, m_link->peerAddress())});
+    if (m_admit) {
+        if (auto admitted = m_admit(claim); !admitted)
+            return refuse(admitted.error());
+    }
+    const PeerIdentity self{claim.purpose, m_self.nodeId, m_self.rank, m_self.listenAddress};
+    Accept accept;
+    accept.mac = keyProof(m_self.key, AcceptorRole, m_self.worldName, m_acceptorNonce,
+                          m_connectorNonce, self);
+    accept.rank = m_self.rank;
+    accept.listenAddress = m_self.listenAddress;
+    m_link->sendFrame(encodeControl(accept));
+    succeed(claim);
+}
+
+void Handshake::handleAccept(const Frame &frame)
+{
+    const auto accept = decodeControl<Accept>(frame);
+    if (!accept)
+        return refuse(accept.error());
+    const PeerIdentity claim{m_purpose, m_peer.nodeId, accept->rank, accept->listenAddress};
+    const QByteArray expected = keyProof(m_self.key, AcceptorRole, m_self.worldName,
+                                         m_acceptorNonce, m_connectorNonce, claim);
+    if (!equalConstantTime(expected, accept->mac))
+        return fail({ErrorCode::AuthenticationFailed,
+                     QStringLiteral("node %1 at %2 failed to prove the world key")
+                         .arg(claim.nodeId, m_link->peerAddress())});
+    succeed(claim);
+}
+
+void Handshake::handleRefuse(const Frame &frame)
+{
+    const auto refusal = decodeControl<Refuse>(frame);
+    fail({ErrorCode::AuthenticationFailed,
+          QStringLiteral("%1 refused the link: %2")
+              .arg(m_link->peerAddress(),
+                   refusal ? refusal->reason : QStringLiteral("(unreadable reason)"))});
+}
+
+void Handshake::handleLinkClosed()
+{
+    if (m_done)
+        return;
+    const Error linkError = m_link->error();
+    fail(linkError.isError() ? linkError
+                             : Error{ErrorCode::LinkClosed,
+                                     QStringLiteral("%1 closed the link during the handshake")
+                                         .arg(m_link->peerAddress())});
+}
+
+void Handshake::refuse(const Error &error)
+{
+    if (m_link && m_link->state() == Link::State::Connected)
+        m_link->sendFrame(encodeControl(Refuse{error.message}));
+    fail(error);
+}
+
+void Handshake::fail(const Error &error)
+{
+    if (m_done)
+        return;
+    finish();
+    Link *link = m_link;
+    if (link)
+        link->close();
+    Q_EMIT failed(link, error);
+}
+
+void Handshake::succeed(const PeerIdentity &peer)
+{
+    finish();
+    Q_EMIT succeeded(m_link, peer);
+}
+
+void Handshake::finish()
+{
+    m_done = true;
+    m_timer.stop();
+    if (m_link)
+        m_link->disconnect(this);
+    deleteLater();
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,66 @@
+// WorldConfig: everything a node needs to join a world, for both ways in —
+// launched by mmpirun (rank, size and root address given) or discovered (the
+// root finds advertising nodes and assigns ranks). fromEnvironment() reads the
+// contract that mmpirun sets (docs/mmpirun.md).
+#pragma once
+
+#include <mmpi/core/result.h>
+
+#include <QByteArray>
+#include <QString>
+#include <QVariantMap>
+
+#include <chrono>
+
+namespace mmpi {
+
+struct WorldConfig
+{
+    enum class Mode { Launched, Discovered };
+
+    Mode mode = Mode::Launched;
+    QString transport = QStringLiteral("local");
+    QVariantMap transportOptions;
+    QString worldName = QStringLiteral("mmpi");
+    // Shared secret proven by challenge-response; it never travels.
+    QByteArray worldKey;
+
+    // Launched: this node's rank and the world size. Discovered: `size` is the
+    // expected size, `rank` is 0 on the root and NoRank (-1) on the others,
+    // which learn their rank from the root's rank table.
+    int rank = 0;
+    int size = 1;
+    // Discovered only: the root forms with at least this many nodes (itself
+    // included) if the expected size is not reached by the deadline; 0 means
+    // `size` (all of them).
+    int minimumSize = 0;
+    // Launched: where rank 0 listens; other ranks connect there.
+    QString rootAddress;
+    // Where this node listens for mesh links (empty: the transport chooses).
+    QString listenAddress;
+
+    // Overall limit for forming; past it formation fails, naming what is missing.
+    std::chrono::milliseconds formationTimeout{30000};
+    // Discovered root: stop waiting for more nodes after this once the minimum
+    // size has joined (the mesh is then built within formationTimeout).
+    std::chrono::milliseconds discoveryTimeout{10000};
+    // Per-link limit for the authentication exchange.
+    std::chrono::milliseconds handshakeTimeout{5000};
+    // How long close() waits for every peer's goodbye before closing anyway.
+    std::chrono::milliseconds closeTimeout{5000};
+
+    bool isRoot() const { return rank == 0; }
+    int effectiveMinimumSize() const { return minimumSize > 0 ? minimumSize : size; }
+
+    // Checks ranges and required fields; the error names the bad field.
+    Result<void> validate() const;
+
+    // The launch environment set by mmpirun: MMPI_RANK, MMPI_SIZE,
+    // MMPI_TRANSPORT, MMPI_ROOT_ADDRESS, MMPI_WORLD_KEY (hex), MMPI_WORLD_NAME,
+    // MMPI_FORMATION_TIMEOUT_MS. Errors name the missing or malformed variable.
+    static Result<WorldConfig> fromEnvironment();
+    // Whether this process was started by mmpirun (MMPI_RANK is set).
+    static bool isLaunched();
+};
+
+} // namespace mmpi

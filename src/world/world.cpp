@@ -1,0 +1,185 @@
+#include <mmpi/world/world.h>
+
+#include "engine.h"
+
+#include <mmpi/core/logging.h>
+
+#include <QEventLoop>
+#include <QMutex>
+#include <QThread>
+#include <QUuid>
+
+#include <atomic>
+
+namespace mmpi {
+
+class WorldPrivate
+{
+public:
+    QThread thread;
+    detail::Engine *engine = nullptr;
+    std::atomic<World::State> state{World::State::Idle};
+    std::atomic<int> rank{NoRank};
+    std::atomic<int> size{0};
+    const QString nodeId = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    mutable QMutex mutex; // guards error and nodes
+    Error error;
+    QList<NodeInfo> nodes;
+};
+
+World::World(QObject *parent) : QObject(parent), d(std::make_unique<WorldPrivate>())
+{
+    d->thread.setObjectName(QStringLiteral("mmpi-progress"));
+}
+
+World::~World()
+{
+    if (d->engine) {
+        detail::Engine *engine = d->engine;
+        // The engine and its sockets must die in the thread they live in.
+        QMetaObject::invokeMethod(engine, [engine] {
+            engine->shutdown();
+            delete engine;
+        }, Qt::BlockingQueuedConnection);
+        d->engine = nullptr;
+    }
+    d->thread.quit();
+    d->thread.wait();
+}
+
+void World::form(const WorldConfig &config)
+{
+    Error problem;
+    if (d->state != State::Idle)
+        problem = {ErrorCode::BadConfiguration, QStringLiteral("form() was already called on this world")};
+    else if (auto valid = config.validate(); !valid)
+        problem = valid.error();
+    if (problem.isError()) {
+        {
+            QMutexLocker lock(&d->mutex);
+            d->error = problem;
+        }
+        qCWarning(lcWorld).noquote() << "cannot form world:" << problem.toString();
+        if (d->state == State::Idle) {
+            d->state = State::Failed;
+            Q_EMIT stateChanged(State::Failed);
+        }
+        Q_EMIT errorOccurred(problem);
+        return;
+    }
+
+    auto *engine = new detail::Engine(config, d->nodeId);
+    engine->moveToThread(&d->thread);
+    d->engine = engine;
+    connect(engine, &detail::Engine::stateChanged, this, &World::handleEngineState);
+    connect(engine, &detail::Engine::formationProgress, this, &World::formationProgress);
+    connect(engine, &detail::Engine::formed, this, [this](int rank, const QList<NodeInfo> &nodes) {
+        {
+            QMutexLocker lock(&d->mutex);
+            d->nodes = nodes;
+        }
+        d->rank = rank;
+        d->size = int(nodes.size());
+        // State, rank and size are all in place before anyone hears of it.
+        handleEngineState(State::Formed);
+        Q_EMIT formed();
+    });
+    connect(engine, &detail::Engine::failed, this, [this](const Error &error) {
+        {
+            QMutexLocker lock(&d->mutex);
+            d->error = error;
+        }
+        Q_EMIT errorOccurred(error);
+    });
+    connect(engine, &detail::Engine::peerRefused, this, &World::peerRefused);
+    connect(engine, &detail::Engine::frameReceived, this, &World::frameReceived);
+    connect(engine, &detail::Engine::nodeLeft, this, &World::nodeLeft);
+    connect(engine, &detail::Engine::nodeLost, this, &World::nodeLost);
+    d->state = State::Forming;
+    d->thread.start();
+    QMetaObject::invokeMethod(engine, &detail::Engine::start, Qt::QueuedConnection);
+}
+
+void World::close()
+{
+    if (!d->engine) {
+        if (d->state != State::Closed) {
+            d->state = State::Closed;
+            Q_EMIT stateChanged(State::Closed);
+        }
+        return;
+    }
+    QMetaObject::invokeMethod(d->engine, &detail::Engine::close, Qt::QueuedConnection);
+}
+
+void World::handleEngineState(State state)
+{
+    if (d->state.exchange(state) != state)
+        Q_EMIT stateChanged(state);
+}
+
+World::State World::state() const { return d->state; }
+int World::rank() const { return d->rank; }
+int World::size() const { return d->size; }
+QString World::nodeId() const { return d->nodeId; }
+
+Error World::error() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->error;
+}
+
+QString World::errorString() const
+{
+    return error().message;
+}
+
+QList<NodeInfo> World::nodes() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->nodes;
+}
+
+Result<void> World::sendFrame(int destination, Frame frame)
+{
+    const State state = d->state;
+    if (state != State::Formed)
+        return Error{ErrorCode::NotFormed, QStringLiteral("cannot send: the world is not formed")};
+    const int size = d->size;
+    if (destination < 0 || destination >= size)
+        return Error{ErrorCode::InvalidRank,
+                     QStringLiteral("rank %1 is not in this world of %2").arg(destination).arg(size)};
+    detail::Engine *engine = d->engine;
+    QMetaObject::invokeMethod(engine, [engine, destination, f = std::move(frame)]() mutable {
+        engine->sendFrame(destination, std::move(f));
+    }, Qt::QueuedConnection);
+    return success();
+}
+
+Result<void> World::waitForFormed()
+{
+    const auto outcome = [this]() -> std::optional<Result<void>> {
+        switch (d->state.load()) {
+        case State::Formed:
+            return success();
+        case State::Idle:
+            return Error{ErrorCode::NotFormed, QStringLiteral("form() has not been called")};
+        case State::Forming:
+            return std::nullopt;
+        default:
+            return error().isError() ? error()
+                                     : Error{ErrorCode::NotFormed, QStringLiteral("the world is closed")};
+        }
+    };
+    if (auto done = outcome())
+        return *done;
+    QEventLoop loop;
+    connect(this, &World::stateChanged, &loop, [&](State state) {
+        if (state != State::Forming)
+            loop.quit();
+    });
+    loop.exec();
+    return outcome().value_or(Error{ErrorCode::NotFormed, QStringLiteral("formation did not finish")});
+}
+
+} // namespace mmpi

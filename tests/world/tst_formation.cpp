@@ -1,0 +1,97 @@
+// Formation of worlds of 1, 2, 3 and 7 nodes over local and tcp, launched and
+// discovered; each formed world must carry frames between every pair of ranks
+// and close cleanly.
+#include "worldharness.h"
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace mmpi;
+using namespace mmpi::test;
+
+class TestFormation : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void formAndTalk_data();
+    void formAndTalk();
+};
+
+void TestFormation::formAndTalk_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::addColumn<bool>("discovered");
+    QTest::addColumn<int>("size");
+    for (const char *transport : {"local", "tcp"}) {
+        for (auto mode : {WorldConfig::Mode::Launched, WorldConfig::Mode::Discovered}) {
+            for (int size : {1, 2, 3, 7}) {
+                const char *modeName = mode == WorldConfig::Mode::Launched ? "launched" : "discovered";
+                QTest::addRow("%s-%s-%d", transport, modeName, size)
+                    << QString::fromLatin1(transport) << (mode == WorldConfig::Mode::Discovered) << size;
+            }
+        }
+    }
+}
+
+void TestFormation::formAndTalk()
+{
+    QFETCH(QString, transport);
+    QFETCH(bool, discovered);
+    const auto mode = discovered ? WorldConfig::Mode::Discovered : WorldConfig::Mode::Launched;
+    QFETCH(int, size);
+
+    // Given a world of `size` nodes in this process
+    WorldHarness harness(transport, mode);
+    std::vector<World *> worlds;
+    std::vector<std::unique_ptr<QSignalSpy>> lost;
+    QElapsedTimer clock;
+    clock.start();
+    for (int i = 0; i < size; ++i) {
+        worlds.push_back(harness.start(harness.config(i, size)));
+        lost.push_back(std::make_unique<QSignalSpy>(worlds.back(), &World::nodeLost));
+    }
+
+    // When it forms
+    const auto allFormed = [&] {
+        return std::all_of(worlds.begin(), worlds.end(),
+                           [](World *w) { return w->state() == World::State::Formed; });
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(allFormed() || std::any_of(worlds.begin(), worlds.end(), [](World *w) {
+                                 return w->state() == World::State::Failed;
+                             }), 30000);
+    for (World *w : worlds)
+        QVERIFY2(w->state() == World::State::Formed, qPrintable(w->errorString()));
+    qInfo("formation of %d nodes over %s took %lld ms", size, qPrintable(transport), clock.elapsed());
+
+    // Then ranks are 0..size-1, everybody agrees on the table, frames flow
+    QSet<int> ranks;
+    for (World *w : worlds) {
+        QCOMPARE(w->size(), size);
+        ranks.insert(w->rank());
+        QCOMPARE(w->nodes(), worlds.front()->nodes());
+        QCOMPARE(w->nodes().at(w->rank()).nodeId, w->nodeId());
+    }
+    QCOMPARE(ranks.size(), size);
+    QVERIFY(ranks.contains(0));
+    QCOMPARE(worlds.front()->rank(), 0);
+    if (mode == WorldConfig::Mode::Discovered) {
+        const auto nodes = worlds.front()->nodes();
+        for (int r = 2; r < size; ++r)
+            QVERIFY2(nodes.at(r - 1).nodeId < nodes.at(r).nodeId, "ranks follow node ids");
+    }
+    QString problem;
+    QVERIFY2(harness.allToAllWorks(worlds, &problem), qPrintable(problem));
+
+    // And closing says goodbye rather than losing anyone
+    for (World *w : worlds)
+        w->close();
+    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(worlds.begin(), worlds.end(),
+                                         [](World *w) { return w->state() == World::State::Closed; }),
+                             10000);
+    for (auto &spy : lost)
+        QCOMPARE(spy->size(), 0);
+}
+
+QTEST_GUILESS_MAIN(TestFormation)
+#include "tst_formation.moc"

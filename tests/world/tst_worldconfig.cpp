@@ -1,0 +1,131 @@
+// WorldConfig: the launch environment contract with mmpirun and validation.
+#include <mmpi/world/world.h>
+
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace mmpi;
+
+class TestWorldConfig : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void init();
+    void readsLaunchEnvironment();
+    void missingRankIsNamed();
+    void malformedVariablesAreNamed_data();
+    void malformedVariablesAreNamed();
+    void validateRejectsBadFields_data();
+    void validateRejectsBadFields();
+    void formWithBadConfigFails();
+};
+
+void TestWorldConfig::init()
+{
+    for (const char *name : {"MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS",
+                             "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS"})
+        qunsetenv(name);
+}
+
+void TestWorldConfig::readsLaunchEnvironment()
+{
+    qputenv("MMPI_RANK", "2");
+    qputenv("MMPI_SIZE", "4");
+    qputenv("MMPI_TRANSPORT", "tcp");
+    qputenv("MMPI_ROOT_ADDRESS", "tcp://127.0.0.1:4000");
+    qputenv("MMPI_WORLD_KEY", "00ff10AB");
+    qputenv("MMPI_WORLD_NAME", "ring");
+    qputenv("MMPI_FORMATION_TIMEOUT_MS", "1500");
+    QVERIFY(WorldConfig::isLaunched());
+    const auto config = WorldConfig::fromEnvironment();
+    QVERIFY2(config, config ? "" : qPrintable(config.error().toString()));
+    QCOMPARE(config->rank, 2);
+    QCOMPARE(config->size, 4);
+    QCOMPARE(config->transport, QStringLiteral("tcp"));
+    QCOMPARE(config->rootAddress, QStringLiteral("tcp://127.0.0.1:4000"));
+    QCOMPARE(config->worldKey, QByteArray::fromHex("00ff10ab"));
+    QCOMPARE(config->worldName, QStringLiteral("ring"));
+    QCOMPARE(config->formationTimeout.count(), 1500);
+    QVERIFY(config->listenAddress.isEmpty());
+}
+
+void TestWorldConfig::missingRankIsNamed()
+{
+    QVERIFY(!WorldConfig::isLaunched());
+    const auto config = WorldConfig::fromEnvironment();
+    QVERIFY(!config);
+    QCOMPARE(config.error().code, ErrorCode::BadConfiguration);
+    QVERIFY(config.error().message.contains(QLatin1String("MMPI_RANK")));
+}
+
+void TestWorldConfig::malformedVariablesAreNamed_data()
+{
+    QTest::addColumn<QByteArray>("variable");
+    QTest::addColumn<QByteArray>("value");
+    QTest::newRow("rank") << QByteArray("MMPI_RANK") << QByteArray("two");
+    QTest::newRow("rank range") << QByteArray("MMPI_RANK") << QByteArray("9");
+    QTest::newRow("size") << QByteArray("MMPI_SIZE") << QByteArray("");
+    QTest::newRow("key") << QByteArray("MMPI_WORLD_KEY") << QByteArray("xyz");
+    QTest::newRow("timeout") << QByteArray("MMPI_FORMATION_TIMEOUT_MS") << QByteArray("soon");
+}
+
+void TestWorldConfig::malformedVariablesAreNamed()
+{
+    QFETCH(QByteArray, variable);
+    QFETCH(QByteArray, value);
+    qputenv("MMPI_RANK", "1");
+    qputenv("MMPI_SIZE", "2");
+    qputenv("MMPI_ROOT_ADDRESS", "local://x");
+    qputenv("MMPI_WORLD_KEY", "abcd");
+    qputenv(variable.constData(), value);
+    const auto config = WorldConfig::fromEnvironment();
+    QVERIFY(!config);
+    QCOMPARE(config.error().code, ErrorCode::BadConfiguration);
+    const bool named = config.error().message.contains(QString::fromLatin1(variable))
+                       || config.error().message.contains(QLatin1String("rank 9"));
+    QVERIFY2(named, qPrintable(config.error().message));
+}
+
+void TestWorldConfig::validateRejectsBadFields_data()
+{
+    QTest::addColumn<int>("rank");
+    QTest::addColumn<int>("size");
+    QTest::addColumn<bool>("discovered");
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("size 0") << 0 << 0 << false << "size";
+    QTest::newRow("rank past size") << 3 << 3 << false << "rank 3";
+    QTest::newRow("no root address") << 1 << 3 << false << "root";
+    QTest::newRow("discovered rank 2") << 2 << 3 << true << "discovered";
+}
+
+void TestWorldConfig::validateRejectsBadFields()
+{
+    QFETCH(int, rank);
+    QFETCH(int, size);
+    QFETCH(bool, discovered);
+    QFETCH(QString, fragment);
+    WorldConfig config;
+    config.rank = rank;
+    config.size = size;
+    config.mode = discovered ? WorldConfig::Mode::Discovered : WorldConfig::Mode::Launched;
+    const auto valid = config.validate();
+    QVERIFY(!valid);
+    QVERIFY2(valid.error().message.contains(fragment), qPrintable(valid.error().message));
+}
+
+void TestWorldConfig::formWithBadConfigFails()
+{
+    World world;
+    QSignalSpy errors(&world, &World::errorOccurred);
+    WorldConfig config;
+    config.size = 0;
+    world.form(config);
+    QCOMPARE(world.state(), World::State::Failed);
+    QCOMPARE(errors.size(), 1);
+    QCOMPARE(world.error().code, ErrorCode::BadConfiguration);
+    QVERIFY(!world.waitForFormed());
+    QCOMPARE(world.sendFrame(0, Frame{}).error().code, ErrorCode::NotFormed);
+}
+
+QTEST_GUILESS_MAIN(TestWorldConfig)
+#include "tst_worldconfig.moc"
