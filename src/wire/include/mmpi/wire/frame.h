@@ -10,6 +10,10 @@
 
 namespace mmpi {
 
+// Own meta-object for FrameKind, for the reason given in itemtype.h.
+inline namespace framekinds {
+Q_NAMESPACE
+
 enum class FrameKind : quint8 {
     Data = 1,      // an application message (point-to-point or collective)
     Control = 2,   // formation, authentication and membership messages
@@ -17,6 +21,7 @@ enum class FrameKind : quint8 {
     Goodbye = 4,   // the sender's app is ending cleanly
 };
 Q_ENUM_NS(FrameKind)
+} // inline namespace framekinds
 
 constexpr quint32 FrameMagic = 0x4D4D5049; // "MMPI"
 constexpr quint8 FrameVersion = 1;

@@ -3,6 +3,8 @@
 // objects. ItemTraits<T> maps a C++ type to the item type it travels as.
 #pragma once
 
+#include <mmpi/core/error.h> // first: see the comment on the namespace below
+
 #include <QObject>
 #include <QString>
 
@@ -10,6 +12,16 @@
 #include <optional>
 
 namespace mmpi {
+
+// Q_NAMESPACE gives a namespace one staticMetaObject, defined by the moc output
+// of the header that declares it. mmpi's belongs to core/error.h; a second
+// Q_NAMESPACE for mmpi here would define mmpi::staticMetaObject again, and
+// whichever copy the linker kept would lack the other header's enums
+// (errorCodeName() then printed "ErrorCode(1)"). So ItemType gets its own
+// meta-object in an inline namespace: still mmpi::ItemType, still found by ADL.
+// error.h is included above so that its Q_ENUM_NS, which names an unqualified
+// staticMetaObject in mmpi, is always compiled before this one exists.
+inline namespace itemtypes {
 Q_NAMESPACE
 
 enum class ItemType : quint8 {
@@ -29,6 +41,7 @@ enum class ItemType : quint8 {
     UnsignedShort = 13, // 2 bytes, 0..65535
 };
 Q_ENUM_NS(ItemType)
+} // inline namespace itemtypes
 
 // Size in bytes of one item on the wire; 0 for None and Object (variable).
 int itemSize(ItemType type);

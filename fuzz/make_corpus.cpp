@@ -1,0 +1,64 @@
+// Writes the seed corpus of fuzz_framedecoder: a few valid frame streams of
+// different kinds and item types, each behind the fuzzer's two control bytes
+// (chunking, chunk seed). Run: fuzz_make_corpus <dir>.
+#include <mmpi/wire/frame.h>
+#include <mmpi/wire/itemcodec.h>
+
+#include <QFile>
+
+#include <cstdio>
+
+using namespace mmpi;
+
+namespace {
+
+bool writeSeed(const QString &dir, const QString &name, quint8 largestChunk, const QByteArray &stream)
+{
+    QFile file(dir + u'/' + name);
+    if (!file.open(QIODevice::WriteOnly))
+        return false;
+    const char control[2] = {char(largestChunk), char(0x5A)};
+    return file.write(control, 2) == 2 && file.write(stream) == stream.size();
+}
+
+template<typename T>
+Frame itemFrame(FrameKind kind, std::initializer_list<T> items)
+{
+    const std::span<const T> span(items.begin(), items.size());
+    Frame f = makeFrame(kind, ItemTraits<T>::type, quint32(items.size()), encodeItems<T>(span));
+    f.header.source = 0;
+    f.header.destination = 1;
+    f.header.tag = 42;
+    f.header.sequence = 7;
+    return f;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s <corpus dir>\n", argv[0]);
+        return 2;
+    }
+    const QString dir = QString::fromLocal8Bit(argv[1]);
+    const QByteArray ints = encodeFrame(itemFrame<qint32>(FrameKind::Data, {1, -1, 0x7FFFFFFF}));
+    const QByteArray doubles = encodeFrame(itemFrame<double>(FrameKind::Data, {1.5, -0.0}));
+    const QByteArray bools = encodeFrame(itemFrame<bool>(FrameKind::Data, {true, false}));
+    const QByteArray chars = encodeFrame(itemFrame<char16_t>(FrameKind::Data, {u'M', u'\uFFFF'}));
+    const QByteArray heartbeat = encodeFrame(makeFrame(FrameKind::Heartbeat, ItemType::None, 0, {}));
+    const QByteArray objects = encodeFrame(makeFrame(FrameKind::Control, ItemType::Object, 2,
+                                                     encodeObjects({QByteArray("join"), QByteArray()})));
+    bool ok = writeSeed(dir, QStringLiteral("int.bin"), 0, ints)
+        && writeSeed(dir, QStringLiteral("double.bin"), 0, doubles)
+        && writeSeed(dir, QStringLiteral("bool.bin"), 3, bools)
+        && writeSeed(dir, QStringLiteral("char.bin"), 0, chars)
+        && writeSeed(dir, QStringLiteral("heartbeat.bin"), 0, heartbeat)
+        && writeSeed(dir, QStringLiteral("object.bin"), 5, objects)
+        && writeSeed(dir, QStringLiteral("stream.bin"), 17, ints + heartbeat + objects + doubles);
+    if (!ok) {
+        fprintf(stderr, "cannot write the corpus into %s\n", argv[1]);
+        return 1;
+    }
+    return 0;
+}

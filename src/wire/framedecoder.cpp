@@ -1,0 +1,238 @@
+#include <mmpi/wire/framedecoder.h>
+
+#include <mmpi/core/logging.h>
+#include <mmpi/wire/itemcodec.h>
+
+#include <QtEndian>
+
+namespace mmpi {
+
+namespace {
+
+// Once a buffer that held a large frame is drained, its memory goes back to the
+// system instead of staying reserved for the lifetime of the link.
+constexpr qsizetype KeepCapacity = 64 * 1024;
+
+QString hex(quint64 value, int width)
+{
+    return QStringLiteral("0x") + QString::number(value, 16).toUpper().rightJustified(width, u'0');
+}
+
+// Checks the fixed fields of the first `size` header bytes, each field only
+// once it is complete. Used on a full header and, earlier, on a partial one, so
+// a peer that is not speaking MMPI is rejected after 4 bytes rather than left
+// waiting for 44 that may never come.
+Result<void> checkLeadingFields(const char *p, qsizetype size)
+{
+    if (size >= 4) {
+        const quint32 magic = qFromBigEndian<quint32>(p);
+        if (magic != FrameMagic)
+            return Error(ErrorCode::BadMagic, QStringLiteral("bad magic %1 (expected %2)")
+                                                  .arg(hex(magic, 8), hex(FrameMagic, 8)));
+    }
+    if (size >= 5 && quint8(p[4]) != FrameVersion)
+        return Error(ErrorCode::BadVersion,
+                     QStringLiteral("unsupported frame version %1 (expected %2)")
+                         .arg(quint8(p[4])).arg(FrameVersion));
+    if (size >= 6) {
+        const quint8 kind = quint8(p[5]);
+        if (kind < quint8(FrameKind::Data) || kind > quint8(FrameKind::Goodbye))
+            return Error(ErrorCode::BadFrameKind,
+                         QStringLiteral("unknown frame kind %1 (expected 1 to 4)").arg(kind));
+    }
+    if (size >= 7 && !itemTypeFromCode(quint8(p[6])))
+        return Error(ErrorCode::BadItemType,
+                     QStringLiteral("unknown item type code %1 (expected 0 to %2)")
+                         .arg(quint8(p[6])).arg(quint8(ItemType::UnsignedShort)));
+    if (size >= 8 && p[7] != 0)
+        return Error(ErrorCode::BadHeader,
+                     QStringLiteral("reserved flags %1 are set (must be 0 in version %2)")
+                         .arg(hex(quint8(p[7]), 2)).arg(FrameVersion));
+    return success();
+}
+
+// What the header alone can say about the payload: its exact size for
+// fixed-size types, a lower bound for Object (4 bytes of length per record).
+Result<void> checkDeclaredCount(const FrameHeader &h)
+{
+    const qint64 length = h.payloadLength;
+    switch (h.itemType) {
+    case ItemType::None:
+        if (h.count != 0 || length != 0)
+            return Error(ErrorCode::CountMismatch,
+                         QStringLiteral("a None frame must be empty, but it declares %1 items "
+                                        "and %2 payload bytes")
+                             .arg(h.count).arg(length));
+        return success();
+    case ItemType::Object:
+        if (qint64(h.count) * 4 > length)
+            return Error(ErrorCode::CountMismatch,
+                         QStringLiteral("%1 Object records need at least %2 bytes but the payload "
+                                        "length is %3")
+                             .arg(h.count).arg(qint64(h.count) * 4).arg(length));
+        return success();
+    default: {
+        const qint64 expected = qint64(h.count) * itemSize(h.itemType);
+        if (expected != length)
+            return Error(ErrorCode::CountMismatch,
+                         QStringLiteral("%1 %2 items need %3 bytes but the payload length is %4")
+                             .arg(h.count).arg(itemTypeName(h.itemType)).arg(expected).arg(length));
+        return success();
+    }
+    }
+}
+
+// Drops consumed bytes. The move happens only once the consumed prefix is at
+// least as long as what remains, so each byte is moved O(1) times on average
+// however the stream is chunked.
+void compact(QByteArray &buffer, qsizetype &readPos)
+{
+    if (readPos == 0)
+        return;
+    if (readPos == buffer.size()) {
+        if (buffer.capacity() > KeepCapacity)
+            buffer = QByteArray();
+        else
+            buffer.resize(0);
+        readPos = 0;
+    } else if (readPos >= buffer.size() - readPos) {
+        buffer.remove(0, readPos);
+        readPos = 0;
+    }
+}
+
+// Records the error that ends the stream. Called only by a decoder that has not
+// failed yet, so each decoder logs one warning at most.
+Error fail(Error &failure, Error error)
+{
+    Q_ASSERT(!failure.isError());
+    failure = std::move(error);
+    qCWarning(lcWire).noquote() << "rejecting stream:" << failure.toString();
+    return failure;
+}
+
+} // namespace
+
+FrameDecoder::FrameDecoder(DecoderLimits limits)
+    : m_limits(limits)
+{
+    // A legal frame must fit in the buffer, or it could never complete.
+    m_limits.maxBufferedBytes = qMax(m_limits.maxBufferedBytes, m_limits.maxFrameSize);
+}
+
+Result<FrameHeader> FrameDecoder::decodeHeader(QByteArrayView bytes, const DecoderLimits &limits)
+{
+    if (bytes.size() < FrameHeaderSize)
+        return Error(ErrorCode::BadHeader, QStringLiteral("a frame header has %1 bytes, got %2")
+                                               .arg(FrameHeaderSize).arg(bytes.size()));
+    const char *p = bytes.data();
+    if (auto ok = checkLeadingFields(p, FrameHeaderSize); !ok)
+        return ok.error();
+
+    FrameHeader h;
+    h.kind = FrameKind(quint8(p[5]));
+    h.itemType = ItemType(quint8(p[6]));
+    h.flags = quint8(p[7]);
+    h.communicator = qFromBigEndian<quint32>(p + 8);
+    h.source = qFromBigEndian<qint32>(p + 12);
+    h.destination = qFromBigEndian<qint32>(p + 16);
+    h.root = qFromBigEndian<qint32>(p + 20);
+    h.tag = qFromBigEndian<qint32>(p + 24);
+    h.count = qFromBigEndian<quint32>(p + 28);
+    h.sequence = qFromBigEndian<quint64>(p + 32);
+    h.payloadLength = qFromBigEndian<quint32>(p + 40);
+
+    // Size before count: an oversized frame is refused before anything else
+    // is believed about it.
+    const qint64 frameSize = qint64(FrameHeaderSize) + h.payloadLength;
+    if (frameSize > limits.maxFrameSize)
+        return Error(ErrorCode::FrameTooLarge, QStringLiteral("frame of %1 bytes exceeds the limit of %2")
+                                                   .arg(frameSize).arg(limits.maxFrameSize));
+    if (auto ok = checkDeclaredCount(h); !ok)
+        return ok.error();
+    return h;
+}
+
+Result<void> FrameDecoder::feed(QByteArrayView bytes)
+{
+    if (hasFailed())
+        return m_failure;
+    if (bytes.size() > capacity())
+        return fail(m_failure,
+                    Error(ErrorCode::BufferLimitExceeded,
+                          QStringLiteral("receiving %1 more bytes would buffer %2, above the "
+                                         "limit of %3")
+                              .arg(bytes.size()).arg(bufferedBytes() + bytes.size())
+                              .arg(m_limits.maxBufferedBytes)));
+    if (bytes.isEmpty())
+        return success();
+    compact(m_buffer, m_readPos);
+    m_buffer.append(bytes.data(), bytes.size());
+    return success();
+}
+
+Result<std::optional<Frame>> FrameDecoder::next()
+{
+    using Next = std::optional<Frame>;
+    if (hasFailed())
+        return m_failure;
+    const char *head = m_buffer.constData() + m_readPos;
+    if (!m_pendingHeader) {
+        if (bufferedBytes() < FrameHeaderSize) {
+            if (auto ok = checkLeadingFields(head, bufferedBytes()); !ok)
+                return fail(m_failure, ok.error());
+            return Next{};
+        }
+        auto header = decodeHeader(QByteArrayView(head, FrameHeaderSize), m_limits);
+        if (!header)
+            return fail(m_failure, header.error());
+        m_pendingHeader = *header;
+    }
+
+    const qint64 frameSize = qint64(FrameHeaderSize) + m_pendingHeader->payloadLength;
+    if (bufferedBytes() < frameSize)
+        return Next{};
+
+    Frame frame;
+    frame.header = *m_pendingHeader;
+    frame.payload = QByteArray(head + FrameHeaderSize, m_pendingHeader->payloadLength);
+    // The header fixed the size; this checks what only the bytes can tell
+    // (Object records, Boolean values).
+    if (auto ok = validatePayload(frame.header.itemType, frame.header.count, frame.payload); !ok)
+        return fail(m_failure, ok.error());
+
+    m_pendingHeader.reset();
+    m_readPos += frameSize;
+    if (m_readPos == m_buffer.size())
+        compact(m_buffer, m_readPos);
+    return Next(std::move(frame));
+}
+
+qint64 FrameDecoder::capacity() const
+{
+    if (hasFailed())
+        return 0;
+    return m_limits.maxBufferedBytes - bufferedBytes();
+}
+
+qint64 FrameDecoder::bufferedBytes() const
+{
+    return m_buffer.size() - m_readPos;
+}
+
+bool FrameDecoder::hasFailed() const
+{
+    return m_failure.isError();
+}
+
+const Error &FrameDecoder::failure() const
+{
+    return m_failure;
+}
+
+const DecoderLimits &FrameDecoder::limits() const
+{
+    return m_limits;
+}
+
+} // namespace mmpi

@@ -1,0 +1,200 @@
+#include <mmpi/wire/itemcodec.h>
+
+#include <QtEndian>
+
+#include <cstring>
+#include <limits>
+
+namespace mmpi {
+
+namespace {
+
+constexpr qint64 RecordLengthSize = sizeof(quint32);
+
+Error countMismatch(QString message)
+{
+    return Error(ErrorCode::CountMismatch, std::move(message));
+}
+
+// count * itemSize computed in 64 bits: a hostile count of 0xFFFFFFFF times 8
+// must not wrap around to something that matches the payload.
+Result<void> checkFixedSize(ItemType type, quint32 count, qsizetype payloadSize)
+{
+    const qint64 expected = qint64(count) * itemSize(type);
+    if (expected == qint64(payloadSize))
+        return success();
+    return countMismatch(QStringLiteral("%1 %2 items need %3 bytes but the payload has %4")
+                             .arg(count).arg(itemTypeName(type)).arg(expected).arg(payloadSize));
+}
+
+// Boolean is the one fixed-size type with invalid bit patterns: only 0 and 1.
+Result<void> checkBooleans(const QByteArray &payload)
+{
+    for (qsizetype i = 0; i < payload.size(); ++i) {
+        const quint8 byte = quint8(payload.at(i));
+        if (byte > 1)
+            return countMismatch(QStringLiteral("Boolean item %1 of %2 has byte value 0x%3 "
+                                                "(must be 0 or 1)")
+                                     .arg(i + 1).arg(payload.size())
+                                     .arg(QString::number(byte, 16).toUpper().rightJustified(2, u'0')));
+    }
+    return success();
+}
+
+// Walks the Object records of a payload; `visit(offset, length)` sees each
+// record body. Shared by validation (no copies) and decoding.
+template<typename Visit>
+Result<void> walkObjects(quint32 count, const QByteArray &payload, Visit &&visit)
+{
+    const qint64 size = payload.size();
+    qint64 pos = 0;
+    for (quint32 i = 0; i < count; ++i) {
+        if (size - pos < RecordLengthSize)
+            return countMismatch(QStringLiteral("object record %1 of %2 starts at byte %3 but the "
+                                                "%4-byte payload has no room for its length")
+                                     .arg(i + 1).arg(count).arg(pos).arg(size));
+        const qint64 length = qFromBigEndian<quint32>(payload.constData() + pos);
+        pos += RecordLengthSize;
+        if (length > size - pos)
+            return countMismatch(QStringLiteral("object record %1 of %2 claims %3 bytes but only "
+                                                "%4 remain in the payload")
+                                     .arg(i + 1).arg(count).arg(length).arg(size - pos));
+        visit(pos, length);
+        pos += length;
+    }
+    if (pos != size)
+        return countMismatch(QStringLiteral("%1 object records end at byte %2 but the payload has "
+                                            "%3 bytes")
+                                 .arg(count).arg(pos).arg(size));
+    return success();
+}
+
+template<typename T>
+void checkEncodeAs(ItemType as)
+{
+    // The bytes of T do not depend on `as` (Byte and SignedByte are the same
+    // bits), so `as` only matters to the header; a wrong one is a caller bug.
+    Q_ASSERT_X(itemTypeDecodesAs<T>(as), "mmpi::encodeItems",
+               "`as` must be an item type that decodes as T");
+    Q_UNUSED(as);
+}
+
+} // namespace
+
+template<typename T>
+QByteArray encodeItems(std::span<const T> items, ItemType as)
+{
+    checkEncodeAs<T>(as);
+    const qsizetype n = qsizetype(items.size());
+    if (n == 0)
+        return QByteArray(); // an empty span's data() may be null: no memcpy
+    QByteArray out(n * qsizetype(sizeof(T)), Qt::Uninitialized);
+    if constexpr (std::is_same_v<T, bool>) {
+        // sizeof(bool) is 1 but its object representation is not ours to copy.
+        for (qsizetype i = 0; i < n; ++i)
+            out[i] = items[size_t(i)] ? 1 : 0;
+    } else {
+        // Byte-wise swap: exact bits for floats too (NaN payloads, -0.0).
+        qToBigEndian<T>(items.data(), n, out.data());
+    }
+    return out;
+}
+
+template<typename T>
+Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &payload)
+{
+    if (!itemTypeDecodesAs<T>(type))
+        return Error(ErrorCode::TypeMismatch,
+                     QStringLiteral("payload holds %1 items, cannot decode as %2")
+                         .arg(itemTypeName(type), itemTypeName(ItemTraits<T>::type)));
+    if (auto ok = checkFixedSize(type, count, payload.size()); !ok)
+        return ok.error();
+
+    // Allocation only after the size check: count is now bounded by real bytes.
+    QList<T> out(static_cast<qsizetype>(count));
+    if (out.isEmpty())
+        return out; // an empty QList's data() is null: no memcpy
+    if constexpr (std::is_same_v<T, bool>) {
+        if (auto ok = checkBooleans(payload); !ok)
+            return ok.error();
+        for (qsizetype i = 0; i < out.size(); ++i)
+            out[i] = payload.at(i) != 0;
+    } else {
+        qFromBigEndian<T>(payload.constData(), out.size(), out.data());
+    }
+    return out;
+}
+
+#define MMPI_INSTANTIATE_ITEM_CODEC(T)                                                    \
+    template QByteArray encodeItems<T>(std::span<const T>, ItemType);                     \
+    template Result<QList<T>> decodeItems<T>(ItemType, quint32, const QByteArray &);
+
+MMPI_INSTANTIATE_ITEM_CODEC(bool)
+MMPI_INSTANTIATE_ITEM_CODEC(qint8)
+MMPI_INSTANTIATE_ITEM_CODEC(quint8)
+MMPI_INSTANTIATE_ITEM_CODEC(qint16)
+MMPI_INSTANTIATE_ITEM_CODEC(quint16)
+MMPI_INSTANTIATE_ITEM_CODEC(qint32)
+MMPI_INSTANTIATE_ITEM_CODEC(qint64)
+MMPI_INSTANTIATE_ITEM_CODEC(char16_t)
+MMPI_INSTANTIATE_ITEM_CODEC(float)
+MMPI_INSTANTIATE_ITEM_CODEC(double)
+
+#undef MMPI_INSTANTIATE_ITEM_CODEC
+
+QByteArray encodeObjects(const QList<QByteArray> &objects)
+{
+    qsizetype total = 0;
+    for (const QByteArray &o : objects)
+        total += RecordLengthSize + o.size();
+    QByteArray out;
+    out.reserve(total);
+    for (const QByteArray &o : objects) {
+        Q_ASSERT(o.size() <= qsizetype(std::numeric_limits<quint32>::max()));
+        char length[RecordLengthSize];
+        qToBigEndian<quint32>(quint32(o.size()), length);
+        out.append(length, RecordLengthSize);
+        out.append(o);
+    }
+    return out;
+}
+
+Result<QList<QByteArray>> decodeObjects(quint32 count, const QByteArray &payload)
+{
+    QList<QByteArray> out;
+    // Every record takes at least its 4-byte length, so this bounds the
+    // reservation by the payload rather than by the (untrusted) count.
+    out.reserve(qMin<qint64>(count, payload.size() / RecordLengthSize));
+    auto ok = walkObjects(count, payload, [&](qint64 offset, qint64 length) {
+        out.append(payload.mid(offset, length));
+    });
+    if (!ok)
+        return ok.error();
+    return out;
+}
+
+Result<void> validatePayload(ItemType type, quint32 count, const QByteArray &payload)
+{
+    // An ItemType cast from an unchecked byte would otherwise pass as size 0.
+    if (!itemTypeFromCode(quint8(type)))
+        return Error(ErrorCode::BadItemType, QStringLiteral("unknown item type code %1")
+                                                 .arg(quint8(type)));
+    switch (type) {
+    case ItemType::None:
+        if (count != 0 || !payload.isEmpty())
+            return countMismatch(QStringLiteral("a None frame must have no items, got count %1 "
+                                                "and %2 payload bytes")
+                                     .arg(count).arg(payload.size()));
+        return success();
+    case ItemType::Object:
+        return walkObjects(count, payload, [](qint64, qint64) {});
+    case ItemType::Boolean:
+        if (auto ok = checkFixedSize(type, count, payload.size()); !ok)
+            return ok;
+        return checkBooleans(payload);
+    default:
+        return checkFixedSize(type, count, payload.size());
+    }
+}
+
+} // namespace mmpi
