@@ -1,0 +1,477 @@
+// tst_mmpirun: runs the real mmpirun with mmpirun_probe as the node program and
+// checks the launch environment contract, output forwarding, exit statuses,
+// stopping on failure, timeouts, signals and usage errors (docs/mmpirun.md).
+#include <QDeadlineTimer>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QHostAddress>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTcpServer>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cerrno>
+#include <csignal>
+
+namespace {
+
+using namespace Qt::StringLiterals;
+
+const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
+const QString probe = QStringLiteral(MMPIRUN_PROBE_PATH);
+
+struct Run
+{
+    bool finished = false;
+    int exitCode = -1;
+    QString out;
+    QString err;
+    qint64 elapsedMs = 0;
+    qint64 pid = 0;
+
+    QString dump() const
+    {
+        return u"exit %1 after %2 ms\n--- stdout\n%3\n--- stderr\n%4"_s.arg(exitCode).arg(elapsedMs).arg(out, err);
+    }
+};
+
+Run runMmpirun(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+{
+    Run run;
+    QProcess process;
+    process.setProcessEnvironment(env);
+    QElapsedTimer clock;
+    clock.start();
+    process.start(mmpirun, args);
+    run.pid = process.processId();
+    run.finished = process.waitForFinished(30000);
+    if (!run.finished) {
+        process.kill();
+        process.waitForFinished(5000);
+    }
+    run.elapsedMs = clock.elapsed();
+    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    run.out = QString::fromUtf8(process.readAllStandardOutput());
+    run.err = QString::fromUtf8(process.readAllStandardError());
+    return run;
+}
+
+QStringList probeArgs(int nodes, const QStringList &options, const QStringList &probeOptions)
+{
+    return QStringList{u"-n"_s, QString::number(nodes)} + options + QStringList{u"--"_s, probe} + probeOptions;
+}
+
+// One probe's report of its environment, as forwarded by mmpirun.
+struct Report
+{
+    int prefixRank = -1;
+    int rank = -1;
+    int size = 0;
+    QString transport, root, keyHash, timeout, launcher, world;
+    int keyLength = 0;
+    bool keyIsHex = false;
+    qint64 pid = 0;
+};
+
+QList<Report> reports(const QString &out)
+{
+    static const QRegularExpression line(
+        uR"(^\[(\d+)\] rank=(\d+) size=(\d+) transport=(\S*) root=(\S*) keylen=(\d+) keyhash=(\S+) )"
+        uR"(keyhex=(\d) timeout=(\S*) launcher=(\S*) pid=(\d+) world=(.*)$)"_s,
+        QRegularExpression::MultilineOption);
+    QList<Report> result;
+    for (auto it = line.globalMatch(out); it.hasNext();) {
+        const auto m = it.next();
+        Report r;
+        r.prefixRank = m.captured(1).toInt();
+        r.rank = m.captured(2).toInt();
+        r.size = m.captured(3).toInt();
+        r.transport = m.captured(4);
+        r.root = m.captured(5);
+        r.keyLength = m.captured(6).toInt();
+        r.keyHash = m.captured(7);
+        r.keyIsHex = m.captured(8) == u"1"_s;
+        r.timeout = m.captured(9);
+        r.launcher = m.captured(10);
+        r.pid = m.captured(11).toLongLong();
+        r.world = m.captured(12);
+        result << r;
+    }
+    return result;
+}
+
+bool processGone(qint64 pid)
+{
+    return ::kill(pid_t(pid), 0) == -1 && errno == ESRCH;
+}
+
+bool allGone(const QList<Report> &reports)
+{
+    for (const auto &r : reports) {
+        if (!processGone(r.pid))
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+class TestMmpirun : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void helpListsEveryOption();
+    void badNodeCount_data();
+    void badNodeCount();
+    void otherUsageErrors_data();
+    void otherUsageErrors();
+    void missingProgram_data();
+    void missingProgram();
+    void programNotExecutable();
+    void programFoundNextToMmpirun();
+
+    void environmentContract_data();
+    void environmentContract();
+    void worldNameOption();
+
+    void prefixedLinesNeverInterleave();
+    void partialLastLineIsFlushed();
+    void noPrefix();
+
+    void successIsSilent();
+    void failingNodeStopsTheOthers();
+    void keepGoingLetsTheOthersFinish();
+    void crashCountsAsSignal();
+    void nodesIgnoringTerminateAreKilled();
+    void timeoutStopsTheJob();
+    void signalsAreForwarded_data();
+    void signalsAreForwarded();
+};
+
+void TestMmpirun::helpListsEveryOption()
+{
+    const Run run = runMmpirun({u"--help"_s});
+    QCOMPARE(run.exitCode, 0);
+    for (const char *word : {"-n", "--transport", "--timeout", "--formation-timeout", "--world-name", "--keep-going",
+                             "--no-prefix", "default", "MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT",
+                             "MMPI_ROOT_ADDRESS", "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
+                             "MMPI_LAUNCHER", "Exit status", "Examples"})
+        QVERIFY2(run.out.contains(QLatin1String(word)), word);
+}
+
+void TestMmpirun::badNodeCount_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addRow("zero") << QStringList{u"-n"_s, u"0"_s, probe};
+    QTest::addRow("negative") << QStringList{u"-n"_s, u"-1"_s, probe};
+    QTest::addRow("text") << QStringList{u"-n"_s, u"abc"_s, probe};
+    QTest::addRow("too many") << QStringList{u"-n"_s, u"1000"_s, probe};
+    QTest::addRow("fraction") << QStringList{u"-n"_s, u"2.5"_s, probe};
+    QTest::addRow("missing") << QStringList{probe};
+}
+
+void TestMmpirun::badNodeCount()
+{
+    QFETCH(QStringList, args);
+    const Run run = runMmpirun(args);
+    QVERIFY2(run.exitCode == 2, qPrintable(run.dump()));
+    QVERIFY2(run.err.startsWith(u"mmpirun: "_s) && run.err.contains(u"1 to 256"_s), qPrintable(run.err));
+    QVERIFY2(run.out.isEmpty(), qPrintable(run.out));
+}
+
+void TestMmpirun::otherUsageErrors_data()
+{
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("transport") << QStringList{u"-n"_s, u"2"_s, u"--transport"_s, u"carrier-pigeon"_s, probe}
+                               << u"unknown transport 'carrier-pigeon'"_s;
+    QTest::addRow("timeout") << QStringList{u"-n"_s, u"2"_s, u"--timeout"_s, u"-3"_s, probe} << u"--timeout"_s;
+    QTest::addRow("formation") << QStringList{u"-n"_s, u"2"_s, u"--formation-timeout"_s, u"0"_s, probe}
+                               << u"--formation-timeout"_s;
+    QTest::addRow("option") << QStringList{u"-n"_s, u"2"_s, u"--frobnicate"_s, probe} << u"frobnicate"_s;
+    QTest::addRow("no program") << QStringList{u"-n"_s, u"2"_s} << u"no program"_s;
+}
+
+void TestMmpirun::otherUsageErrors()
+{
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    const Run run = runMmpirun(args);
+    QVERIFY2(run.exitCode == 2, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(message), qPrintable(run.err));
+    QVERIFY(run.out.isEmpty());
+}
+
+void TestMmpirun::missingProgram_data()
+{
+    QTest::addColumn<QString>("program");
+    QTest::addRow("path") << u"/nonexistent/mmpi-no-such-program"_s;
+    QTest::addRow("name") << u"mmpi-no-such-program"_s;
+}
+
+void TestMmpirun::missingProgram()
+{
+    QFETCH(QString, program);
+    const Run run = runMmpirun({u"-n"_s, u"3"_s, program, u"--lines"_s, u"1"_s});
+    QVERIFY2(run.exitCode == 2, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(u"mmpirun: program '%1'"_s.arg(program)), qPrintable(run.err));
+    QVERIFY2(!run.err.contains(u"failed to start"_s), qPrintable(run.err));
+    QVERIFY(run.out.isEmpty());
+}
+
+void TestMmpirun::programNotExecutable()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(u"not-executable"_s);
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("#!/bin/sh\necho should not run\n");
+    file.close();
+    QVERIFY(file.setPermissions(QFile::ReadOwner | QFile::WriteOwner));
+
+    const Run run = runMmpirun({u"-n"_s, u"2"_s, path});
+    QVERIFY2(run.exitCode == 127, qPrintable(run.dump()));
+    static const QRegularExpression failed(uR"(mmpirun: node \d failed to start: .+)"_s);
+    QVERIFY2(failed.match(run.err).hasMatch(), qPrintable(run.err));
+    QVERIFY(!run.out.contains(u"should not run"_s));
+}
+
+void TestMmpirun::programFoundNextToMmpirun()
+{
+    // The probe is built next to mmpirun (bin/), which is not on this PATH.
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(u"PATH"_s, u"/usr/bin:/bin"_s);
+    const Run run = runMmpirun({u"-n"_s, u"2"_s, QFileInfo(probe).fileName()}, env);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    QCOMPARE(reports(run.out).size(), 2);
+}
+
+void TestMmpirun::environmentContract_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::addRow("local") << u"local"_s;
+    QTest::addRow("tcp") << u"tcp"_s;
+}
+
+void TestMmpirun::environmentContract()
+{
+    QFETCH(QString, transport);
+    const Run run = runMmpirun(probeArgs(4, {u"--transport"_s, transport, u"--formation-timeout"_s, u"5"_s}, {}));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    const QList<Report> all = reports(run.out);
+    QVERIFY2(all.size() == 4, qPrintable(run.dump()));
+
+    QSet<int> ranks;
+    for (const Report &r : all) {
+        ranks.insert(r.rank);
+        QCOMPARE(r.prefixRank, r.rank);
+        QCOMPARE(r.size, 4);
+        QCOMPARE(r.transport, transport);
+        QCOMPARE(r.root, all[0].root);
+        QCOMPARE(r.keyHash, all[0].keyHash);
+        QCOMPARE(r.keyLength, 64);
+        QVERIFY(r.keyIsHex);
+        QCOMPARE(r.world, u"mmpirun-%1"_s.arg(run.pid));
+        QCOMPARE(r.timeout, u"5000"_s);
+        QCOMPARE(r.launcher, u"mmpirun"_s);
+    }
+    QCOMPARE(ranks, (QSet<int>{0, 1, 2, 3}));
+
+    if (transport == u"local"_s) {
+        const QRegularExpression local(u"^local://mmpi-%1-[0-9a-f]{8}$"_s.arg(run.pid));
+        QVERIFY2(local.match(all[0].root).hasMatch(), qPrintable(all[0].root));
+    } else {
+        static const QRegularExpression tcp(uR"(^tcp://127\.0\.0\.1:(\d+)$)"_s);
+        const auto m = tcp.match(all[0].root);
+        QVERIFY2(m.hasMatch(), qPrintable(all[0].root));
+        const int port = m.captured(1).toInt();
+        QVERIFY(port > 0 && port < 65536);
+        // The probes never listened, so the port mmpirun picked is free again.
+        QTcpServer server;
+        QVERIFY2(server.listen(QHostAddress::LocalHost, quint16(port)), qPrintable(server.errorString()));
+    }
+
+    // A fresh key every run.
+    const Run again = runMmpirun(probeArgs(1, {u"--transport"_s, transport}, {}));
+    QCOMPARE(again.exitCode, 0);
+    QCOMPARE(reports(again.out).size(), 1);
+    QVERIFY(reports(again.out)[0].keyHash != all[0].keyHash);
+    // The key itself is never printed by mmpirun.
+    QVERIFY(!run.err.contains(u"MMPI_WORLD_KEY"_s));
+}
+
+void TestMmpirun::worldNameOption()
+{
+    const Run run = runMmpirun(probeArgs(2, {u"--world-name"_s, u"chess club"_s}, {}));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    const QList<Report> all = reports(run.out);
+    QCOMPARE(all.size(), 2);
+    for (const Report &r : all)
+        QCOMPARE(r.world, u"chess club"_s);
+}
+
+void TestMmpirun::prefixedLinesNeverInterleave()
+{
+    const int nodes = 4;
+    const int lines = 400;
+    const Run run = runMmpirun(probeArgs(nodes, {}, {u"--lines"_s, QString::number(lines)}));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump().left(2000)));
+
+    static const QRegularExpression line(uR"(^\[(\d+)\] rank=(\d+) stream=(out|err) line=(\d+) ([a-z]+)$)"_s);
+    for (const auto &[text, stream] : {std::pair{run.out, u"out"_s}, std::pair{run.err, u"err"_s}}) {
+        QList<int> next(nodes, 0);
+        const QStringList all = text.split(u'\n', Qt::SkipEmptyParts);
+        for (const QString &l : all) {
+            if (l.contains(u" size="_s))
+                continue; // the environment report
+            const auto m = line.match(l);
+            QVERIFY2(m.hasMatch(), qPrintable(u"mixed line on %1: '%2'"_s.arg(stream, l)));
+            const int rank = m.captured(1).toInt();
+            QCOMPARE(m.captured(2).toInt(), rank);
+            QCOMPARE(m.captured(3), stream);
+            QCOMPARE(m.captured(4).toInt(), next[rank]++);
+            QCOMPARE(m.captured(5), QString(120, QChar(u'a' + rank)));
+        }
+        QCOMPARE(next, QList<int>(nodes, lines));
+    }
+    QVERIFY(run.out.endsWith(u'\n'));
+}
+
+void TestMmpirun::partialLastLineIsFlushed()
+{
+    const Run run = runMmpirun(probeArgs(3, {}, {u"--partial-line"_s}));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    const QStringList lines = run.out.split(u'\n');
+    for (int rank = 0; rank < 3; ++rank)
+        QVERIFY2(lines.contains(u"[%1] partial-%1"_s.arg(rank)), qPrintable(run.out));
+    QVERIFY(run.out.endsWith(u'\n'));
+}
+
+void TestMmpirun::noPrefix()
+{
+    const Run run = runMmpirun(probeArgs(2, {u"--no-prefix"_s}, {u"--lines"_s, u"3"_s, u"--partial-line"_s}));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    QVERIFY2(!run.out.contains(u'['), qPrintable(run.out));
+    QVERIFY2(!run.err.contains(u'['), qPrintable(run.err));
+    const QStringList lines = run.out.split(u'\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2 * (1 + 3 + 1));
+    QVERIFY(lines.contains(u"partial-1"_s));
+    QVERIFY(lines.filter(QRegularExpression(u"^rank=0 size=2 "_s)).size() == 1);
+}
+
+void TestMmpirun::successIsSilent()
+{
+    const Run run = runMmpirun(probeArgs(4, {}, {}));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    QVERIFY2(run.err.isEmpty(), qPrintable(run.err));
+    QCOMPARE(reports(run.out).size(), 4);
+}
+
+void TestMmpirun::failingNodeStopsTheOthers()
+{
+    const Run run = runMmpirun(probeArgs(3, {}, {u"--exit-code-for-rank"_s, u"1"_s, u"3"_s,
+                                                          u"--fail-after-ms"_s, u"500"_s, u"--sleep-ms"_s, u"20000"_s}));
+    QVERIFY2(run.exitCode == 3, qPrintable(run.dump()));
+    QVERIFY2(run.elapsedMs < 10000, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(u"mmpirun: node 1 exited with status 3; stopping the other nodes "
+                              "(use --keep-going to let them finish)"_s),
+             qPrintable(run.err));
+    // The summary names what happened to every node.
+    QVERIFY2(run.err.contains(u"mmpirun: job failed (exit status 3):"_s), qPrintable(run.err));
+    QVERIFY2(run.err.contains(u"mmpirun:   node 1: exited with status 3"_s), qPrintable(run.err));
+    QVERIFY2(run.err.contains(u"mmpirun:   nodes 0, 2: stopped by mmpirun"_s), qPrintable(run.err));
+    QVERIFY(!run.out.contains(u"done"_s));
+    // Every node that got as far as reporting is gone with mmpirun.
+    const QList<Report> all = reports(run.out);
+    QVERIFY2(!all.isEmpty(), qPrintable(run.dump()));
+    QVERIFY(allGone(all));
+}
+
+void TestMmpirun::keepGoingLetsTheOthersFinish()
+{
+    const Run run = runMmpirun(
+        probeArgs(3, {u"--keep-going"_s}, {u"--exit-code-for-rank"_s, u"1"_s, u"3"_s, u"--sleep-ms"_s, u"1500"_s}));
+    QVERIFY2(run.exitCode == 3, qPrintable(run.dump()));
+    QVERIFY2(run.elapsedMs >= 1400, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(u"mmpirun: node 1 exited with status 3 (--keep-going: the other nodes continue)"_s),
+             qPrintable(run.err));
+    QVERIFY2(run.out.contains(u"[0] rank=0 done\n"_s) && run.out.contains(u"[2] rank=2 done\n"_s),
+             qPrintable(run.out));
+    QVERIFY2(run.err.contains(u"mmpirun:   nodes 0, 2: exited with status 0"_s), qPrintable(run.err));
+}
+
+void TestMmpirun::crashCountsAsSignal()
+{
+    const Run run = runMmpirun(probeArgs(2, {}, {u"--crash-rank"_s, u"1"_s, u"--fail-after-ms"_s, u"300"_s, u"--sleep-ms"_s, u"20000"_s}));
+    QVERIFY2(run.exitCode == 128 + SIGABRT, qPrintable(run.dump()));
+    QVERIFY2(run.elapsedMs < 10000, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(u"mmpirun: node 1 crashed with signal %1 (SIGABRT); stopping the other nodes"_s.arg(SIGABRT)),
+             qPrintable(run.err));
+    QVERIFY(allGone(reports(run.out)));
+}
+
+void TestMmpirun::nodesIgnoringTerminateAreKilled()
+{
+    const Run run = runMmpirun(probeArgs(
+        2, {}, {u"--exit-code-for-rank"_s, u"1"_s, u"5"_s, u"--fail-after-ms"_s, u"1000"_s, u"--ignore-term"_s,
+                u"--sleep-ms"_s, u"20000"_s}));
+    QVERIFY2(run.exitCode == 5, qPrintable(run.dump()));
+    // Three seconds of grace, then SIGKILL.
+    QVERIFY2(run.elapsedMs >= 2900 && run.elapsedMs < 10000, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(u"node(s) 0 still running 3 s after SIGTERM; killing them"_s), qPrintable(run.err));
+    QVERIFY2(run.err.contains(u"mmpirun:   node 0: killed by mmpirun after the 3 s grace period"_s), qPrintable(run.err));
+    QVERIFY(allGone(reports(run.out)));
+}
+
+void TestMmpirun::timeoutStopsTheJob()
+{
+    const Run run = runMmpirun(probeArgs(3, {u"--timeout"_s, u"1"_s}, {u"--sleep-ms"_s, u"20000"_s}));
+    QVERIFY2(run.exitCode == 124, qPrintable(run.dump()));
+    QVERIFY2(run.elapsedMs >= 900 && run.elapsedMs < 10000, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(u"mmpirun: timeout after 1 s; nodes still running: 0-2\n"_s), qPrintable(run.err));
+    QVERIFY2(run.err.contains(u"mmpirun: job timed out (exit status 124):"_s), qPrintable(run.err));
+    const QList<Report> all = reports(run.out);
+    QCOMPARE(all.size(), 3);
+    QVERIFY(allGone(all));
+}
+
+void TestMmpirun::signalsAreForwarded_data()
+{
+    QTest::addColumn<int>("signal");
+    QTest::addRow("SIGINT") << int(SIGINT);
+    QTest::addRow("SIGTERM") << int(SIGTERM);
+}
+
+void TestMmpirun::signalsAreForwarded()
+{
+    QFETCH(int, signal);
+    QProcess process;
+    process.start(mmpirun, probeArgs(3, {}, {u"--sleep-ms"_s, u"20000"_s}));
+    QVERIFY(process.waitForStarted(10000));
+    // Wait until every node runs, then signal mmpirun only (not its process group).
+    QByteArray out;
+    QDeadlineTimer deadline(15000);
+    while (reports(QString::fromUtf8(out)).size() < 3 && !deadline.hasExpired()) {
+        process.waitForReadyRead(int(qMax<qint64>(1, deadline.remainingTime())));
+        out += process.readAllStandardOutput();
+    }
+    QCOMPARE(reports(QString::fromUtf8(out)).size(), 3);
+    QElapsedTimer clock;
+    clock.start();
+    QCOMPARE(::kill(pid_t(process.processId()), signal), 0);
+    QVERIFY(process.waitForFinished(10000));
+    out += process.readAllStandardOutput();
+    const QString err = QString::fromUtf8(process.readAllStandardError());
+    QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(process.exitCode() == 128 + signal, qPrintable(err));
+    QVERIFY2(clock.elapsed() < 5000, qPrintable(err));
+    const QString name = signal == SIGINT ? u"SIGINT"_s : u"SIGTERM"_s;
+    QVERIFY2(err.contains(u"mmpirun: received %1; stopping the nodes"_s.arg(name)), qPrintable(err));
+    QVERIFY2(err.contains(u"mmpirun:   nodes 0-2: stopped by mmpirun"_s), qPrintable(err));
+    QVERIFY(allGone(reports(QString::fromUtf8(out))));
+}
+
+QTEST_GUILESS_MAIN(TestMmpirun)
+#include "tst_mmpirun.moc"

@@ -1,0 +1,83 @@
+#include "launchenvironment.h"
+
+#include <mmpi/core/logging.h>
+
+#include <QCoreApplication>
+#include <QHostAddress>
+#include <QRandomGenerator>
+#include <QTcpServer>
+
+#include <array>
+
+namespace mmpi::tools {
+
+namespace {
+
+using namespace Qt::StringLiterals;
+
+// 32 bytes from the system's cryptographic generator, as 64 lower-case hex digits.
+QString makeWorldKey()
+{
+    std::array<quint32, 8> words;
+    QRandomGenerator::system()->fillRange(words.data(), qsizetype(words.size()));
+    const QByteArray key(reinterpret_cast<const char *>(words.data()), qsizetype(sizeof(words)));
+    return QString::fromLatin1(key.toHex());
+}
+
+QString localRootAddress()
+{
+    const quint32 salt = QRandomGenerator::system()->generate();
+    return u"local://mmpi-%1-%2"_s.arg(QCoreApplication::applicationPid())
+        .arg(salt, 8, 16, QLatin1Char('0'));
+}
+
+} // namespace
+
+LaunchEnvironment::LaunchEnvironment(LaunchEnvironment &&) noexcept = default;
+LaunchEnvironment &LaunchEnvironment::operator=(LaunchEnvironment &&) noexcept = default;
+LaunchEnvironment::~LaunchEnvironment() = default;
+
+Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options)
+{
+    LaunchEnvironment env;
+    if (options.transport == u"tcp"_s) {
+        env.m_portHolder = std::make_unique<QTcpServer>();
+        if (!env.m_portHolder->listen(QHostAddress::LocalHost, 0))
+            return Error(ErrorCode::ListenFailed, u"cannot find a free TCP port on 127.0.0.1: %1"_s
+                                                      .arg(env.m_portHolder->errorString()));
+        env.m_rootAddress = u"tcp://127.0.0.1:%1"_s.arg(env.m_portHolder->serverPort());
+    } else {
+        env.m_rootAddress = localRootAddress();
+    }
+    const QString worldName = options.worldName.isEmpty()
+        ? u"mmpirun-%1"_s.arg(QCoreApplication::applicationPid())
+        : options.worldName;
+
+    env.m_common = QProcessEnvironment::systemEnvironment();
+    env.m_common.insert(u"MMPI_SIZE"_s, QString::number(options.nodes));
+    env.m_common.insert(u"MMPI_TRANSPORT"_s, options.transport);
+    env.m_common.insert(u"MMPI_ROOT_ADDRESS"_s, env.m_rootAddress);
+    env.m_common.insert(u"MMPI_WORLD_KEY"_s, makeWorldKey());
+    env.m_common.insert(u"MMPI_WORLD_NAME"_s, worldName);
+    env.m_common.insert(u"MMPI_FORMATION_TIMEOUT_MS"_s, QString::number(options.formationTimeout.count()));
+    env.m_common.insert(u"MMPI_LAUNCHER"_s, u"mmpirun"_s);
+    // The key is deliberately not logged.
+    qCDebug(lcTools) << "world" << worldName << "of" << options.nodes << "node(s), root at" << env.m_rootAddress;
+    return env;
+}
+
+QProcessEnvironment LaunchEnvironment::forRank(int rank) const
+{
+    QProcessEnvironment env = m_common;
+    env.insert(u"MMPI_RANK"_s, QString::number(rank));
+    return env;
+}
+
+void LaunchEnvironment::releaseRootPort()
+{
+    if (m_portHolder)
+        m_portHolder->close();
+    m_portHolder.reset();
+}
+
+} // namespace mmpi::tools

@@ -1,0 +1,72 @@
+// Launcher: runs one mmpirun job. It owns one QProcess per node, forwards their
+// output line by line, stops the job when a node fails, the timeout expires or
+// mmpirun is signalled, and works out the exit status (docs/mmpirun.md).
+#pragma once
+
+#include "launchenvironment.h"
+#include "launchoptions.h"
+#include "signalwatcher.h"
+
+#include <QObject>
+#include <QProcess>
+#include <QTimer>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace mmpi::tools {
+
+class Launcher : public QObject
+{
+    Q_OBJECT
+public:
+    // How long a node may take to exit after SIGTERM before it gets SIGKILL.
+    static constexpr std::chrono::milliseconds GracePeriod{3000};
+
+    Launcher(LaunchOptions options, LaunchEnvironment environment, QObject *parent = nullptr);
+    ~Launcher() override;
+
+    // Starts rank 0, then every other rank at once (the world layer retries
+    // joining the root until its formation deadline). finished() follows
+    // exactly once, from the event loop.
+    void start();
+
+Q_SIGNALS:
+    void finished(int exitStatus);
+
+private:
+    struct Node;
+    // Why the job is being stopped; the first cause wins.
+    enum class StopCause { None, StartFailed, NodeFailed, Timeout, Signal };
+
+    void connectNode(Node &node);
+    void startNode(Node &node);
+    void onStartFailed(Node &node);
+    void onNodeFinished(Node &node, int exitCode, QProcess::ExitStatus exitStatus);
+    void onTimeout();
+    void onSignal(int signal);
+    void onGraceExpired();
+
+    void reportFailure(const Node &node);
+    void stopNodes(StopCause cause);
+    void killNodes();
+    void finishIfDone();
+    int exitStatus() const;
+    void printSummary(int status) const;
+    QList<int> runningRanks() const;
+
+    LaunchOptions m_options;
+    LaunchEnvironment m_environment;
+    std::vector<std::unique_ptr<Node>> m_nodes;
+    SignalWatcher m_signals;
+    QTimer m_timeout;
+    QTimer m_grace;
+    // Runs in each node's process between fork and exec.
+    std::function<void()> m_childSetup;
+    StopCause m_cause = StopCause::None;
+    int m_signal = 0;
+    bool m_finished = false;
+};
+
+} // namespace mmpi::tools

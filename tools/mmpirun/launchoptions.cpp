@@ -1,0 +1,210 @@
+#include "launchoptions.h"
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+#include <climits>
+#include <cmath>
+
+namespace mmpi::tools {
+
+namespace {
+
+using namespace Qt::StringLiterals;
+
+const QStringList knownTransports = {u"local"_s, u"tcp"_s};
+
+Error usageError(const QString &message)
+{
+    return {ErrorCode::BadConfiguration, message};
+}
+
+// The parser and its options, built the same way for parsing and for --help.
+struct CommandLine
+{
+    QCommandLineParser parser;
+    QCommandLineOption nodes{{u"n"_s, u"nodes"_s},
+        u"Number of nodes (ranks) to start, 1 to %1. Required."_s.arg(LaunchOptions::MaxNodes), u"N"_s};
+    QCommandLineOption transport{u"transport"_s,
+        u"Transport the nodes form their world over: local or tcp (default: local)."_s, u"name"_s,
+        u"local"_s};
+    QCommandLineOption timeout{u"timeout"_s,
+        u"Stop every node and exit with status 124 if the job still runs after S seconds; "
+        "0 means no limit (default: 0)."_s, u"S"_s, u"0"_s};
+    QCommandLineOption formationTimeout{u"formation-timeout"_s,
+        u"Deadline in seconds for forming the world, given to the nodes as "
+        "MMPI_FORMATION_TIMEOUT_MS (default: 30)."_s, u"S"_s, u"30"_s};
+    QCommandLineOption worldName{u"world-name"_s,
+        u"Name of the world (default: mmpirun-<pid of mmpirun>)."_s, u"NAME"_s};
+    QCommandLineOption keepGoing{u"keep-going"_s,
+        u"When a node exits with a non-zero status or crashes, let the other nodes run "
+        "to completion instead of stopping them (default: off)."_s};
+    QCommandLineOption noPrefix{u"no-prefix"_s,
+        u"Do not prefix each output line with \"[rank] \" (default: prefix on)."_s};
+    QCommandLineOption help = parser.addHelpOption();
+    QCommandLineOption version = parser.addVersionOption();
+
+    CommandLine()
+    {
+        parser.setApplicationDescription(
+            u"Starts N copies of a program on this machine as the ranks of one MMPI world."_s);
+        // Everything after the program name belongs to the program, with or without "--".
+        parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsPositionalArguments);
+        parser.addOptions({nodes, transport, timeout, formationTimeout, worldName, keepGoing, noPrefix});
+        parser.addPositionalArgument(u"program"_s,
+            u"The program every node runs: a path, a name on PATH, or a name next to mmpirun."_s,
+            u"[--] program"_s);
+        parser.addPositionalArgument(u"args"_s, u"Arguments given to every node."_s, u"[args...]"_s);
+    }
+};
+
+const char *const epilogue = R"(
+Environment of every node (the rest is inherited from mmpirun):
+  MMPI_RANK                  rank of this node, 0..N-1
+  MMPI_SIZE                  number of nodes, N
+  MMPI_TRANSPORT             local or tcp
+  MMPI_ROOT_ADDRESS          where rank 0 listens: local://mmpi-<pid>-<8 hex digits>
+                             or tcp://127.0.0.1:<free port>
+  MMPI_WORLD_KEY             a fresh random 32-byte world key, hex-encoded (64 digits);
+                             mmpirun never prints it
+  MMPI_WORLD_NAME            --world-name, default mmpirun-<pid>
+  MMPI_FORMATION_TIMEOUT_MS  --formation-timeout in milliseconds
+  MMPI_LAUNCHER              mmpirun
+
+Output: every line a node writes to stdout (stderr) goes to mmpirun's stdout
+(stderr) whole, prefixed "[rank] "; stdin of the nodes is empty.
+
+Exit status:
+  0        every node exited with status 0
+  1..255   otherwise the worst status of the nodes that ended on their own:
+           the largest exit code, a node killed by signal S counting as 128+S
+           (134 for abort()); nodes mmpirun stopped do not count
+  2        bad command line or program not found (no node was started)
+  124      --timeout expired
+  125      mmpirun itself failed before starting the nodes
+  127      a node failed to start
+  130/143  mmpirun got SIGINT/SIGTERM (it stops the nodes first)
+
+Examples:
+  mmpirun -n 4 mmpi-ring
+  mmpirun -n 8 --transport tcp --timeout 120 -- ./myapp --rounds 10
+  mmpirun -n 3 --keep-going --no-prefix ./myapp > all-ranks.txt
+)";
+
+// Seconds as the user wrote them ("1", "0.5") to milliseconds, within what a
+// QTimer and an int environment variable can hold.
+Result<std::chrono::milliseconds> parseSeconds(const QString &option, const QString &text, bool zeroAllowed)
+{
+    bool ok = false;
+    const double seconds = text.toDouble(&ok);
+    const double ms = std::round(seconds * 1000.0);
+    const bool inRange = ok && std::isfinite(seconds) && ms >= (zeroAllowed ? 0 : 1) && ms <= INT_MAX;
+    if (!inRange)
+        return usageError(u"--%1 expects %2 number of seconds, got '%3'"_s.arg(
+            option, zeroAllowed ? u"a non-negative"_s : u"a positive"_s, text));
+    return std::chrono::milliseconds(qint64(ms));
+}
+
+Result<int> parseNodeCount(const CommandLine &cl)
+{
+    if (!cl.parser.isSet(cl.nodes))
+        return usageError(u"the number of nodes is missing: give -n N (1 to %1)"_s.arg(LaunchOptions::MaxNodes));
+    const QString text = cl.parser.value(cl.nodes);
+    bool ok = false;
+    const int n = text.toInt(&ok);
+    if (!ok || n < 1 || n > LaunchOptions::MaxNodes)
+        return usageError(u"-n expects a number of nodes from 1 to %1, got '%2'"_s.arg(LaunchOptions::MaxNodes).arg(text));
+    return n;
+}
+
+Result<void> readOptions(const CommandLine &cl, LaunchOptions &options)
+{
+    const auto nodes = parseNodeCount(cl);
+    if (!nodes)
+        return nodes.error();
+    options.nodes = *nodes;
+
+    options.transport = cl.parser.value(cl.transport);
+    if (!knownTransports.contains(options.transport))
+        return usageError(u"unknown transport '%1' (use %2)"_s.arg(options.transport, knownTransports.join(u" or "_s)));
+
+    const auto timeout = parseSeconds(cl.timeout.names().constFirst(), cl.parser.value(cl.timeout), true);
+    if (!timeout)
+        return timeout.error();
+    options.timeout = *timeout;
+    const auto formation = parseSeconds(cl.formationTimeout.names().constFirst(),
+                                        cl.parser.value(cl.formationTimeout), false);
+    if (!formation)
+        return formation.error();
+    options.formationTimeout = *formation;
+
+    if (cl.parser.isSet(cl.worldName)) {
+        options.worldName = cl.parser.value(cl.worldName);
+        // The world layer carries the name in control messages, strings of at most 1024 characters.
+        if (options.worldName.isEmpty() || options.worldName.size() > 1024)
+            return usageError(u"--world-name must have 1 to 1024 characters"_s);
+    }
+    options.keepGoing = cl.parser.isSet(cl.keepGoing);
+    options.prefixOutput = !cl.parser.isSet(cl.noPrefix);
+    return success();
+}
+
+} // namespace
+
+// Like a shell: a name with '/' is a path, anything else is looked up on PATH.
+// The last resort, mmpirun's own directory, lets the build tree's bin/ work
+// without being on PATH.
+Result<QString> resolveProgram(const QString &program, const QString &ownDirectory)
+{
+    if (program.isEmpty())
+        return usageError(u"the program name is empty"_s);
+    if (program.contains(u'/')) {
+        const QFileInfo info(program);
+        if (!info.exists())
+            return usageError(u"program '%1' does not exist"_s.arg(program));
+        return info.absoluteFilePath();
+    }
+    QString found = QStandardPaths::findExecutable(program);
+    if (found.isEmpty() && !ownDirectory.isEmpty())
+        found = QStandardPaths::findExecutable(program, {ownDirectory});
+    if (found.isEmpty())
+        return usageError(u"program '%1' not found on PATH or in %2"_s.arg(program, ownDirectory));
+    return found;
+}
+
+Result<LaunchOptions> parseLaunchOptions(const QStringList &arguments, const QString &ownDirectory)
+{
+    CommandLine cl;
+    if (!cl.parser.parse(arguments))
+        return usageError(cl.parser.errorText());
+    LaunchOptions options;
+    if (cl.parser.isSet(cl.help) || cl.parser.isSet(u"help-all"_s)) {
+        options.action = LaunchOptions::Action::ShowHelp;
+        return options;
+    }
+    if (cl.parser.isSet(cl.version)) {
+        options.action = LaunchOptions::Action::ShowVersion;
+        return options;
+    }
+    if (auto read = readOptions(cl, options); !read)
+        return read.error();
+
+    QStringList positional = cl.parser.positionalArguments();
+    if (positional.isEmpty())
+        return usageError(u"no program given: mmpirun -n N [options] [--] program [args...]"_s);
+    const auto program = resolveProgram(positional.takeFirst(), ownDirectory);
+    if (!program)
+        return program.error();
+    options.program = *program;
+    options.arguments = positional;
+    return options;
+}
+
+QString launchHelpText()
+{
+    CommandLine cl;
+    return cl.parser.helpText() + QString::fromUtf8(epilogue);
+}
+
+} // namespace mmpi::tools

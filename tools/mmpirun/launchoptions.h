@@ -1,0 +1,50 @@
+// LaunchOptions: what one mmpirun invocation asks for, parsed and validated from
+// the command line before anything starts, so that every usage error is reported
+// (exit status 2) while no node is running yet.
+#pragma once
+
+#include <mmpi/core/result.h>
+
+#include <QString>
+#include <QStringList>
+
+#include <chrono>
+
+namespace mmpi::tools {
+
+struct LaunchOptions
+{
+    enum class Action { Run, ShowHelp, ShowVersion };
+
+    static constexpr int MaxNodes = 256;
+
+    Action action = Action::Run;
+    int nodes = 0;
+    QString transport = QStringLiteral("local");
+    // Zero: no limit.
+    std::chrono::milliseconds timeout{0};
+    std::chrono::milliseconds formationTimeout{30000};
+    // Empty: "mmpirun-<pid>".
+    QString worldName;
+    bool keepGoing = false;
+    bool prefixOutput = true;
+    // Resolved like a shell would (see resolveProgram) and made absolute.
+    QString program;
+    QStringList arguments;
+};
+
+// `arguments` as QCoreApplication::arguments() gives them; `ownDirectory` is
+// where mmpirun lives, searched for the program after PATH so that
+// `mmpirun -n 4 mmpi-ring` works in the build tree. The error message is ready
+// to print after "mmpirun: ".
+Result<LaunchOptions> parseLaunchOptions(const QStringList &arguments, const QString &ownDirectory);
+
+// Finds the program like a shell: a name containing '/' is a path (it must
+// exist), anything else is searched on PATH and then in `ownDirectory`.
+Result<QString> resolveProgram(const QString &program, const QString &ownDirectory);
+
+// The full --help text: usage, every option with its default, the environment
+// contract, exit statuses and examples.
+QString launchHelpText();
+
+} // namespace mmpi::tools
