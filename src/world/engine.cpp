@@ -13,6 +13,8 @@ namespace {
 // Frames a peer may send between its Start and ours are held; more than this
 // is not a race but a misbehaving peer.
 constexpr qint64 MaxEarlyBytes = 64LL * 1024 * 1024;
+// How long past its deadline a node linked to the root waits for the root's Abort.
+constexpr std::chrono::milliseconds RootAbortGrace{2000};
 
 QString rankList(const QList<int> &ranks)
 {
@@ -36,7 +38,13 @@ bool isTransient(const Error &error)
 } // namespace
 
 Engine::Engine(const WorldConfig &config, const QString &nodeId)
-    : m_config(config), m_nodeId(nodeId)
+    : m_config(config)
+    , m_nodeId(nodeId)
+    // Parented so that moveToThread() takes the timers to the progress thread.
+    , m_deadline(this)
+    , m_discoveryTimer(this)
+    , m_closeTimer(this)
+    , m_flushTimer(this)
 {
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, &Engine::handleDeadline);
@@ -379,7 +387,9 @@ void Engine::connectToLowerRank(int rank)
     auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Mesh,
                                          m_config.handshakeTimeout, this);
     connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
-        if (peer.rank != rank || peer.nodeId != m_peers.at(rank).info.nodeId) {
+        // The node id (bound into the acceptor's MAC) decides who this is: the
+        // acceptor may not have its rank table yet and then claims no rank.
+        if (peer.nodeId != m_peers.at(rank).info.nodeId) {
             l->close();
             l->deleteLater();
             return fail({ErrorCode::ProtocolViolation,
@@ -555,6 +565,14 @@ void Engine::handleDeadline()
 {
     if (m_state != World::State::Forming)
         return;
+    // The root knows what is missing and aborts with that reason at its own
+    // deadline; a node still linked to it waits a little for that message
+    // instead of failing first with a vaguer one of its own.
+    if (!m_config.isRoot() && !m_deadlineGraceUsed && !m_peers.isEmpty() && m_peers.at(0).link) {
+        m_deadlineGraceUsed = true;
+        m_deadline.start(RootAbortGrace);
+        return;
+    }
     fail({ErrorCode::FormationTimeout,
           QStringLiteral("formation timed out after %1 ms: %2")
               .arg(m_config.formationTimeout.count())

@@ -109,6 +109,7 @@ private:
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_earlyMeshLinks;
     QString m_lastRootError;
     int m_rootAttempts = 0;
+    bool m_deadlineGraceUsed = false;
     QHash<int, int> m_meshAttempts;
     // frames that arrive between a peer's Start and ours
     QList<Frame> m_earlyFrames;

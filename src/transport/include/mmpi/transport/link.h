@@ -44,6 +44,9 @@ public:
     // Close the link; state becomes Closed (stateChanged is emitted once).
     virtual void close() = 0;
 
+    // A slot connected to any of these signals may close() the link, which
+    // then stops delivering at once. To delete it from such a slot use
+    // deleteLater(), never delete: the link is still emitting.
 Q_SIGNALS:
     void stateChanged(mmpi::Link::State state);
     void frameReceived(const mmpi::Frame &frame);
@@ -54,7 +57,9 @@ Q_SIGNALS:
 protected:
     void setState(State state);
     void setError(const Error &error); // records and emits errorOccurred
-    LinkCounters &counters() { return m_counters; }
+    // Not an overload of counters(): through a non-const Link* a protected
+    // overload would win and make the public accessor unusable.
+    LinkCounters &mutableCounters() { return m_counters; }
 
 private:
     State m_state = State::Connecting;

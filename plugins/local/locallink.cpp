@@ -1,0 +1,60 @@
+#include "locallink.h"
+
+#include "localaddress.h"
+
+namespace mmpi {
+
+LocalLink::LocalLink(QLocalSocket *socket, QString peerAddress, DecoderLimits limits, QObject *parent)
+    : StreamLink(socket, limits, parent), m_socket(socket), m_peerAddress(std::move(peerAddress))
+{
+    connect(socket, &QLocalSocket::connected, this, &LocalLink::handleConnected);
+    connect(socket, &QLocalSocket::disconnected, this, &LocalLink::handleDisconnected);
+    connect(socket, &QLocalSocket::errorOccurred, this, &LocalLink::handleSocketError);
+}
+
+LocalLink *LocalLink::connectTo(const QString &serverName, DecoderLimits limits, QObject *parent)
+{
+    auto *link = new LocalLink(new QLocalSocket, formatLocalAddress(serverName), limits, parent);
+    QMetaObject::invokeMethod(link, [link, serverName] { link->startConnecting(serverName); },
+                              Qt::QueuedConnection);
+    return link;
+}
+
+LocalLink *LocalLink::accept(QLocalSocket *socket, QString peerAddress, DecoderLimits limits,
+                             QObject *parent)
+{
+    auto *link = new LocalLink(socket, std::move(peerAddress), limits, parent);
+    link->handleConnected();
+    return link;
+}
+
+void LocalLink::startConnecting(const QString &serverName)
+{
+    if (state() == State::Connecting) // not closed before it started
+        m_socket->connectToServer(serverName);
+}
+
+void LocalLink::closeDevice()
+{
+    // Not abort(): frames already queued (a Goodbye) are still sent.
+    if (m_socket->state() != QLocalSocket::UnconnectedState)
+        m_socket->disconnectFromServer();
+}
+
+void LocalLink::handleSocketError(QLocalSocket::LocalSocketError error)
+{
+    if (state() == State::Connecting) {
+        // Qt calls a name nobody listens on "Invalid name".
+        const QString reason = error == QLocalSocket::ServerNotFoundError
+                                   ? QStringLiteral("no server is listening there")
+                                   : m_socket->errorString();
+        return handleDeviceError(ErrorCode::ConnectFailed,
+                                 QStringLiteral("cannot connect to %1: %2").arg(m_peerAddress, reason));
+    }
+    // An orderly close is not an error; disconnected() follows and decides.
+    if (error == QLocalSocket::PeerClosedError)
+        return;
+    handleDeviceError(ErrorCode::LinkError, m_socket->errorString());
+}
+
+} // namespace mmpi

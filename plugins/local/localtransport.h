@@ -1,0 +1,49 @@
+// LocalTransport: links between processes on one machine over local sockets
+// (QLocalServer/QLocalSocket), and discovery through a shared directory
+// (LocalRendezvous). Addresses: "local://<server name>". Options and defaults:
+// docs/transports.md.
+#pragma once
+
+#include "localrendezvous.h"
+
+#include <mmpi/transport/transport.h>
+#include <mmpi/wire/framedecoder.h>
+
+#include <QLocalServer>
+
+namespace mmpi {
+
+class LocalTransport : public Transport
+{
+    Q_OBJECT
+public:
+    explicit LocalTransport(QObject *parent = nullptr);
+    ~LocalTransport() override;
+
+    QString name() const override { return QStringLiteral("local"); }
+    Result<void> configure(const QVariantMap &options) override;
+
+    Result<QString> listen(const QString &address) override;
+    QString listenAddress() const override;
+    void stopListening() override;
+    Result<Link *> connectTo(const QString &address) override;
+
+    bool supportsDiscovery() const override { return true; }
+    Result<void> advertise(const PeerAdvert &advert) override;
+    void stopAdvertising() override;
+    Result<void> startDiscovery(const QString &worldName) override;
+    void stopDiscovery() override;
+
+private:
+    static QString uniqueServerName();
+    static bool isServing(const QString &serverName);
+    Result<void> listenOn(const QString &serverName);
+    void acceptPendingLinks();
+
+    DecoderLimits m_limits;
+    QLocalServer m_server;
+    LocalRendezvous m_rendezvous;
+    quint64 m_acceptedCount = 0;
+};
+
+} // namespace mmpi

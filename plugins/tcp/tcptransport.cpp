@@ -1,0 +1,145 @@
+#include "tcptransport.h"
+
+#include "tcpaddress.h"
+#include "tcplink.h"
+
+#include <mmpi/core/logging.h>
+#include <mmpi/transport/optionreader.h>
+
+namespace mmpi {
+
+namespace {
+
+QList<QHostAddress> parseTargets(OptionReader &reader, const QStringList &texts)
+{
+    QList<QHostAddress> targets;
+    for (const QString &text : texts) {
+        const QHostAddress target(text);
+        if (target.isNull())
+            reader.reject(QStringLiteral("beaconTargets"), QStringLiteral("'%1' is not an IP address").arg(text));
+        targets << target;
+    }
+    return targets;
+}
+
+} // namespace
+
+TcpTransport::TcpTransport(QObject *parent)
+    : Transport(parent), m_server(this), m_beacon(this)
+{
+    connect(&m_server, &QTcpServer::newConnection, this, &TcpTransport::acceptPendingLinks);
+    connect(&m_server, &QTcpServer::acceptError, this, &TcpTransport::handleAcceptError);
+    connect(&m_beacon, &TcpBeacon::peerDiscovered, this, &Transport::peerDiscovered);
+}
+
+TcpTransport::~TcpTransport() = default;
+
+Result<void> TcpTransport::configure(const QVariantMap &options)
+{
+    OptionReader reader(name(), options);
+    Options parsed;
+    parsed.listenHost = reader.string(QStringLiteral("listenHost"), parsed.listenHost);
+    if (!listenHostAddress(parsed.listenHost))
+        reader.reject(QStringLiteral("listenHost"),
+                      QStringLiteral("'%1' is not an IP address, 'any' or 'localhost'").arg(parsed.listenHost));
+    parsed.beaconPort = quint16(reader.integer(QStringLiteral("beaconPort"), parsed.beaconPort, 1, 65535));
+    parsed.beaconTargets = parseTargets(reader, reader.stringList(QStringLiteral("beaconTargets"), {}));
+    parsed.beaconInterval = int(reader.integer(QStringLiteral("beaconInterval"), parsed.beaconInterval, 10, 60000));
+    parsed.connectTimeout = int(reader.integer(QStringLiteral("connectTimeout"), parsed.connectTimeout, 1, 600000));
+    parsed.limits = reader.decoderLimits();
+    if (auto ok = reader.finish(); !ok)
+        return ok;
+    m_options = parsed;
+    return success();
+}
+
+Result<QString> TcpTransport::listen(const QString &address)
+{
+    if (m_server.isListening())
+        return Error(ErrorCode::ListenFailed, QStringLiteral("already listening at %1").arg(listenAddress()));
+    TcpEndpoint endpoint{m_options.listenHost, 0};
+    if (!address.isEmpty()) {
+        auto parsed = parseTcpAddress(address);
+        if (!parsed)
+            return parsed.error();
+        endpoint = *parsed;
+    }
+    const auto host = listenHostAddress(endpoint.host);
+    if (!host)
+        return Error(ErrorCode::BadAddress, QStringLiteral("cannot listen on '%1': the host must be an IP "
+                                                           "address, 'any' or 'localhost'").arg(endpoint.host));
+    if (!m_server.listen(*host, endpoint.port))
+        return Error(ErrorCode::ListenFailed, QStringLiteral("cannot listen on %1: %2")
+                                                  .arg(formatTcpAddress(endpoint.host, endpoint.port),
+                                                       m_server.errorString()));
+    qCDebug(lcTransport).noquote() << "listening at" << listenAddress();
+    return listenAddress();
+}
+
+QString TcpTransport::listenAddress() const
+{
+    if (!m_server.isListening())
+        return {};
+    return formatTcpAddress(m_server.serverAddress(), m_server.serverPort());
+}
+
+void TcpTransport::stopListening()
+{
+    m_server.close();
+}
+
+Result<Link *> TcpTransport::connectTo(const QString &address)
+{
+    auto endpoint = parseTcpAddress(address);
+    if (!endpoint)
+        return endpoint.error();
+    if (endpoint->port == 0)
+        return Error(ErrorCode::BadAddress, QStringLiteral("cannot connect to '%1': port 0").arg(address));
+    return TcpLink::connectTo(*endpoint, m_options.connectTimeout, m_options.limits, this);
+}
+
+Result<void> TcpTransport::advertise(const PeerAdvert &advert)
+{
+    auto endpoint = parseTcpAddress(advert.address.isEmpty() ? listenAddress() : advert.address);
+    if (!endpoint)
+        return endpoint.error();
+    const QList<QHostAddress> targets =
+        m_options.beaconTargets.isEmpty() ? TcpBeacon::defaultTargets() : m_options.beaconTargets;
+    return m_beacon.startAdvertising({advert.worldName, advert.nodeId, endpoint->host, endpoint->port},
+                                     targets, m_options.beaconPort, m_options.beaconInterval);
+}
+
+void TcpTransport::stopAdvertising()
+{
+    m_beacon.stopAdvertising();
+}
+
+Result<void> TcpTransport::startDiscovery(const QString &worldName)
+{
+    return m_beacon.startListening(worldName, m_options.beaconPort);
+}
+
+void TcpTransport::stopDiscovery()
+{
+    m_beacon.stopListening();
+}
+
+void TcpTransport::acceptPendingLinks()
+{
+    QPointer<TcpTransport> self(this);
+    while (self && m_server.hasPendingConnections()) {
+        QTcpSocket *socket = m_server.nextPendingConnection();
+        Link *link = TcpLink::accept(socket, m_options.limits, this);
+        qCDebug(lcTransport).noquote() << "accepted a link from" << link->peerAddress();
+        Q_EMIT incomingLink(link);
+    }
+}
+
+void TcpTransport::handleAcceptError(QAbstractSocket::SocketError)
+{
+    Q_EMIT errorOccurred(Error(ErrorCode::LinkError,
+                               QStringLiteral("cannot accept a link at %1: %2")
+                                   .arg(listenAddress(), m_server.errorString())));
+}
+
+} // namespace mmpi

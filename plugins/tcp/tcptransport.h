@@ -1,0 +1,56 @@
+// TcpTransport: links over TCP between hosts of an IP network (or processes on
+// one host over loopback), and discovery by UDP beacon (TcpBeacon).
+// Addresses: "tcp://host:port", "tcp://[v6-host]:port". Options and defaults:
+// docs/transports.md.
+#pragma once
+
+#include "tcpbeacon.h"
+
+#include <mmpi/transport/transport.h>
+#include <mmpi/wire/framedecoder.h>
+
+#include <QTcpServer>
+
+namespace mmpi {
+
+class TcpTransport : public Transport
+{
+    Q_OBJECT
+public:
+    explicit TcpTransport(QObject *parent = nullptr);
+    ~TcpTransport() override;
+
+    QString name() const override { return QStringLiteral("tcp"); }
+    Result<void> configure(const QVariantMap &options) override;
+
+    Result<QString> listen(const QString &address) override;
+    QString listenAddress() const override;
+    void stopListening() override;
+    Result<Link *> connectTo(const QString &address) override;
+
+    bool supportsDiscovery() const override { return true; }
+    Result<void> advertise(const PeerAdvert &advert) override;
+    void stopAdvertising() override;
+    Result<void> startDiscovery(const QString &worldName) override;
+    void stopDiscovery() override;
+
+private:
+    struct Options
+    {
+        QString listenHost = QStringLiteral("127.0.0.1");
+        quint16 beaconPort = 47474;
+        QList<QHostAddress> beaconTargets; // empty: TcpBeacon::defaultTargets()
+        int beaconInterval = 500;
+        int connectTimeout = 5000;
+        DecoderLimits limits;
+    };
+
+    void acceptPendingLinks();
+    void handleAcceptError(QAbstractSocket::SocketError error);
+
+    Options m_options;
+    QTcpServer m_server;
+    TcpBeacon m_beacon;
+};
+
+} // namespace mmpi

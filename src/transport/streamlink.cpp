@@ -1,0 +1,159 @@
+#include <mmpi/transport/streamlink.h>
+
+#include <mmpi/core/logging.h>
+
+#include <QTimer>
+
+namespace mmpi {
+
+namespace {
+
+// How long a closed link's device may keep flushing queued bytes (a Goodbye,
+// say) after the link itself is gone.
+constexpr int LingerTimeoutMs = 10000;
+
+// close() must not drop what sendFrame() already queued, and links are usually
+// deleted right after closing. A device that still has bytes to write is
+// therefore detached from the link and deletes itself once they are handed to
+// the operating system (or the linger timeout passes).
+void lingerUntilFlushed(QIODevice *device)
+{
+    if (!device->isOpen() || device->bytesToWrite() == 0)
+        return;
+    device->setParent(nullptr);
+    QObject::connect(device, &QIODevice::bytesWritten, device, [device] {
+        if (device->bytesToWrite() == 0)
+            device->deleteLater();
+    });
+    QTimer::singleShot(LingerTimeoutMs, device, &QObject::deleteLater);
+}
+
+} // namespace
+
+StreamLink::StreamLink(QIODevice *device, DecoderLimits limits, QObject *parent)
+    : Link(parent), m_device(device), m_decoder(limits)
+{
+    Q_ASSERT(device);
+    device->setParent(this);
+    connect(device, &QIODevice::readyRead, this, &StreamLink::handleReadyRead);
+    connect(device, &QIODevice::bytesWritten, this, &StreamLink::handleBytesWritten);
+}
+
+// The device is a child and goes with the link. Nothing is emitted from here:
+// call close() first to tell receivers and to flush queued frames.
+StreamLink::~StreamLink() = default;
+
+void StreamLink::sendFrame(const Frame &frame)
+{
+    if (state() != State::Connected || !m_device) {
+        qCDebug(lcTransport).noquote() << "not sending a frame to" << peerAddress()
+                                       << ": the link is" << state();
+        return;
+    }
+    const QByteArray bytes = encodeFrame(frame);
+    const qint64 written = m_device->write(bytes);
+    if (written != bytes.size())
+        return failWith(Error(ErrorCode::LinkError, QStringLiteral("cannot queue a frame of %1 bytes: %2")
+                                                        .arg(bytes.size()).arg(m_device->errorString())));
+    ++mutableCounters().framesSent;
+}
+
+qint64 StreamLink::bytesToWrite() const
+{
+    return m_device ? m_device->bytesToWrite() : 0;
+}
+
+void StreamLink::close()
+{
+    if (state() == State::Closed)
+        return;
+    if (QIODevice *device = m_device) {
+        // Whatever the device says while it closes is no news to us.
+        device->disconnect(this);
+        closeDevice();
+        lingerUntilFlushed(device);
+    }
+    setState(State::Closed);
+}
+
+void StreamLink::handleConnected()
+{
+    if (state() != State::Connecting)
+        return;
+    setState(State::Connected);
+    // Bytes that arrived before anyone could listen for readyRead would
+    // otherwise wait for the next packet. Queued, so that the creator of an
+    // accepted link connects its slots first.
+    if (m_device && m_device->bytesAvailable() > 0)
+        QMetaObject::invokeMethod(this, &StreamLink::handleReadyRead, Qt::QueuedConnection);
+}
+
+void StreamLink::handleDisconnected()
+{
+    if (state() == State::Closed)
+        return;
+    QPointer<StreamLink> self(this);
+    // Frames that arrived just before the end are still delivered.
+    handleReadyRead();
+    if (!self || state() == State::Closed)
+        return;
+    if (const qint64 buffered = m_decoder.bufferedBytes(); buffered > 0)
+        return failWith(Error(ErrorCode::LinkClosed,
+                              QStringLiteral("peer closed the link in the middle of a frame "
+                                             "(%1 bytes buffered)")
+                                  .arg(buffered)));
+    qCDebug(lcTransport).noquote() << "peer" << peerAddress() << "closed the link";
+    close();
+}
+
+void StreamLink::handleDeviceError(ErrorCode code, const QString &message)
+{
+    if (state() == State::Closed)
+        return;
+    failWith(Error(code, message));
+}
+
+// Reads no more than the decoder can take, and delivers each frame as soon as
+// it is complete. Any slot may close the link (delivery stops) and delete it
+// with deleteLater(); the guard also keeps a plain delete from making this
+// loop touch freed memory, though Qt itself does not promise to survive that.
+void StreamLink::handleReadyRead()
+{
+    QPointer<StreamLink> self(this);
+    while (self && state() != State::Closed && m_device && m_device->bytesAvailable() > 0) {
+        const qint64 room = m_decoder.capacity();
+        if (room <= 0)
+            return;
+        const QByteArray bytes = m_device->read(qMin(room, m_device->bytesAvailable()));
+        if (bytes.isEmpty())
+            return;
+        mutableCounters().bytesReceived += quint64(bytes.size());
+        if (auto fed = m_decoder.feed(bytes); !fed)
+            return failWith(fed.error());
+        while (self && state() != State::Closed) {
+            auto next = m_decoder.next();
+            if (!next)
+                return failWith(next.error());
+            if (!next->has_value())
+                break;
+            ++mutableCounters().framesReceived;
+            Q_EMIT frameReceived(**next);
+        }
+    }
+}
+
+void StreamLink::handleBytesWritten(qint64 bytes)
+{
+    mutableCounters().bytesSent += quint64(bytes);
+}
+
+void StreamLink::failWith(const Error &error)
+{
+    qCWarning(lcTransport).noquote() << "link" << peerAddress() << "failed:" << error.toString();
+    QPointer<StreamLink> self(this);
+    setError(error);
+    if (self)
+        close();
+}
+
+} // namespace mmpi

@@ -1,0 +1,520 @@
+// Links of the real local and tcp plugins, end to end on loopback: connecting
+// and accepting, frames both ways in order (many small, one of 5 MiB, every
+// kind), counters, closing, and a peer that sends garbage, half a frame or an
+// oversized header — which must fail that link only, with the right error.
+#include "transporttest.h"
+
+#include <mmpi/wire/framedecoder.h>
+
+#include <QDir>
+#include <QFile>
+#include <QPointer>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QUuid>
+
+#ifdef Q_OS_UNIX
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#endif
+
+using namespace mmpi;
+using namespace mmpi::test;
+
+namespace {
+
+// A listening transport, a connecting one, and the link at each end.
+struct LinkPair
+{
+    std::unique_ptr<Transport> server;
+    std::unique_ptr<Transport> client;
+    QString address;
+    QPointer<Link> accepted;
+    QPointer<Link> connecting;
+};
+
+QList<Frame> receivedFrames(const QSignalSpy &spy)
+{
+    QList<Frame> frames;
+    for (const QList<QVariant> &arguments : spy)
+        frames << arguments.at(0).value<Frame>();
+    return frames;
+}
+
+quint64 encodedSize(const QList<Frame> &frames)
+{
+    quint64 total = 0;
+    for (const Frame &frame : frames)
+        total += quint64(encodeFrame(frame).size());
+    return total;
+}
+
+// An address nobody listens on: a port that was just free, or a server name
+// that was never used.
+QString deadAddress(const QString &transport)
+{
+    if (transport == QLatin1String("tcp")) {
+        QTcpServer probe;
+        if (!probe.listen(QHostAddress::LocalHost))
+            return {};
+        return QStringLiteral("tcp://127.0.0.1:%1").arg(probe.serverPort());
+    }
+    return QStringLiteral("local://mmpi-test-dead-") + QUuid::createUuid().toString(QUuid::Id128);
+}
+
+} // namespace
+
+class tst_Links : public QObject
+{
+    Q_OBJECT
+
+private:
+    void openPair(LinkPair &pair, const QVariantMap &serverOptions = {});
+    Link *acceptRaw(LinkPair &pair, QSignalSpy &incoming, std::unique_ptr<QIODevice> &raw);
+
+private Q_SLOTS:
+    void initTestCase_data();
+    void connectAndAccept();
+    void manyFramesBothWaysInOrder();
+    void largeFrame();
+    void everyFrameKind();
+    void closeIsSeenByPeer();
+    void framesQueuedBeforeCloseAreDelivered();
+    void connectToDeadAddressFails();
+    void malformedAddressIsRefused();
+    void listenTwiceFails();
+    void staleLocalSocketIsReplaced();
+    void sendOnUnconnectedLinkIsIgnored();
+    void receiverMayCloseAndDeleteLinkInSlot();
+    void garbageFailsOnlyThatLink();
+    void halfFrameThenDisconnect();
+    void oversizedHeaderIsRefused();
+    void frameOverConfiguredLimitIsRefused();
+};
+
+void tst_Links::openPair(LinkPair &pair, const QVariantMap &serverOptions)
+{
+    QFETCH_GLOBAL(QString, transport);
+    pair.server = makeTransport(transport, serverOptions);
+    pair.client = makeTransport(transport);
+    QVERIFY(pair.server && pair.client);
+    auto address = pair.server->listen(QString());
+    QVERIFY2(address, why(address).constData());
+    pair.address = *address;
+    QCOMPARE(pair.server->listenAddress(), pair.address);
+
+    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
+    auto link = pair.client->connectTo(pair.address);
+    QVERIFY2(link, why(link).constData());
+    pair.connecting = *link;
+    QCOMPARE(pair.connecting->state(), Link::State::Connecting);
+    QTRY_COMPARE_WITH_TIMEOUT(pair.connecting->state(), Link::State::Connected, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(incoming.size(), 1, Timeout);
+    pair.accepted = incoming.at(0).at(0).value<Link *>();
+    QVERIFY(pair.accepted);
+    QCOMPARE(pair.accepted->state(), Link::State::Connected);
+}
+
+// Connects a raw socket to the pair's server and returns the link it made.
+Link *tst_Links::acceptRaw(LinkPair &pair, QSignalSpy &incoming, std::unique_ptr<QIODevice> &raw)
+{
+    const qsizetype before = incoming.size();
+    raw = rawConnect(pair.address);
+    if (!raw)
+        return nullptr;
+    if (!QTest::qWaitFor([&] { return incoming.size() > before; }, Timeout))
+        return nullptr;
+    return incoming.last().at(0).value<Link *>();
+}
+
+void tst_Links::initTestCase_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::newRow("local") << QStringLiteral("local");
+    QTest::newRow("tcp") << QStringLiteral("tcp");
+}
+
+void tst_Links::connectAndAccept()
+{
+    QFETCH_GLOBAL(QString, transport);
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(pair.address.startsWith(transport + QStringLiteral("://")));
+    QCOMPARE(pair.connecting->peerAddress(), pair.address);
+    QVERIFY(!pair.accepted->peerAddress().isEmpty());
+    QVERIFY(!pair.connecting->error().isError());
+    QVERIFY(!pair.accepted->error().isError());
+    // Links are the transports' children until someone takes them.
+    QCOMPARE(pair.connecting->parent(), pair.client.get());
+    QCOMPARE(pair.accepted->parent(), pair.server.get());
+}
+
+void tst_Links::manyFramesBothWaysInOrder()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    QSignalSpy atClient(pair.connecting, &Link::frameReceived);
+    QList<Frame> up, down;
+    for (int i = 0; i < 2000; ++i) {
+        up << numberedFrame(quint64(i), 1 + i % 17);
+        down << numberedFrame(quint64(100000 + i), 1 + i % 5);
+        pair.connecting->sendFrame(up.last());
+        pair.accepted->sendFrame(down.last());
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), up.size(), Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(atClient.size(), down.size(), Timeout);
+    QCOMPARE(receivedFrames(atServer), up);
+    QCOMPARE(receivedFrames(atClient), down);
+
+    const LinkCounters &client = pair.connecting->counters();
+    const LinkCounters &server = pair.accepted->counters();
+    QCOMPARE(client.framesSent, quint64(up.size()));
+    QCOMPARE(server.framesReceived, quint64(up.size()));
+    QCOMPARE(server.framesSent, quint64(down.size()));
+    QCOMPARE(client.framesReceived, quint64(down.size()));
+    QCOMPARE(server.bytesReceived, encodedSize(up));
+    QCOMPARE(client.bytesReceived, encodedSize(down));
+    QTRY_COMPARE_WITH_TIMEOUT(client.bytesSent, encodedSize(up), Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(server.bytesSent, encodedSize(down), Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(pair.connecting->bytesToWrite(), qint64(0), Timeout);
+}
+
+void tst_Links::largeFrame()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QByteArray payload(5 * 1024 * 1024, Qt::Uninitialized);
+    QRandomGenerator(42).fillRange(reinterpret_cast<quint32 *>(payload.data()), payload.size() / 4);
+    const Frame big = makeFrame(FrameKind::Data, ItemType::Byte, quint32(payload.size()), payload);
+    const Frame after = numberedFrame(1);
+
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    QSignalSpy atClient(pair.connecting, &Link::frameReceived);
+    pair.connecting->sendFrame(big);
+    pair.connecting->sendFrame(after);
+    pair.accepted->sendFrame(big);
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), 2, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(atClient.size(), 1, Timeout);
+    QCOMPARE(receivedFrames(atServer), (QList<Frame>{big, after}));
+    QCOMPARE(receivedFrames(atClient), QList<Frame>{big});
+    QCOMPARE(pair.accepted->counters().bytesReceived, quint64(2 * FrameHeaderSize + payload.size() + 16));
+}
+
+void tst_Links::everyFrameKind()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QByteArray object;
+    object.append("\0\0\0\3abc", 7);
+    QList<Frame> frames = {
+        numberedFrame(1),
+        makeFrame(FrameKind::Control, ItemType::Object, 1, object),
+        makeFrame(FrameKind::Heartbeat, ItemType::None, 0, QByteArray()),
+        makeFrame(FrameKind::Goodbye, ItemType::None, 0, QByteArray()),
+    };
+    frames[1].header.communicator = 3;
+    frames[1].header.root = 2;
+    frames[2].header.sequence = Q_UINT64_C(0xFFFFFFFFFFFFFFFF);
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    for (const Frame &frame : frames)
+        pair.connecting->sendFrame(frame);
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), frames.size(), Timeout);
+    QCOMPARE(receivedFrames(atServer), frames);
+    const QList<FrameKind> kinds = {FrameKind::Data, FrameKind::Control, FrameKind::Heartbeat, FrameKind::Goodbye};
+    for (int i = 0; i < kinds.size(); ++i)
+        QCOMPARE(receivedFrames(atServer).at(i).header.kind, kinds.at(i));
+}
+
+void tst_Links::closeIsSeenByPeer()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy clientStates(pair.connecting, &Link::stateChanged);
+    QSignalSpy serverErrors(pair.accepted, &Link::errorOccurred);
+    pair.connecting->close();
+    QCOMPARE(pair.connecting->state(), Link::State::Closed);
+    QCOMPARE(clientStates.size(), 1);
+    pair.connecting->close(); // a second close changes nothing
+    QCOMPARE(clientStates.size(), 1);
+
+    QTRY_COMPARE_WITH_TIMEOUT(pair.accepted->state(), Link::State::Closed, Timeout);
+    // Closing between frames is not an error.
+    QCOMPARE(serverErrors.size(), 0);
+    QVERIFY(!pair.accepted->error().isError());
+}
+
+void tst_Links::framesQueuedBeforeCloseAreDelivered()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    QList<Frame> sent;
+    for (int i = 0; i < 200; ++i) {
+        sent << numberedFrame(quint64(i), 2000);
+        pair.connecting->sendFrame(sent.last());
+    }
+    sent << makeFrame(FrameKind::Goodbye, ItemType::None, 0, QByteArray());
+    pair.connecting->sendFrame(sent.last());
+    // Closed and deleted at once, as the world layer does with a finished peer.
+    pair.connecting->close();
+    delete pair.connecting;
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), sent.size(), Timeout);
+    QCOMPARE(receivedFrames(atServer), sent);
+    QTRY_COMPARE_WITH_TIMEOUT(pair.accepted->state(), Link::State::Closed, Timeout);
+    QVERIFY(!pair.accepted->error().isError());
+}
+
+void tst_Links::connectToDeadAddressFails()
+{
+    QFETCH_GLOBAL(QString, transport);
+    auto client = makeTransport(transport, {});
+    QVERIFY(client);
+    const QString address = deadAddress(transport);
+    QVERIFY(!address.isEmpty());
+    auto link = client->connectTo(address);
+    QVERIFY2(link, why(link).constData());
+
+    // The order matters to the world layer: the reason first, then Closed.
+    QStringList events;
+    connect(*link, &Link::errorOccurred, this, [&](const Error &e) { events << errorCodeName(e.code); });
+    connect(*link, &Link::stateChanged, this, [&](Link::State s) {
+        events << QString::fromLatin1(QMetaEnum::fromType<Link::State>().valueToKey(int(s)));
+    });
+    QTRY_COMPARE_WITH_TIMEOUT((*link)->state(), Link::State::Closed, Timeout);
+    QCOMPARE(events, (QStringList{QStringLiteral("ConnectFailed"), QStringLiteral("Closed")}));
+    QCOMPARE((*link)->error().code, ErrorCode::ConnectFailed);
+    QVERIFY2((*link)->errorString().contains(address), qPrintable((*link)->errorString()));
+}
+
+void tst_Links::malformedAddressIsRefused()
+{
+    QFETCH_GLOBAL(QString, transport);
+    auto t = makeTransport(transport);
+    QVERIFY(t);
+    const QStringList bad = {QString(), QStringLiteral("nonsense"), QStringLiteral("udp://127.0.0.1:5"),
+                             transport == QLatin1String("tcp") ? QStringLiteral("tcp://127.0.0.1")
+                                                                : QStringLiteral("local://../etc/passwd"),
+                             transport == QLatin1String("tcp") ? QStringLiteral("tcp://127.0.0.1:0")
+                                                                : QStringLiteral("local://a/b")};
+    for (const QString &address : bad) {
+        auto link = t->connectTo(address);
+        QVERIFY2(!link, qPrintable(address));
+        QCOMPARE(link.error().code, ErrorCode::BadAddress);
+    }
+    auto listening = t->listen(QStringLiteral("bogus://x"));
+    QVERIFY(!listening);
+    QCOMPARE(listening.error().code, ErrorCode::BadAddress);
+}
+
+void tst_Links::listenTwiceFails()
+{
+    QFETCH_GLOBAL(QString, transport);
+    auto t = makeTransport(transport);
+    QVERIFY(t);
+    const QString wanted = transport == QLatin1String("tcp")
+                               ? QStringLiteral("tcp://127.0.0.1:0")
+                               : QStringLiteral("local://mmpi-test-") + QUuid::createUuid().toString(QUuid::Id128);
+    auto first = t->listen(wanted);
+    QVERIFY2(first, why(first).constData());
+    if (transport == QLatin1String("local"))
+        QCOMPARE(*first, wanted);
+    auto second = t->listen(QString());
+    QVERIFY(!second);
+    QCOMPARE(second.error().code, ErrorCode::ListenFailed);
+
+    // The same name or port is taken while the first listener lives.
+    auto other = makeTransport(transport);
+    auto taken = other->listen(*first);
+    QVERIFY(!taken);
+    QCOMPARE(taken.error().code, ErrorCode::ListenFailed);
+
+    t->stopListening();
+    QVERIFY(t->listenAddress().isEmpty());
+}
+
+void tst_Links::staleLocalSocketIsReplaced()
+{
+    QFETCH_GLOBAL(QString, transport);
+    if (transport != QLatin1String("local"))
+        QSKIP("only local servers leave a socket file behind");
+#ifdef Q_OS_UNIX
+    // What a crashed server leaves: a socket file nobody listens on.
+    const QString name = QStringLiteral("mmpi-test-stale-") + QUuid::createUuid().toString(QUuid::Id128);
+    const QByteArray path = QFile::encodeName(QDir::tempPath() + u'/' + name);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    QVERIFY(size_t(path.size()) < sizeof(addr.sun_path));
+    memcpy(addr.sun_path, path.constData(), size_t(path.size()));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    QVERIFY(fd >= 0);
+    QCOMPARE(::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)), 0);
+    ::close(fd);
+    QVERIFY(QFile::exists(QString::fromLocal8Bit(path)));
+
+    auto t = makeTransport(transport);
+    QVERIFY(t);
+    auto listening = t->listen(QStringLiteral("local://") + name);
+    QVERIFY2(listening, why(listening).constData());
+    // And it really is ours now.
+    auto client = makeTransport(transport);
+    auto link = client->connectTo(*listening);
+    QVERIFY(link);
+    QTRY_COMPARE_WITH_TIMEOUT((*link)->state(), Link::State::Connected, Timeout);
+#else
+    QSKIP("needs Unix-domain sockets");
+#endif
+}
+
+void tst_Links::sendOnUnconnectedLinkIsIgnored()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    // Connecting: not sent yet, and never sent later either.
+    auto early = pair.client->connectTo(pair.address);
+    QVERIFY(early);
+    (*early)->sendFrame(numberedFrame(1));
+    QCOMPARE((*early)->counters().framesSent, quint64(0));
+
+    pair.connecting->close();
+    pair.connecting->sendFrame(numberedFrame(2));
+    QCOMPARE(pair.connecting->counters().framesSent, quint64(0));
+    QCOMPARE(pair.connecting->bytesToWrite(), qint64(0));
+}
+
+void tst_Links::receiverMayCloseAndDeleteLinkInSlot()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    int delivered = 0;
+    Link *accepted = pair.accepted;
+    connect(accepted, &Link::frameReceived, this, [&delivered, accepted](const Frame &) {
+        ++delivered;
+        accepted->close();
+        accepted->deleteLater();
+    });
+    // All in one write, so they arrive in one read: the link must stop
+    // delivering the moment its receiver closed it.
+    for (int i = 0; i < 20; ++i)
+        pair.connecting->sendFrame(numberedFrame(quint64(i)));
+    QTRY_VERIFY_WITH_TIMEOUT(!pair.accepted, Timeout);
+    QCOMPARE(delivered, 1);
+    QTRY_COMPARE_WITH_TIMEOUT(pair.connecting->state(), Link::State::Closed, Timeout);
+}
+
+void tst_Links::garbageFailsOnlyThatLink()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> victim = acceptRaw(pair, incoming, raw);
+    QVERIFY(victim);
+    QSignalSpy errors(victim, &Link::errorOccurred);
+
+    // The link names the peer and the reason in a warning.
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("^link .*%1.* failed: BadMagic")
+                                                              .arg(pair.server->name())));
+    raw->write("GET / HTTP/1.1\r\nHost: mmpi\r\n\r\n");
+    QTRY_COMPARE_WITH_TIMEOUT(victim->state(), Link::State::Closed, Timeout);
+    QCOMPARE(errors.size(), 1);
+    QCOMPARE(victim->error().code, ErrorCode::BadMagic);
+    QTRY_VERIFY_WITH_TIMEOUT(!isConnected(raw.get()), Timeout);
+
+    // The well-behaved link on the same transport is untouched.
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    QSignalSpy atClient(pair.connecting, &Link::frameReceived);
+    pair.connecting->sendFrame(numberedFrame(1));
+    pair.accepted->sendFrame(numberedFrame(2));
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), 1, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(atClient.size(), 1, Timeout);
+    QCOMPARE(pair.accepted->state(), Link::State::Connected);
+}
+
+void tst_Links::halfFrameThenDisconnect()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = acceptRaw(pair, incoming, raw);
+    QVERIFY(link);
+    QSignalSpy frames(link, &Link::frameReceived);
+
+    const QByteArray whole = encodeFrame(numberedFrame(1));
+    const QByteArray half = encodeFrame(numberedFrame(7, 100)).left(FrameHeaderSize + 150);
+    raw->write(whole + half);
+    QTRY_COMPARE_WITH_TIMEOUT(frames.size(), 1, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(link->counters().bytesReceived, quint64(whole.size() + half.size()), Timeout);
+    disconnectRaw(raw.get());
+
+    QTRY_COMPARE_WITH_TIMEOUT(link->state(), Link::State::Closed, Timeout);
+    QCOMPARE(link->error().code, ErrorCode::LinkClosed);
+    QCOMPARE(link->errorString(), QStringLiteral("peer closed the link in the middle of a frame (%1 bytes buffered)")
+                                      .arg(half.size()));
+    QCOMPARE(frames.size(), 1);
+}
+
+void tst_Links::oversizedHeaderIsRefused()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = acceptRaw(pair, incoming, raw);
+    QVERIFY(link);
+
+    // Claims a payload of almost 4 GiB; nothing of it may be waited for or
+    // allocated.
+    FrameHeader header;
+    header.itemType = ItemType::Byte;
+    header.count = 0xFFFFFF00u;
+    header.payloadLength = 0xFFFFFF00u;
+    raw->write(encodeHeader(header));
+    QTRY_COMPARE_WITH_TIMEOUT(link->state(), Link::State::Closed, Timeout);
+    QCOMPARE(link->error().code, ErrorCode::FrameTooLarge);
+    QTRY_VERIFY_WITH_TIMEOUT(!isConnected(raw.get()), Timeout);
+}
+
+void tst_Links::frameOverConfiguredLimitIsRefused()
+{
+    LinkPair pair;
+    openPair(pair, {{QStringLiteral("maxFrameSize"), 4096}});
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    pair.connecting->sendFrame(numberedFrame(1, 1000)); // 4044 bytes: fits
+    pair.connecting->sendFrame(numberedFrame(2, 1020)); // 4124 bytes: too large
+    QTRY_COMPARE_WITH_TIMEOUT(pair.accepted->state(), Link::State::Closed, Timeout);
+    QCOMPARE(atServer.size(), 1);
+    QCOMPARE(pair.accepted->error().code, ErrorCode::FrameTooLarge);
+    QTRY_COMPARE_WITH_TIMEOUT(pair.connecting->state(), Link::State::Closed, Timeout);
+}
+
+QTEST_GUILESS_MAIN(tst_Links)
+#include "tst_links.moc"

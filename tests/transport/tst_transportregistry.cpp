@@ -1,0 +1,213 @@
+// TransportRegistry with the real plugins: they are listed by the names in
+// their metadata, created by name, and a wrong name or option is an error that
+// tells the user what would have been right.
+#include "transporttest.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QThread>
+
+using namespace mmpi;
+using namespace mmpi::test;
+
+class tst_TransportRegistry : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void cleanup();
+    void listsTheBuiltPlugins();
+    void searchPathsStartWithTheEnvironment();
+    void createsEachTransportByName_data();
+    void createsEachTransportByName();
+    void unknownNameListsTheAvailableOnes();
+    void junkInASearchDirectoryIsSkipped();
+    void createIsSafeFromSeveralThreads();
+    void badOptionsAreRefusedByName_data();
+    void badOptionsAreRefusedByName();
+    void goodOptionsAreAccepted_data();
+    void goodOptionsAreAccepted();
+
+private:
+    QByteArray m_savedPath = qgetenv("MMPI_PLUGIN_PATH");
+};
+
+void tst_TransportRegistry::cleanup()
+{
+    qputenv("MMPI_PLUGIN_PATH", m_savedPath);
+}
+
+void tst_TransportRegistry::listsTheBuiltPlugins()
+{
+    const QStringList names = TransportRegistry::availableTransports();
+    QVERIFY2(names.contains(QStringLiteral("local")), qPrintable(names.join(u',')));
+    QVERIFY2(names.contains(QStringLiteral("tcp")), qPrintable(names.join(u',')));
+    QStringList sorted = names;
+    sorted.sort();
+    QCOMPARE(names, sorted);
+    QCOMPARE(names.size(), QSet<QString>(names.begin(), names.end()).size());
+}
+
+void tst_TransportRegistry::searchPathsStartWithTheEnvironment()
+{
+    QTemporaryDir first, second;
+    qputenv("MMPI_PLUGIN_PATH", (first.path() + u':' + second.path()).toLocal8Bit());
+    const QStringList paths = TransportRegistry::searchPaths();
+    QVERIFY(paths.size() >= 3);
+    QCOMPARE(paths.at(0), QDir::cleanPath(first.path()));
+    QCOMPARE(paths.at(1), QDir::cleanPath(second.path()));
+    QVERIFY(paths.contains(QDir::cleanPath(QCoreApplication::applicationDirPath()
+                                           + QStringLiteral("/../lib/mmpi/plugins"))));
+}
+
+void tst_TransportRegistry::createsEachTransportByName_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::newRow("local") << QStringLiteral("local");
+    QTest::newRow("tcp") << QStringLiteral("tcp");
+}
+
+void tst_TransportRegistry::createsEachTransportByName()
+{
+    QFETCH(QString, name);
+    QObject owner;
+    auto created = TransportRegistry::create(name, &owner);
+    QVERIFY2(created, why(created).constData());
+    QCOMPARE((*created)->name(), name);
+    QCOMPARE((*created)->parent(), &owner);
+    QVERIFY((*created)->supportsDiscovery());
+    QVERIFY((*created)->listenAddress().isEmpty());
+    // An empty option map is always fine.
+    QVERIFY((*created)->configure({}));
+}
+
+void tst_TransportRegistry::unknownNameListsTheAvailableOnes()
+{
+    auto created = TransportRegistry::create(QStringLiteral("carrier-pigeon"));
+    QVERIFY(!created);
+    const Error &error = created.error();
+    QCOMPARE(error.code, ErrorCode::UnknownTransport);
+    QVERIFY2(error.message.startsWith(QStringLiteral("unknown transport 'carrier-pigeon'; available: ")),
+             qPrintable(error.message));
+    QVERIFY2(error.message.contains(QStringLiteral("local, ")) && error.message.contains(QStringLiteral("tcp")),
+             qPrintable(error.message));
+    // It says where it looked, so a missing plugin can be tracked down.
+    QVERIFY2(error.message.contains(QStringLiteral("searched: ")), qPrintable(error.message));
+    QVERIFY2(error.message.contains(TransportRegistry::searchPaths().first()), qPrintable(error.message));
+}
+
+void tst_TransportRegistry::junkInASearchDirectoryIsSkipped()
+{
+    // A directory listed first, holding a file that looks like a library
+    // but is not one, and one that is not a library at all.
+    QTemporaryDir junk;
+    QFile fake(junk.path() + QStringLiteral("/libmmpi_transport_fake.so"));
+    QVERIFY(fake.open(QIODevice::WriteOnly));
+    fake.write("\x7F" "ELF but not really");
+    fake.close();
+    QFile text(junk.path() + QStringLiteral("/README"));
+    QVERIFY(text.open(QIODevice::WriteOnly));
+    text.close();
+    qputenv("MMPI_PLUGIN_PATH", junk.path().toLocal8Bit() + ':' + m_savedPath);
+
+    const QStringList names = TransportRegistry::availableTransports();
+    QVERIFY(names.contains(QStringLiteral("local")));
+    QVERIFY(names.contains(QStringLiteral("tcp")));
+    auto created = TransportRegistry::create(QStringLiteral("tcp"));
+    QVERIFY2(created, why(created).constData());
+    delete *created;
+}
+
+void tst_TransportRegistry::createIsSafeFromSeveralThreads()
+{
+    // Each thread scans (or finds the cache), loads and creates on its own.
+    std::atomic<int> created = 0;
+    QList<QThread *> threads;
+    for (int i = 0; i < 8; ++i) {
+        threads << QThread::create([&created, i] {
+            auto transport = TransportRegistry::create(i % 2 ? QStringLiteral("tcp") : QStringLiteral("local"));
+            if (transport) {
+                ++created;
+                delete *transport;
+            }
+        });
+        threads.last()->start();
+    }
+    for (QThread *thread : threads) {
+        QVERIFY(thread->wait(Timeout));
+        delete thread;
+    }
+    QCOMPARE(created.load(), 8);
+}
+
+void tst_TransportRegistry::badOptionsAreRefusedByName_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::addColumn<QVariantMap>("options");
+    QTest::addColumn<QString>("key");
+    const auto row = [](const char *name, const QString &transport, const QString &key, const QVariant &value) {
+        QTest::newRow(name) << transport << QVariantMap{{key, value}} << key;
+    };
+    const QString tcp = QStringLiteral("tcp"), local = QStringLiteral("local");
+    row("tcp unknown", tcp, QStringLiteral("colour"), QStringLiteral("blue"));
+    row("local unknown", local, QStringLiteral("beaconPort"), 47474);
+    row("tcp port text", tcp, QStringLiteral("beaconPort"), QStringLiteral("lots"));
+    row("tcp port range", tcp, QStringLiteral("beaconPort"), 70000);
+    row("tcp port fraction", tcp, QStringLiteral("beaconPort"), 4747.5);
+    row("tcp interval zero", tcp, QStringLiteral("beaconInterval"), 0);
+    row("tcp host", tcp, QStringLiteral("listenHost"), QStringLiteral("my laptop"));
+    row("tcp host type", tcp, QStringLiteral("listenHost"), QVariantList{1, 2});
+    row("tcp targets", tcp, QStringLiteral("beaconTargets"), QStringList{QStringLiteral("127.0.0.1"),
+                                                                        QStringLiteral("nowhere")});
+    row("tcp timeout", tcp, QStringLiteral("connectTimeout"), -5);
+    row("local dir type", local, QStringLiteral("discoveryDir"), QStringList{QStringLiteral("/tmp")});
+    row("local interval", local, QStringLiteral("discoveryInterval"), QStringLiteral("soon"));
+    row("local frame size", local, QStringLiteral("maxFrameSize"), 3);
+}
+
+void tst_TransportRegistry::badOptionsAreRefusedByName()
+{
+    QFETCH(QString, transport);
+    QFETCH(QVariantMap, options);
+    QFETCH(QString, key);
+    auto created = TransportRegistry::create(transport);
+    QVERIFY(created);
+    std::unique_ptr<Transport> t(*created);
+    auto configured = t->configure(options);
+    QVERIFY(!configured);
+    QCOMPARE(configured.error().code, ErrorCode::BadConfiguration);
+    QVERIFY2(configured.error().message.contains(u'\'' + key + u'\''), qPrintable(configured.error().message));
+}
+
+void tst_TransportRegistry::goodOptionsAreAccepted_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::addColumn<QVariantMap>("options");
+    QTest::newRow("tcp all") << QStringLiteral("tcp")
+                             << QVariantMap{{QStringLiteral("listenHost"), QStringLiteral("127.0.0.1")},
+                                            {QStringLiteral("beaconPort"), 40000},
+                                            {QStringLiteral("beaconTargets"), QStringList{QStringLiteral("127.0.0.1"),
+                                                                                          QStringLiteral("::1")}},
+                                            {QStringLiteral("beaconInterval"), 250.0},
+                                            {QStringLiteral("connectTimeout"), QStringLiteral("2000")},
+                                            {QStringLiteral("maxFrameSize"), 1 << 20}};
+    QTest::newRow("tcp targets as text") << QStringLiteral("tcp")
+                                         << QVariantMap{{QStringLiteral("beaconTargets"),
+                                                         QStringLiteral("127.0.0.1, 10.255.255.255")}};
+    QTest::newRow("local all") << QStringLiteral("local")
+                               << QVariantMap{{QStringLiteral("discoveryDir"), QDir::tempPath()},
+                                              {QStringLiteral("discoveryInterval"), 100},
+                                              {QStringLiteral("maxFrameSize"), 1 << 20}};
+}
+
+void tst_TransportRegistry::goodOptionsAreAccepted()
+{
+    QFETCH(QString, transport);
+    QFETCH(QVariantMap, options);
+    auto t = makeTransport(transport, options);
+    QVERIFY(t);
+}
+
+QTEST_GUILESS_MAIN(tst_TransportRegistry)
+#include "tst_transportregistry.moc"
