@@ -1,8 +1,8 @@
 #include <mmpi/core/logging.h>
 
 namespace mmpi {
-Q_LOGGING_CATEGORY(lcWire, "mmpi.wire", QtInfoMsg)
-Q_LOGGING_CATEGORY(lcTransport, "mmpi.transport", QtInfoMsg)
-Q_LOGGING_CATEGORY(lcWorld, "mmpi.world", QtInfoMsg)
-Q_LOGGING_CATEGORY(lcTools, "mmpi.tools", QtInfoMsg)
+Q_LOGGING_CATEGORY(lcWire, "mmpi.wire", QtWarningMsg)
+Q_LOGGING_CATEGORY(lcTransport, "mmpi.transport", QtWarningMsg)
+Q_LOGGING_CATEGORY(lcWorld, "mmpi.world", QtWarningMsg)
+Q_LOGGING_CATEGORY(lcTools, "mmpi.tools", QtWarningMsg)
 } // namespace mmpi

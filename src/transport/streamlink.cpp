@@ -149,7 +149,12 @@ void StreamLink::handleBytesWritten(qint64 bytes)
 
 void StreamLink::failWith(const Error &error)
 {
-    qCWarning(lcTransport).noquote() << "link" << peerAddress() << "failed:" << error.toString();
+    // A refused connect is routine (callers retry while peers start up) and
+    // reported to the owner; only trouble on an established link is a warning.
+    if (error.code == ErrorCode::ConnectFailed)
+        qCDebug(lcTransport).noquote() << "link" << peerAddress() << "failed:" << error.toString();
+    else
+        qCWarning(lcTransport).noquote() << "link" << peerAddress() << "failed:" << error.toString();
     QPointer<StreamLink> self(this);
     setError(error);
     if (self)

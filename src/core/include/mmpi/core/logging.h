@@ -1,5 +1,6 @@
 // Logging categories of MMPI, one per layer, so users can turn on exactly the
-// layer they debug: QT_LOGGING_RULES="mmpi.world.debug=true".
+// layer they debug: QT_LOGGING_RULES="mmpi.world.debug=true". Only warnings
+// are on by default: a library should not chat on a user's terminal.
 #pragma once
 
 #include <QLoggingCategory>
