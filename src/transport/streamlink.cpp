@@ -50,11 +50,17 @@ void StreamLink::sendFrame(const Frame &frame)
                                        << ": the link is" << state();
         return;
     }
-    const QByteArray bytes = encodeFrame(frame);
-    const qint64 written = m_device->write(bytes);
-    if (written != bytes.size())
+    // Header and payload go separately: the device copies bytes into its own
+    // buffer anyway, and concatenating them first would copy a payload twice.
+    FrameHeader header = frame.header;
+    header.payloadLength = quint32(frame.payload.size());
+    const QByteArray head = encodeHeader(header);
+    const qint64 size = head.size() + frame.payload.size();
+    const qint64 written = m_device->write(head)
+                           + (frame.payload.isEmpty() ? 0 : m_device->write(frame.payload));
+    if (written != size)
         return failWith(Error(ErrorCode::LinkError, QStringLiteral("cannot queue a frame of %1 bytes: %2")
-                                                        .arg(bytes.size()).arg(m_device->errorString())));
+                                                        .arg(size).arg(m_device->errorString())));
     ++mutableCounters().framesSent;
 }
 
@@ -145,6 +151,7 @@ void StreamLink::handleReadyRead()
 void StreamLink::handleBytesWritten(qint64 bytes)
 {
     mutableCounters().bytesSent += quint64(bytes);
+    Q_EMIT bytesWritten(bytes);
 }
 
 void StreamLink::failWith(const Error &error)

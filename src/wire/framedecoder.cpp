@@ -36,18 +36,35 @@ Result<void> checkLeadingFields(const char *p, qsizetype size)
                          .arg(quint8(p[4])).arg(FrameVersion));
     if (size >= 6) {
         const quint8 kind = quint8(p[5]);
-        if (kind < quint8(FrameKind::Data) || kind > quint8(FrameKind::Goodbye))
+        if (kind < quint8(FrameKind::Data) || kind > quint8(FrameKind::Fragment))
             return Error(ErrorCode::BadFrameKind,
-                         QStringLiteral("unknown frame kind %1 (expected 1 to 4)").arg(kind));
+                         QStringLiteral("unknown frame kind %1 (expected 1 to 5)").arg(kind));
     }
     if (size >= 7 && !itemTypeFromCode(quint8(p[6])))
         return Error(ErrorCode::BadItemType,
                      QStringLiteral("unknown item type code %1 (expected 0 to %2)")
                          .arg(quint8(p[6])).arg(quint8(ItemType::UnsignedShort)));
-    if (size >= 8 && p[7] != 0)
-        return Error(ErrorCode::BadHeader,
-                     QStringLiteral("reserved flags %1 are set (must be 0 in version %2)")
-                         .arg(hex(quint8(p[7]), 2)).arg(FrameVersion));
+    if (size >= 8) {
+        const bool fragment = quint8(p[5]) == quint8(FrameKind::Fragment);
+        const quint8 allowed = fragment ? quint8(FirstFragment | LastFragment) : 0;
+        if (quint8(p[7]) & ~allowed)
+            return Error(ErrorCode::BadHeader,
+                         QStringLiteral("reserved flags %1 are set (allowed: %2)")
+                             .arg(hex(quint8(p[7]), 2), hex(allowed, 2)));
+    }
+    return success();
+}
+
+// A fragment's count and type describe the whole message, which the receiver
+// checks once reassembled; here only the length prefix of a first fragment.
+Result<void> checkFragment(const FrameHeader &h)
+{
+    if (h.itemType == ItemType::None)
+        return Error(ErrorCode::BadItemType, QStringLiteral("a Fragment frame must carry items"));
+    if ((h.flags & FirstFragment) && h.payloadLength < FragmentLengthSize)
+        return Error(ErrorCode::CountMismatch,
+                     QStringLiteral("a first Fragment needs %1 bytes of message length, it has %2")
+                         .arg(FragmentLengthSize).arg(h.payloadLength));
     return success();
 }
 
@@ -55,6 +72,8 @@ Result<void> checkLeadingFields(const char *p, qsizetype size)
 // fixed-size types, a lower bound for Object (4 bytes of length per record).
 Result<void> checkDeclaredCount(const FrameHeader &h)
 {
+    if (h.kind == FrameKind::Fragment)
+        return checkFragment(h);
     const qint64 length = h.payloadLength;
     switch (h.itemType) {
     case ItemType::None:
@@ -198,8 +217,10 @@ Result<std::optional<Frame>> FrameDecoder::next()
     frame.payload = QByteArray(head + FrameHeaderSize, m_pendingHeader->payloadLength);
     // The header fixed the size; this checks what only the bytes can tell
     // (Object records, Boolean values).
-    if (auto ok = validatePayload(frame.header.itemType, frame.header.count, frame.payload); !ok)
-        return fail(m_failure, ok.error());
+    if (frame.header.kind != FrameKind::Fragment) {
+        if (auto ok = validatePayload(frame.header.itemType, frame.header.count, frame.payload); !ok)
+            return fail(m_failure, ok.error());
+    }
 
     m_pendingHeader.reset();
     m_readPos += frameSize;

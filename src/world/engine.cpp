@@ -448,7 +448,14 @@ void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
     Peer &peer = m_peers[rank];
     peer.link = link;
     peer.info = info;
+    // Enough queued on the link to keep the socket busy between wake-ups.
+    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, qMax<qint64>(4LL * m_config.chunkSize, 256 * 1024));
+    peer.reassembler = std::make_shared<Reassembler>(m_config.maxMessageSize);
     link->setParent(this);
+    connect(link, &Link::bytesWritten, this, [this, rank, link] {
+        if (m_peers.value(rank).link == link)
+            m_peers[rank].outbox->pump(link);
+    });
     connect(link, &Link::frameReceived, this, [this, rank](const Frame &f) { handleLinkFrame(rank, f); });
     connect(link, &Link::stateChanged, this, [this, rank, link](Link::State state) {
         if (state == Link::State::Closed)
@@ -470,7 +477,23 @@ void Engine::handleLinkFrame(int rank, const Frame &frame)
         return checkCloseDone();
     case FrameKind::Heartbeat:
         return;
+    case FrameKind::Fragment:
+        return handleFragment(rank, frame);
     }
+}
+
+void Engine::handleFragment(int rank, const Frame &fragment)
+{
+    Peer &peer = m_peers[rank];
+    auto message = peer.reassembler->add(fragment);
+    if (!message) {
+        qCWarning(lcWorld).noquote() << "closing the link to rank" << rank << ":" << message.error().message;
+        if (Link *link = peer.link)
+            link->close();
+        return;
+    }
+    if (message->has_value())
+        handleDataFrame(rank, **message);
 }
 
 void Engine::handleControlFrame(int rank, const Frame &frame)
@@ -522,6 +545,9 @@ void Engine::handleLinkClosed(int rank, Link *link)
                              : Error{ErrorCode::LinkClosed, QStringLiteral("rank %1 closed its link").arg(rank)};
     link->deleteLater();
     peer.link = nullptr;
+    if (peer.outbox)
+        peer.outbox->failAll({ErrorCode::LinkClosed,
+                              QStringLiteral("the link to rank %1 closed: %2").arg(rank).arg(reason.message)});
     switch (m_state) {
     case World::State::Forming:
         return fail({reason.code, QStringLiteral("rank %1 dropped out during formation: %2")
@@ -651,21 +677,29 @@ void Engine::fail(const Error &error)
 
 // ---------------------------------------------------------------- traffic and close
 
-void Engine::sendFrame(int destination, Frame frame)
+void Engine::sendFrame(int destination, Frame frame, SendCallback done)
 {
+    const auto refuse = [&](const QString &why) {
+        qCDebug(lcWorld).noquote() << "not sending a frame to rank" << destination << ":" << why;
+        if (done)
+            done({ErrorCode::LinkClosed, QStringLiteral("cannot send to rank %1: %2").arg(destination).arg(why)});
+    };
     if (m_state != World::State::Formed && m_state != World::State::Closing)
-        return;
+        return refuse(QStringLiteral("the world is not formed"));
     frame.header.source = m_rank;
     frame.header.destination = destination;
-    if (destination == m_rank)
-        return deliverLocally(frame);
-    Peer &peer = m_peers[destination];
-    if (!peer.link || peer.link->state() != Link::State::Connected) {
-        qCWarning(lcWorld) << "dropping a frame to rank" << destination << ": no link";
+    if (destination == m_rank) {
+        deliverLocally(frame);
+        if (done)
+            done({});
         return;
     }
+    Peer &peer = m_peers[destination];
+    if (!peer.link || peer.link->state() != Link::State::Connected)
+        return refuse(QStringLiteral("it has no link (it left or was lost)"));
     frame.header.sequence = peer.nextSequence++;
-    peer.link->sendFrame(frame);
+    peer.outbox->enqueue(std::move(frame), std::move(done));
+    peer.outbox->pump(peer.link);
 }
 
 void Engine::deliverLocally(const Frame &frame)
@@ -700,7 +734,9 @@ void Engine::close()
         if (!peer.link)
             continue;
         goodbye.header.destination = peer.info.rank;
-        peer.link->sendFrame(goodbye);
+        // Through the outbox: after every message queued before close().
+        peer.outbox->enqueue(goodbye, {});
+        peer.outbox->pump(peer.link);
     }
     m_closeTimer.start(m_config.closeTimeout);
     checkCloseDone();
@@ -722,7 +758,7 @@ void Engine::finishClose()
     // Our own goodbye must reach the operating system before the links close,
     // or a peer would wait its whole close timeout for it.
     const bool flushed = std::all_of(m_peers.begin(), m_peers.end(), [](const Peer &p) {
-        return !p.link || p.link->bytesToWrite() == 0;
+        return !p.link || (p.outbox->isEmpty() && p.link->bytesToWrite() == 0);
     });
     if (!flushed && m_closeTimer.isActive())
         return;
@@ -741,6 +777,8 @@ void Engine::dropAllLinks()
             link->deleteLater();
         }
         peer.link = nullptr;
+        if (peer.outbox)
+            peer.outbox->failAll({ErrorCode::LinkClosed, QStringLiteral("this node left the world")});
     }
     for (const auto &[link, _] : std::exchange(m_candidates, {}))
         if (link)

@@ -5,6 +5,8 @@
 #pragma once
 
 #include "handshake.h"
+#include "outbox.h"
+#include "reassembler.h"
 
 #include <mmpi/transport/transport.h>
 #include <mmpi/world/world.h>
@@ -25,7 +27,8 @@ public:
     ~Engine() override;
 
     void start();
-    void sendFrame(int destination, Frame frame);
+    // `done` (may be empty) runs on this thread once the frame is on its way.
+    void sendFrame(int destination, Frame frame, SendCallback done);
     void close();
     // Drop every link at once (destruction without close()).
     void shutdown();
@@ -47,6 +50,8 @@ private:
         NodeInfo info;
         bool saidGoodbye = false;
         quint64 nextSequence = 0;
+        std::shared_ptr<Outbox> outbox;
+        std::shared_ptr<Reassembler> reassembler;
     };
 
     // set-up
@@ -76,6 +81,7 @@ private:
     void handleLinkFrame(int rank, const Frame &frame);
     void handleControlFrame(int rank, const Frame &frame);
     void handleDataFrame(int rank, const Frame &frame);
+    void handleFragment(int rank, const Frame &fragment);
     void handleLinkClosed(int rank, Link *link);
     void handleRefused(Link *link, const Error &error);
     void handleDeadline();

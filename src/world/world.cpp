@@ -25,7 +25,10 @@ public:
     mutable QMutex mutex; // guards error and nodes
     Error error;
     QList<NodeInfo> nodes;
+    std::shared_ptr<MessageSink> sink; // guarded by mutex
 };
+
+MessageSink::~MessageSink() = default;
 
 World::World(QObject *parent) : QObject(parent), d(std::make_unique<WorldPrivate>())
 {
@@ -92,12 +95,44 @@ void World::form(const WorldConfig &config)
         Q_EMIT errorOccurred(error);
     });
     connect(engine, &detail::Engine::peerRefused, this, &World::peerRefused);
-    connect(engine, &detail::Engine::frameReceived, this, &World::frameReceived);
-    connect(engine, &detail::Engine::nodeLeft, this, &World::nodeLeft);
-    connect(engine, &detail::Engine::nodeLost, this, &World::nodeLost);
+    connectEngineTraffic(engine);
     d->state = State::Forming;
     d->thread.start();
     QMetaObject::invokeMethod(engine, &detail::Engine::start, Qt::QueuedConnection);
+}
+
+// Direct connections: these run on the progress thread, so the sink hears of
+// frames and departures even while this object's thread is blocked.
+void World::connectEngineTraffic(detail::Engine *engine)
+{
+    connect(engine, &detail::Engine::frameReceived, this, [this](const Frame &frame) {
+        if (auto sink = messageSink())
+            return sink->handleFrame(frame);
+        QMetaObject::invokeMethod(this, [this, frame] { Q_EMIT frameReceived(frame); }, Qt::QueuedConnection);
+    }, Qt::DirectConnection);
+    connect(engine, &detail::Engine::nodeLeft, this, [this](int rank) {
+        if (auto sink = messageSink())
+            sink->handlePeerGone(rank, {ErrorCode::LinkClosed, QStringLiteral("rank %1 left the world").arg(rank)});
+        QMetaObject::invokeMethod(this, [this, rank] { Q_EMIT nodeLeft(rank); }, Qt::QueuedConnection);
+    }, Qt::DirectConnection);
+    connect(engine, &detail::Engine::nodeLost, this, [this](int rank, const Error &reason) {
+        if (auto sink = messageSink())
+            sink->handlePeerGone(rank, reason);
+        QMetaObject::invokeMethod(this, [this, rank, reason] { Q_EMIT nodeLost(rank, reason); },
+                                  Qt::QueuedConnection);
+    }, Qt::DirectConnection);
+}
+
+void World::setMessageSink(std::shared_ptr<MessageSink> sink)
+{
+    QMutexLocker lock(&d->mutex);
+    d->sink = std::move(sink);
+}
+
+std::shared_ptr<MessageSink> World::messageSink() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->sink;
 }
 
 void World::close()
@@ -140,7 +175,7 @@ QList<NodeInfo> World::nodes() const
     return d->nodes;
 }
 
-Result<void> World::sendFrame(int destination, Frame frame)
+Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
 {
     const State state = d->state;
     if (state != State::Formed)
@@ -150,8 +185,8 @@ Result<void> World::sendFrame(int destination, Frame frame)
         return Error{ErrorCode::InvalidRank,
                      QStringLiteral("rank %1 is not in this world of %2").arg(destination).arg(size)};
     detail::Engine *engine = d->engine;
-    QMetaObject::invokeMethod(engine, [engine, destination, f = std::move(frame)]() mutable {
-        engine->sendFrame(destination, std::move(f));
+    QMetaObject::invokeMethod(engine, [engine, destination, f = std::move(frame), done = std::move(done)]() mutable {
+        engine->sendFrame(destination, std::move(f), std::move(done));
     }, Qt::QueuedConnection);
     return success();
 }

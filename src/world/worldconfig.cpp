@@ -44,6 +44,11 @@ Result<void> WorldConfig::validate() const
         return badConfig(QStringLiteral("the world needs a name"));
     if (transport.isEmpty())
         return badConfig(QStringLiteral("no transport given"));
+    if (chunkSize < 1024 || chunkSize > 16 * 1024 * 1024)
+        return badConfig(QStringLiteral("chunk size %1 is out of range 1 KiB..16 MiB").arg(chunkSize));
+    if (maxMessageSize < chunkSize)
+        return badConfig(QStringLiteral("maximum message size %1 is below the chunk size %2")
+                             .arg(maxMessageSize).arg(chunkSize));
     if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0)
         return badConfig(QStringLiteral("timeouts must be positive"));
     return success();

@@ -374,15 +374,26 @@ void tst_FrameDecoder::headerErrors_data()
     QTest::newRow("version 2") << headerWith(4, bytes({2})) << ErrorCode::BadVersion
                                << QStringLiteral("unsupported frame version 2 (expected 1)");
     QTest::newRow("kind 0") << headerWith(5, bytes({0})) << ErrorCode::BadFrameKind
-                            << QStringLiteral("unknown frame kind 0 (expected 1 to 4)");
-    QTest::newRow("kind 5") << headerWith(5, bytes({5})) << ErrorCode::BadFrameKind
-                            << QStringLiteral("unknown frame kind 5 (expected 1 to 4)");
+                            << QStringLiteral("unknown frame kind 0 (expected 1 to 5)");
+    QTest::newRow("kind 6") << headerWith(5, bytes({6})) << ErrorCode::BadFrameKind
+                            << QStringLiteral("unknown frame kind 6 (expected 1 to 5)");
     QTest::newRow("item type 14") << headerWith(6, bytes({14})) << ErrorCode::BadItemType
                                   << QStringLiteral("unknown item type code 14 (expected 0 to 13)");
     QTest::newRow("item type 255") << headerWith(6, bytes({255})) << ErrorCode::BadItemType
                                    << QStringLiteral("unknown item type code 255 (expected 0 to 13)");
     QTest::newRow("flags") << headerWith(7, bytes({0x80})) << ErrorCode::BadHeader
-                           << QStringLiteral("reserved flags 0x80 are set (must be 0 in version 1)");
+                           << QStringLiteral("reserved flags 0x80 are set (allowed: 0x00)");
+    FrameHeader fragment;
+    fragment.kind = FrameKind::Fragment;
+    fragment.itemType = ItemType::Int;
+    QTest::newRow("fragment flags") << headerWith(7, bytes({0x04}), fragment) << ErrorCode::BadHeader
+                                    << QStringLiteral("reserved flags 0x04 are set (allowed: 0x03)");
+    QTest::newRow("fragment without items")
+        << headerWith(6, bytes({0}), fragment) << ErrorCode::BadItemType
+        << QStringLiteral("a Fragment frame must carry items");
+    QTest::newRow("first fragment without length")
+        << headerWith(7, bytes({FirstFragment}), fragment) << ErrorCode::CountMismatch
+        << QStringLiteral("a first Fragment needs 8 bytes of message length, it has 0");
 }
 
 void tst_FrameDecoder::headerErrors()

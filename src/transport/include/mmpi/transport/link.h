@@ -53,6 +53,8 @@ Q_SIGNALS:
     // A link error (I/O error, peer vanished, malformed input). The link closes
     // right after emitting it.
     void errorOccurred(const mmpi::Error &error);
+    // Queued bytes were handed to the operating system; bytesToWrite() fell.
+    void bytesWritten(qint64 bytes);
 
 protected:
     void setState(State state);

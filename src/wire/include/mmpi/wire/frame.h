@@ -19,6 +19,9 @@ enum class FrameKind : quint8 {
     Control = 2,   // formation, authentication and membership messages
     Heartbeat = 3, // liveness probe; empty payload
     Goodbye = 4,   // the sender's app is ending cleanly
+    // One slice of a Data message too large for one frame (docs/protocol.md):
+    // item type and count describe the whole message, the payload a slice.
+    Fragment = 5,
 };
 Q_ENUM_NS(FrameKind)
 } // inline namespace framekinds
@@ -28,11 +31,19 @@ constexpr quint8 FrameVersion = 1;
 constexpr int FrameHeaderSize = 44;
 constexpr qint32 NoRank = -1;
 
+// Flags of a Fragment frame. The first fragment's payload starts with the
+// whole message's payload length (u64) so the receiver can bound it at once.
+enum FragmentFlag : quint8 {
+    FirstFragment = 0x01,
+    LastFragment = 0x02,
+};
+constexpr int FragmentLengthSize = 8;
+
 struct FrameHeader
 {
     FrameKind kind = FrameKind::Data;
     ItemType itemType = ItemType::None;
-    quint8 flags = 0;          // reserved, must be 0 in version 1
+    quint8 flags = 0;          // FragmentFlag bits on Fragment frames, 0 otherwise
     quint32 communicator = 0;  // communicator id (0 = world)
     qint32 source = NoRank;
     qint32 destination = NoRank;

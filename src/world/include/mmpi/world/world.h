@@ -12,6 +12,7 @@
 #include <QList>
 #include <QObject>
 
+#include <functional>
 #include <memory>
 
 namespace mmpi {
@@ -25,6 +26,24 @@ struct NodeInfo
 };
 
 class WorldPrivate;
+namespace detail { class Engine; }
+
+// Receives this node's Data frames and peer departures on the progress thread,
+// before any signal, so that a thread blocked waiting for a message still
+// hears of it (the communicator layer's matcher implements this). Must be
+// thread-safe with respect to the caller's own use of it.
+class MessageSink
+{
+public:
+    virtual ~MessageSink();
+    virtual void handleFrame(const Frame &frame) = 0;
+    // The peer left (goodbye) or was lost; no more frames come from it.
+    virtual void handlePeerGone(int rank, const Error &reason) = 0;
+};
+
+// Runs on the progress thread once a frame handed to sendFrame() is on its way
+// to the operating system (NoError), or will never be (the link is gone).
+using SendCompletion = std::function<void(const Error &)>;
 
 class World : public QObject
 {
@@ -67,7 +86,15 @@ public:
 
     // Send a frame to `destination` (which may be this node). Source and
     // destination are filled in. Thread-safe. Errors: NotFormed, InvalidRank.
-    Result<void> sendFrame(int destination, Frame frame);
+    // Frames to one peer keep their order per (communicator, tag); a message
+    // larger than WorldConfig::chunkSize travels in chunks that smaller
+    // frames may overtake. `done` (optional) reports when the frame has left.
+    Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {});
+
+    // Route Data frames to `sink` (on the progress thread) instead of the
+    // frameReceived() signal. Set it before form(); nullptr restores the signal.
+    void setMessageSink(std::shared_ptr<MessageSink> sink);
+    std::shared_ptr<MessageSink> messageSink() const;
 
     // Wait (running a local event loop) until the world is formed or failed.
     // Not on the GUI thread of an interactive app; tools and tests only.
@@ -80,6 +107,7 @@ Q_SIGNALS:
     void errorOccurred(const mmpi::Error &error);
     // A peer was refused (wrong key, bad claim, malformed input).
     void peerRefused(const QString &peer, const mmpi::Error &reason);
+    // A Data frame for this node (when no MessageSink is set).
     void frameReceived(const mmpi::Frame &frame);
     // A peer said goodbye (its app is ending cleanly).
     void nodeLeft(int rank);
@@ -88,6 +116,7 @@ Q_SIGNALS:
 
 private:
     void handleEngineState(State state);
+    void connectEngineTraffic(detail::Engine *engine);
 
     std::unique_ptr<WorldPrivate> d;
 };

@@ -49,6 +49,12 @@ struct WorldConfig
     // How long close() waits for every peer's goodbye before closing anyway.
     std::chrono::milliseconds closeTimeout{5000};
 
+    // Messages larger than this travel as Fragment frames of this size, so a
+    // big message never holds up small ones on the same link for long.
+    int chunkSize = 64 * 1024;
+    // Largest message (reassembled from fragments) accepted from a peer.
+    qint64 maxMessageSize = 256LL * 1024 * 1024;
+
     bool isRoot() const { return rank == 0; }
     int effectiveMinimumSize() const { return minimumSize > 0 ? minimumSize : size; }
 

@@ -1,0 +1,49 @@
+// Outbox: the frames waiting to go to one peer. Small frames go first; a
+// message larger than the chunk size goes out as Fragment frames, one chunk at
+// a time, so small frames to the same peer overtake it between chunks. Writes
+// stop while the link has `highWater` bytes queued (flow control).
+#pragma once
+
+#include <mmpi/core/error.h>
+#include <mmpi/transport/link.h>
+
+#include <deque>
+#include <functional>
+
+namespace mmpi::detail {
+
+// Called on the progress thread once the frame is handed to the link in full
+// (NoError) or can never be (the link is gone).
+using SendCallback = std::function<void(const Error &)>;
+
+class Outbox
+{
+public:
+    Outbox(int chunkSize, qint64 highWater);
+
+    void enqueue(Frame frame, SendCallback done);
+    // Write what the link can take now.
+    void pump(Link *link);
+    void failAll(const Error &error);
+    bool isEmpty() const { return m_small.empty() && m_bulk.empty(); }
+
+private:
+    struct Pending
+    {
+        Frame frame;
+        SendCallback done;
+        qint64 offset = 0; // payload bytes already sent as fragments
+    };
+
+    bool isBulk(const Frame &frame) const;
+    bool followsBulk(const Frame &frame) const;
+    // Writes the next fragment of the message; true when it was the last.
+    bool writeFragment(Link *link, Pending &message);
+
+    int m_chunkSize;
+    qint64 m_highWater;
+    std::deque<Pending> m_small;
+    std::deque<Pending> m_bulk;
+};
+
+} // namespace mmpi::detail

@@ -1,0 +1,74 @@
+#include "reassembler.h"
+
+#include <mmpi/wire/itemcodec.h>
+
+#include <QtEndian>
+
+namespace mmpi::detail {
+
+namespace {
+
+Error violation(const QString &message)
+{
+    return {ErrorCode::ProtocolViolation, message};
+}
+
+} // namespace
+
+Reassembler::Reassembler(qint64 maxMessageSize)
+    : m_maxMessageSize(maxMessageSize)
+{
+}
+
+Result<void> Reassembler::begin(const Frame &fragment)
+{
+    if (m_message)
+        return violation(QStringLiteral("a new fragmented message began before the last one ended"));
+    const quint64 total = qFromBigEndian<quint64>(fragment.payload.constData());
+    if (total > quint64(m_maxMessageSize))
+        return violation(QStringLiteral("a message of %1 bytes exceeds the limit of %2")
+                             .arg(total).arg(m_maxMessageSize));
+    m_expected = qint64(total);
+    m_message = Frame{fragment.header, QByteArray()};
+    m_message->header.kind = FrameKind::Data;
+    m_message->header.flags = 0;
+    return success();
+}
+
+Result<void> Reassembler::checkContinues(const FrameHeader &h) const
+{
+    if (!m_message)
+        return violation(QStringLiteral("a fragment arrived with no message in progress"));
+    const FrameHeader &m = m_message->header;
+    if (h.communicator != m.communicator || h.tag != m.tag || h.itemType != m.itemType
+        || h.count != m.count || h.sequence != m.sequence || h.source != m.source || h.root != m.root)
+        return violation(QStringLiteral("a fragment does not belong to the message in progress"));
+    return success();
+}
+
+Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
+{
+    const bool first = fragment.header.flags & FirstFragment;
+    if (first) {
+        if (auto ok = begin(fragment); !ok)
+            return ok.error();
+    } else if (auto ok = checkContinues(fragment.header); !ok) {
+        return ok.error();
+    }
+    const QByteArrayView bytes = QByteArrayView(fragment.payload).sliced(first ? FragmentLengthSize : 0);
+    if (m_message->payload.size() + bytes.size() > m_expected)
+        return violation(QStringLiteral("fragments carry more than the announced %1 bytes").arg(m_expected));
+    m_message->payload.append(bytes);
+    if (!(fragment.header.flags & LastFragment))
+        return std::optional<Frame>();
+    Frame done = std::move(*m_message);
+    m_message.reset();
+    if (done.payload.size() != m_expected)
+        return violation(QStringLiteral("a fragmented message ended after %1 of %2 bytes")
+                             .arg(done.payload.size()).arg(m_expected));
+    if (auto ok = validatePayload(done.header.itemType, done.header.count, done.payload); !ok)
+        return ok.error();
+    return std::optional<Frame>(std::move(done));
+}
+
+} // namespace mmpi::detail
