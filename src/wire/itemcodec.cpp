@@ -101,7 +101,7 @@ QByteArray encodeItems(std::span<const T> items, ItemType as)
 }
 
 template<typename T>
-Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &payload)
+Result<void> decodeItemsInto(ItemType type, quint32 count, const QByteArray &payload, std::span<T> out)
 {
     if (!itemTypeDecodesAs<T>(type))
         return Error(ErrorCode::TypeMismatch,
@@ -109,25 +109,41 @@ Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &pay
                          .arg(itemTypeName(type), itemTypeName(ItemTraits<T>::type)));
     if (auto ok = checkFixedSize(type, count, payload.size()); !ok)
         return ok.error();
-
-    // Allocation only after the size check: count is now bounded by real bytes.
-    QList<T> out(static_cast<qsizetype>(count));
-    if (out.isEmpty())
-        return out; // an empty QList's data() is null: no memcpy
+    if (qint64(out.size()) < qint64(count))
+        return Error(ErrorCode::TruncatedPayload,
+                     QStringLiteral("a message of %1 %2 items does not fit a buffer of %3")
+                         .arg(count).arg(itemTypeName(type)).arg(out.size()));
+    if (count == 0)
+        return success(); // an empty span's data() may be null: no memcpy
     if constexpr (std::is_same_v<T, bool>) {
         if (auto ok = checkBooleans(payload); !ok)
             return ok.error();
-        for (qsizetype i = 0; i < out.size(); ++i)
+        for (quint32 i = 0; i < count; ++i)
             out[i] = payload.at(i) != 0;
     } else {
-        qFromBigEndian<T>(payload.constData(), out.size(), out.data());
+        qFromBigEndian<T>(payload.constData(), qsizetype(count), out.data());
     }
+    return success();
+}
+
+template<typename T>
+Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &payload)
+{
+    // Type and size are checked before allocating: count is then bounded by real bytes.
+    if (!itemTypeDecodesAs<T>(type) || qint64(count) * itemSize(type) != payload.size()) {
+        auto checked = decodeItemsInto<T>(type, count, payload, std::span<T>());
+        return checked.error();
+    }
+    QList<T> out(static_cast<qsizetype>(count));
+    if (auto ok = decodeItemsInto<T>(type, count, payload, std::span<T>(out.data(), size_t(out.size()))); !ok)
+        return ok.error();
     return out;
 }
 
 #define MMPI_INSTANTIATE_ITEM_CODEC(T)                                                    \
     template QByteArray encodeItems<T>(std::span<const T>, ItemType);                     \
-    template Result<QList<T>> decodeItems<T>(ItemType, quint32, const QByteArray &);
+    template Result<QList<T>> decodeItems<T>(ItemType, quint32, const QByteArray &);      \
+    template Result<void> decodeItemsInto<T>(ItemType, quint32, const QByteArray &, std::span<T>);
 
 MMPI_INSTANTIATE_ITEM_CODEC(bool)
 MMPI_INSTANTIATE_ITEM_CODEC(qint8)

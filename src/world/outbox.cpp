@@ -63,14 +63,14 @@ bool Outbox::writeFragment(Link *link, Pending &message)
     fragment.header = message.frame.header;
     fragment.header.kind = FrameKind::Fragment;
     fragment.header.flags = (first ? FirstFragment : 0) | (last ? LastFragment : 0);
+    // A real copy of the slice, not QByteArray::fromRawData(): a socket may keep
+    // a reference to the array it was given until it is written out, after the
+    // message itself (and the bytes a raw array would point to) is gone.
     if (first) {
         fragment.payload.resize(FragmentLengthSize);
         qToBigEndian<quint64>(quint64(payload.size()), fragment.payload.data());
-        fragment.payload.append(payload.constData() + message.offset, length);
-    } else {
-        // No copy here: the link copies the bytes into its own buffer at once.
-        fragment.payload = QByteArray::fromRawData(payload.constData() + message.offset, length);
     }
+    fragment.payload.append(payload.constData() + message.offset, length);
     link->sendFrame(fragment);
     message.offset += length;
     return last;

@@ -40,6 +40,9 @@ enum class ErrorCode {
     NotFormed,
     InvalidRank,
     Cancelled,
+    // comm
+    NodeLost,
+    InvalidTag,
 };
 Q_ENUM_NS(ErrorCode)
 

@@ -23,6 +23,11 @@ QByteArray encodeItems(std::span<const T> items, ItemType as = ItemTraits<T>::ty
 template<typename T>
 Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &payload);
 
+// Decode straight into `out` (no allocation). Errors as decodeItems(), plus
+// TruncatedPayload when the message has more items than `out` holds.
+template<typename T>
+Result<void> decodeItemsInto(ItemType type, quint32 count, const QByteArray &payload, std::span<T> out);
+
 // Objects: each record is a quint32 big-endian length then that many bytes.
 QByteArray encodeObjects(const QList<QByteArray> &objects);
 Result<QList<QByteArray>> decodeObjects(quint32 count, const QByteArray &payload);

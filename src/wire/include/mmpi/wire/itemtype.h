@@ -61,6 +61,10 @@ template<> struct ItemTraits<char16_t> { static constexpr ItemType type = ItemTy
 template<> struct ItemTraits<float> { static constexpr ItemType type = ItemType::Float; };
 template<> struct ItemTraits<double> { static constexpr ItemType type = ItemType::Double; };
 
+// The C++ types that travel as items of their own (ItemTraits has them).
+template<typename T>
+concept ItemValue = requires { ItemTraits<T>::type; };
+
 // Whether a payload of `type` may be decoded as C++ type T. Byte/SignedByte
 // both decode to qint8 and Short/SignedShort to qint16 (edu.rit.mp has both).
 template<typename T>

@@ -1,0 +1,153 @@
+#include "matcher.h"
+
+#include <mmpi/core/logging.h>
+
+namespace mmpi::detail {
+
+namespace {
+
+Result<Status> received(const Frame &frame)
+{
+    return statusOf(frame.header, frame.payload.size());
+}
+
+Payload payloadOf(const Frame &frame)
+{
+    return {frame.header.itemType, frame.header.count, frame.payload};
+}
+
+} // namespace
+
+Matcher::Matcher(World *world)
+    : m_world(world)
+{
+}
+
+std::deque<Frame>::const_iterator Matcher::findUnexpected(quint32 communicator, int source, int tag) const
+{
+    const RequestState probe(RequestState::Kind::Receive, communicator, source, tag);
+    return std::find_if(m_unexpected.begin(), m_unexpected.end(),
+                        [&](const Frame &f) { return probe.matches(f.header); });
+}
+
+// A receive from a rank that is gone can never complete; AnySource only once
+// every other rank is gone.
+std::optional<Error> Matcher::whyUnreachable(int source) const
+{
+    if (source != AnySource)
+        return m_gone.contains(source) ? std::optional<Error>(m_gone.value(source)) : std::nullopt;
+    const int others = m_world->size() - 1;
+    if (others > 0 && m_gone.size() >= others)
+        return Error{ErrorCode::NodeLost, QStringLiteral("every other rank has left or was lost")};
+    return std::nullopt;
+}
+
+void Matcher::post(const std::shared_ptr<RequestState> &receive)
+{
+    std::weak_ptr<Matcher> self = weak_from_this();
+    receive->canceller = [self, r = receive.get()] {
+        auto matcher = self.lock();
+        return matcher && matcher->cancel(r);
+    };
+    QMutexLocker lock(&m_mutex);
+    const auto it = findUnexpected(receive->communicator, receive->source, receive->tag);
+    if (it != m_unexpected.end()) {
+        const Frame frame = *it;
+        m_unexpectedBytes -= frame.payload.size();
+        m_unexpected.erase(it);
+        lock.unlock();
+        receive->complete(received(frame), payloadOf(frame));
+        return;
+    }
+    if (auto gone = whyUnreachable(receive->source)) {
+        lock.unlock();
+        receive->complete(Error{ErrorCode::NodeLost, gone->message});
+        return;
+    }
+    m_posted.push_back(receive);
+}
+
+bool Matcher::cancel(const RequestState *receive)
+{
+    std::shared_ptr<RequestState> found;
+    {
+        QMutexLocker lock(&m_mutex);
+        const auto it = std::find_if(m_posted.begin(), m_posted.end(),
+                                     [receive](const auto &p) { return p.get() == receive; });
+        if (it == m_posted.end())
+            return false;
+        found = *it;
+        m_posted.erase(it);
+    }
+    return found->complete(Error{ErrorCode::Cancelled, QStringLiteral("the receive was cancelled")});
+}
+
+std::optional<Status> Matcher::iprobe(quint32 communicator, int source, int tag) const
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = findUnexpected(communicator, source, tag);
+    if (it == m_unexpected.end())
+        return std::nullopt;
+    return statusOf(it->header, it->payload.size());
+}
+
+Result<Status> Matcher::probe(quint32 communicator, int source, int tag) const
+{
+    QMutexLocker lock(&m_mutex);
+    for (;;) {
+        if (const auto it = findUnexpected(communicator, source, tag); it != m_unexpected.end())
+            return statusOf(it->header, it->payload.size());
+        if (auto gone = whyUnreachable(source))
+            return Error{ErrorCode::NodeLost, gone->message};
+        m_arrived.wait(&m_mutex);
+    }
+}
+
+qint64 Matcher::unexpectedBytes() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_unexpectedBytes;
+}
+
+void Matcher::handleFrame(const Frame &frame)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = std::find_if(m_posted.begin(), m_posted.end(),
+                                 [&](const auto &p) { return p->matches(frame.header); });
+    if (it == m_posted.end()) {
+        m_unexpected.push_back(frame);
+        m_unexpectedBytes += frame.payload.size();
+        m_arrived.wakeAll();
+        return;
+    }
+    const auto receive = *it;
+    m_posted.erase(it);
+    lock.unlock();
+    receive->complete(received(frame), payloadOf(frame));
+}
+
+void Matcher::handlePeerGone(int rank, const Error &reason)
+{
+    QList<std::shared_ptr<RequestState>> failed;
+    {
+        QMutexLocker lock(&m_mutex);
+        m_gone.insert(rank, reason);
+        for (auto it = m_posted.begin(); it != m_posted.end();) {
+            if (whyUnreachable((*it)->source) && ((*it)->source == rank || (*it)->source == AnySource)) {
+                failed.append(*it);
+                it = m_posted.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        m_arrived.wakeAll();
+    }
+    for (const auto &receive : failed) {
+        const QString why = receive->source == AnySource
+                                ? QStringLiteral("every other rank has left or was lost")
+                                : QStringLiteral("rank %1 is gone: %2").arg(rank).arg(reason.message);
+        receive->complete(Error{ErrorCode::NodeLost, why});
+    }
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,50 @@
+// Matcher: MPI matching for one world, on the progress thread. Posted
+// receives and unexpected messages are kept in arrival order, so a receive
+// takes the oldest message it matches and a message goes to the oldest
+// receive that matches it: MPI's non-overtaking order per (source, tag,
+// communicator). Posting, probing and cancelling come from any thread.
+#pragma once
+
+#include "requeststate.h"
+
+#include <mmpi/world/world.h>
+
+#include <QMutex>
+#include <QSet>
+#include <QWaitCondition>
+
+#include <deque>
+#include <list>
+#include <memory>
+
+namespace mmpi::detail {
+
+class Matcher : public MessageSink, public std::enable_shared_from_this<Matcher>
+{
+public:
+    explicit Matcher(World *world);
+
+    // Match against the unexpected queue now, else wait for a message.
+    void post(const std::shared_ptr<RequestState> &receive);
+    std::optional<Status> iprobe(quint32 communicator, int source, int tag) const;
+    Result<Status> probe(quint32 communicator, int source, int tag) const;
+    qint64 unexpectedBytes() const;
+
+    void handleFrame(const Frame &frame) override;
+    void handlePeerGone(int rank, const Error &reason) override;
+
+private:
+    bool cancel(const RequestState *receive);
+    std::optional<Error> whyUnreachable(int source) const; // with m_mutex held
+    std::deque<Frame>::const_iterator findUnexpected(quint32 communicator, int source, int tag) const;
+
+    World *m_world;
+    mutable QMutex m_mutex;
+    mutable QWaitCondition m_arrived; // for probe()
+    std::list<std::shared_ptr<RequestState>> m_posted;
+    std::deque<Frame> m_unexpected;
+    qint64 m_unexpectedBytes = 0;
+    QHash<int, Error> m_gone;
+};
+
+} // namespace mmpi::detail

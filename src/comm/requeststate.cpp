@@ -1,0 +1,70 @@
+#include "requeststate.h"
+
+namespace mmpi::detail {
+
+RequestState::RequestState(Kind k, quint32 comm, int src, int t)
+    : kind(k), communicator(comm), source(src), tag(t)
+{
+}
+
+bool RequestState::matches(const FrameHeader &h) const
+{
+    return h.communicator == communicator && (source == AnySource || h.source == source)
+           && (tag == AnyTag || h.tag == tag);
+}
+
+bool RequestState::complete(Result<Status> outcome, Payload payload)
+{
+    QList<std::function<void()>> continuations;
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_outcome)
+            return false;
+        m_payload = std::move(payload);
+        m_outcome = std::move(outcome);
+        continuations = std::exchange(m_continuations, {});
+        m_finished.wakeAll();
+    }
+    for (const auto &f : continuations)
+        f();
+    return true;
+}
+
+bool RequestState::isFinished() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_outcome.has_value();
+}
+
+std::optional<Result<Status>> RequestState::outcome() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_outcome;
+}
+
+Result<Status> RequestState::wait() const
+{
+    QMutexLocker lock(&m_mutex);
+    while (!m_outcome)
+        m_finished.wait(&m_mutex);
+    return *m_outcome;
+}
+
+void RequestState::whenFinished(std::function<void()> f)
+{
+    {
+        QMutexLocker lock(&m_mutex);
+        if (!m_outcome) {
+            m_continuations.append(std::move(f));
+            return;
+        }
+    }
+    f();
+}
+
+Status statusOf(const FrameHeader &h, qint64 bytes)
+{
+    return {h.source, h.tag, h.itemType, h.count, bytes};
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,56 @@
+// RequestState: the shared, thread-safe state behind mmpi::Request. The
+// progress thread completes it once; any thread may wait, poll or register a
+// continuation (which runs on the completing thread and must post itself to
+// wherever it belongs).
+#pragma once
+
+#include <mmpi/comm/messagecodec.h>
+#include <mmpi/comm/status.h>
+#include <mmpi/wire/frame.h>
+
+#include <QMutex>
+#include <QWaitCondition>
+
+#include <functional>
+#include <optional>
+
+namespace mmpi::detail {
+
+class RequestState
+{
+public:
+    enum class Kind { Send, Receive };
+
+    RequestState(Kind kind, quint32 communicator, int source, int tag);
+
+    const Kind kind;
+    const quint32 communicator;
+    const int source; // a rank or AnySource (receives)
+    const int tag;    // a tag or AnyTag (receives)
+
+    bool matches(const FrameHeader &header) const;
+
+    // First completion wins; later ones (a cancel racing a match) are ignored.
+    bool complete(Result<Status> outcome, Payload payload = {});
+    bool isFinished() const;
+    std::optional<Result<Status>> outcome() const;
+    Result<Status> wait() const;
+    // `f` runs once finished: now if it is, else on the completing thread.
+    void whenFinished(std::function<void()> f);
+    // Only meaningful once finished (then never written again).
+    const Payload &payload() const { return m_payload; }
+
+    // Set by whoever can withdraw the request (the matcher); true if it did.
+    std::function<bool()> canceller;
+
+private:
+    mutable QMutex m_mutex;
+    mutable QWaitCondition m_finished;
+    std::optional<Result<Status>> m_outcome;
+    Payload m_payload;
+    QList<std::function<void()>> m_continuations;
+};
+
+Status statusOf(const FrameHeader &header, qint64 bytes);
+
+} // namespace mmpi::detail
