@@ -1,0 +1,65 @@
+// mmpi-bench: MMPI's benchmarks, started by mmpirun on every rank, e.g.
+//   mmpirun -n 2 --transport tcp mmpi-bench pingpong --sizes 1,1024 --json
+// Rank 0 prints a table (or one JSON line with --json).
+#include "pingpong.h"
+
+#include <mmpi/world/world.h>
+
+#include <QCoreApplication>
+#include <QEventLoop>
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+int usage(FILE *out, int status)
+{
+    std::fprintf(out,
+                 "usage: mmpirun -n 2 [--transport local|tcp] mmpi-bench pingpong [--sizes N,N,...] "
+                 "[--iterations K] [--json]\n"
+                 "  pingpong   round-trip latency and one-way bandwidth between ranks 0 and 1\n"
+                 "Run `mmpi-bench pingpong --help` for the options of a benchmark.\n");
+    return status;
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)
+        return usage(argc < 2 ? stderr : stdout, argc < 2 ? 2 : 0);
+    if (std::strcmp(argv[1], "pingpong") != 0) {
+        std::fprintf(stderr, "mmpi-bench: unknown benchmark '%s'\n", argv[1]);
+        return usage(stderr, 2);
+    }
+    QCoreApplication app(argc, argv);
+    const auto config = mmpi::WorldConfig::fromEnvironment();
+    if (!config) {
+        // --help works outside mmpirun too.
+        for (int i = 2; i < argc; ++i)
+            if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0)
+                return mmpi::bench::runPingPong({}, argc - 1, argv + 1, {});
+        std::fprintf(stderr, "mmpi-bench: %s\nStart it with mmpirun, e.g.: mmpirun -n 2 mmpi-bench pingpong\n",
+                     qPrintable(config.error().message));
+        return 2;
+    }
+    mmpi::World world;
+    const auto comm = mmpi::Communicator::world(world);
+    world.form(*config);
+    if (auto formed = world.waitForFormed(); !formed) {
+        std::fprintf(stderr, "mmpi-bench: %s\n", qPrintable(formed.error().toString()));
+        return 1;
+    }
+    const int status = mmpi::bench::runPingPong(*comm, argc - 1, argv + 1, config->transport);
+    // Leave cleanly: the peer may still be receiving our last message.
+    QEventLoop leaving;
+    QObject::connect(&world, &mmpi::World::stateChanged, &leaving, [&](mmpi::World::State state) {
+        if (state == mmpi::World::State::Closed)
+            leaving.quit();
+    });
+    world.close();
+    if (world.state() != mmpi::World::State::Closed)
+        leaving.exec();
+    return status;
+}
