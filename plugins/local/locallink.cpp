@@ -58,3 +58,12 @@ void LocalLink::handleSocketError(QLocalSocket::LocalSocketError error)
 }
 
 } // namespace mmpi
+
+namespace mmpi {
+
+void LocalLink::flushDevice()
+{
+    m_socket->flush();
+}
+
+} // namespace mmpi

@@ -25,6 +25,7 @@ public:
 
 protected:
     void closeDevice() override;
+    void flushDevice() override;
 
 private:
     LocalLink(QLocalSocket *socket, QString peerAddress, DecoderLimits limits, QObject *parent);

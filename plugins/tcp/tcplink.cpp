@@ -79,3 +79,12 @@ void TcpLink::applySocketOptions()
 }
 
 } // namespace mmpi
+
+namespace mmpi {
+
+void TcpLink::flushDevice()
+{
+    m_socket->flush();
+}
+
+} // namespace mmpi

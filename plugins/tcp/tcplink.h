@@ -26,6 +26,7 @@ public:
 
 protected:
     void closeDevice() override;
+    void flushDevice() override;
 
 private:
     TcpLink(QTcpSocket *socket, QString peerAddress, DecoderLimits limits, QObject *parent);

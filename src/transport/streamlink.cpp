@@ -62,6 +62,7 @@ void StreamLink::sendFrame(const Frame &frame)
         return failWith(Error(ErrorCode::LinkError, QStringLiteral("cannot queue a frame of %1 bytes: %2")
                                                         .arg(size).arg(m_device->errorString())));
     ++mutableCounters().framesSent;
+    flushDevice();
 }
 
 qint64 StreamLink::bytesToWrite() const

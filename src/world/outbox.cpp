@@ -1,5 +1,6 @@
 #include "outbox.h"
 
+#include <QScopedValueRollback>
 #include <QtEndian>
 
 namespace mmpi::detail {
@@ -38,6 +39,11 @@ void Outbox::enqueue(Frame frame, SendCallback done)
 
 void Outbox::pump(Link *link)
 {
+    // A write may flush and report bytesWritten at once, which calls pump()
+    // again; the outer loop goes on and must not see the queue change under it.
+    if (m_pumping)
+        return;
+    const QScopedValueRollback guard(m_pumping, true);
     while (!isEmpty() && link->state() == Link::State::Connected && link->bytesToWrite() < m_highWater) {
         auto &queue = m_small.empty() ? m_bulk : m_small;
         Pending &next = queue.front();

@@ -44,6 +44,7 @@ private:
     qint64 m_highWater;
     std::deque<Pending> m_small;
     std::deque<Pending> m_bulk;
+    bool m_pumping = false;
 };
 
 } // namespace mmpi::detail

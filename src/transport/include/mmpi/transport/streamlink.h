@@ -32,6 +32,9 @@ protected:
     void handleDeviceError(ErrorCode code, const QString &message);
     // Close the underlying device (socket-specific: abort or disconnect).
     virtual void closeDevice() = 0;
+    // Hand queued bytes to the operating system now, without blocking, rather
+    // than on the next pass of the event loop (a whole wake-up of latency).
+    virtual void flushDevice() = 0;
 
 private:
     void handleReadyRead();
