@@ -1,0 +1,70 @@
+// mmpi-bench pingpong under the real mmpirun: the JSON it prints is the
+// contract of bench/pingpong.sh.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTest>
+
+class TestMmpiBench : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void pingpongJson_data();
+    void pingpongJson();
+    void refusesWrongWorldSize();
+};
+
+void TestMmpiBench::pingpongJson_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::newRow("local") << QStringLiteral("local");
+    QTest::newRow("tcp") << QStringLiteral("tcp");
+}
+
+void TestMmpiBench::pingpongJson()
+{
+    QFETCH(QString, transport);
+    // Given two ranks and a size that is fragmented (above the 64 KiB chunk)
+    QProcess run;
+    run.start(QStringLiteral(MMPIRUN_PATH),
+              {QStringLiteral("-n"), QStringLiteral("2"), QStringLiteral("--transport"), transport,
+               QStringLiteral("--timeout"), QStringLiteral("120"), QStringLiteral("--"),
+               QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong"), QStringLiteral("--sizes"),
+               QStringLiteral("1,100000"), QStringLiteral("--iterations"), QStringLiteral("20"),
+               QStringLiteral("--json")});
+    QVERIFY(run.waitForFinished(180000));
+    QVERIFY2(run.exitStatus() == QProcess::NormalExit && run.exitCode() == 0,
+             run.readAllStandardError().constData());
+    // Then rank 0 prints one JSON object of the documented shape
+    QByteArray line = run.readAllStandardOutput().trimmed();
+    QVERIFY2(line.startsWith("[0] "), line.constData());
+    const QJsonObject json = QJsonDocument::fromJson(line.mid(4)).object();
+    QCOMPARE(json.value(QLatin1String("op")).toString(), QStringLiteral("pingpong"));
+    QCOMPARE(json.value(QLatin1String("transport")).toString(), transport);
+    QCOMPARE(json.value(QLatin1String("ranks")).toInt(), 2);
+    const QJsonArray results = json.value(QLatin1String("results")).toArray();
+    QCOMPARE(results.size(), 2);
+    QCOMPARE(results.at(1).toObject().value(QLatin1String("size")).toInt(), 100000);
+    for (const auto &r : results) {
+        const QJsonObject o = r.toObject();
+        QCOMPARE(o.value(QLatin1String("iterations")).toInt(), 20);
+        QVERIFY(o.value(QLatin1String("min_us")).toDouble() > 0);
+        QVERIFY(o.value(QLatin1String("min_us")).toDouble() <= o.value(QLatin1String("median_us")).toDouble());
+        QVERIFY(o.value(QLatin1String("median_us")).toDouble() <= o.value(QLatin1String("max_us")).toDouble());
+        QVERIFY(o.value(QLatin1String("mbps")).toDouble() > 0);
+    }
+}
+
+void TestMmpiBench::refusesWrongWorldSize()
+{
+    QProcess run;
+    run.start(QStringLiteral(MMPIRUN_PATH), {QStringLiteral("-n"), QStringLiteral("3"), QStringLiteral("--"),
+                                             QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong")});
+    QVERIFY(run.waitForFinished(120000));
+    QVERIFY(run.exitCode() != 0);
+    QVERIFY(run.readAllStandardError().contains("exactly 2 ranks"));
+}
+
+QTEST_GUILESS_MAIN(TestMmpiBench)
+#include "tst_mmpibench.moc"
