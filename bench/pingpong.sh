@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# Point-to-point ping-pong on this machine: `mmpi-bench pingpong` over local and
+# tcp against raw-tcp, qt-tcp and Open MPI, one after the other; prints a table
+# per message size and the issue's targets. See docs/benchmarks.md.
+#   bash bench/pingpong.sh [build dir] [--sizes 1,64,...] [--iterations K]
+#
+# All five get the same --sizes (default 1,64,1024,65536,1048576,4194304) and
+# --iterations K (default 1000), and all apply the same rule per size:
+#   timed round trips = max(20, min(K, 64 MiB / size))   (1 MiB: 64, 4 MiB: 20)
+#   warm-up round trips (untimed, first) = max(2, timed / 10)
+# A round trip (rank 0 sends size bytes, rank 1 receives them all and sends size
+# bytes back, rank 0 receives them all) is timed alone with a steady clock;
+# median, min and max are over the timed ones; MB/s = size / (median / 2), 1e6 B.
+#
+# Open MPI: if mpirun or mpicc is missing, the script installs Debian's
+# openmpi-bin and libopenmpi-dev with apt-get when run as root (not with
+# MMPI_BENCH_INSTALL=0), or else skips it and says why. Every run is limited to
+# MMPI_BENCH_TIMEOUT seconds (600). The JSON lines are kept in <build>/pingpong.jsonl.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$here/build
+sizes=1,64,1024,65536,1048576,4194304
+iterations=1000
+time_limit=${MMPI_BENCH_TIMEOUT:-600}
+
+usage() {
+    echo "usage: bash bench/pingpong.sh [build dir] [--sizes N,N,...] [--iterations K]"
+}
+
+parse_arguments() {
+    if [ $# -gt 0 ] && [[ $1 != -* ]]; then
+        build=$(cd "$1" && pwd)
+        shift
+    fi
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --sizes) sizes=${2:?--sizes needs a value}; shift 2 ;;
+        --sizes=*) sizes=${1#*=}; shift ;;
+        --iterations) iterations=${2:?--iterations needs a value}; shift 2 ;;
+        --iterations=*) iterations=${1#*=}; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; exit 2 ;;
+        esac
+    done
+}
+
+# measure NAME COMMAND...: runs one implementation and appends its JSON line to
+# $results; a failure is reported with the end of its stderr, and not fatal.
+measure() {
+    local name=$1 status=0 out line
+    shift
+    echo "== $name"
+    out=$(timeout "$time_limit" "$@" 2>"$errors") || status=$?
+    line=$(printf '%s\n' "$out" | sed 's/^\[[0-9]*\] //' | grep -m1 '^{"op":"pingpong"' || true)
+    if [ -n "$line" ]; then
+        echo "$line" >>"$results"
+    else
+        echo "   $name failed (exit $status); last lines of its stderr:"
+        tail -n 5 "$errors" | sed 's/^/   | /'
+    fi
+}
+
+# skip NAME WHY
+skip() {
+    echo "== $1: skipped, $2"
+}
+
+run_mmpi() {
+    local transport
+    if [ ! -x "$bin/mmpi-bench" ]; then
+        skip "mmpi-bench" "$bin/mmpi-bench does not exist yet (build the target mmpi-bench)"
+        return
+    fi
+    for transport in local tcp; do
+        measure "mmpi $transport" "$bin/mmpirun" -n 2 --transport "$transport" --no-prefix \
+            --timeout "$time_limit" -- "$bin/mmpi-bench" pingpong "${bench_args[@]}"
+    done
+}
+
+run_baseline() {
+    local name=$1 program=$2
+    if [ -x "$bin/$program" ]; then
+        measure "$name" "$bin/$program" "${bench_args[@]}"
+    else
+        skip "$name" "$bin/$program does not exist (build the target $program)"
+    fi
+}
+
+# Succeeds when mpirun and mpicc are there, installing them if allowed;
+# otherwise sets $why.
+ensure_openmpi() {
+    command -v mpirun >/dev/null && command -v mpicc >/dev/null && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        why="mpirun or mpicc not found; install openmpi-bin and libopenmpi-dev (as root this script does)"
+        return 1
+    fi
+    if [ "${MMPI_BENCH_INSTALL:-1}" = 0 ]; then
+        why="mpirun or mpicc not found and MMPI_BENCH_INSTALL=0"
+        return 1
+    fi
+    echo "== installing openmpi-bin libopenmpi-dev"
+    if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends openmpi-bin libopenmpi-dev; } >"$errors" 2>&1; then
+        why="apt-get install openmpi-bin libopenmpi-dev failed: $(tail -n 1 "$errors")"
+        return 1
+    fi
+}
+
+# Builds $bin/mpi-pingpong from bench/mpipingpong.c when it is missing or older.
+build_mpi_pingpong() {
+    local source=$here/bench/mpipingpong.c header=$here/bench/pingpong.h target=$bin/mpi-pingpong
+    [ -x "$target" ] && [ "$target" -nt "$source" ] && [ "$target" -nt "$header" ] && return 0
+    mkdir -p "$bin"
+    mpicc -O2 -Wall -Wextra -I"$here/bench" -o "$target" "$source" 2>"$errors" && return 0
+    why="mpicc failed: $(head -n 3 "$errors")"
+    return 1
+}
+
+run_openmpi() {
+    local why="" options=(-n 2)
+    if ! ensure_openmpi || ! build_mpi_pingpong; then
+        skip "openmpi" "$why"
+        return
+    fi
+    [ "$(id -u)" -eq 0 ] && options+=(--allow-run-as-root)
+    # Open MPI counts cores, not hardware threads: allow 2 ranks on 1 core.
+    [ "$(lscpu -p=Core 2>/dev/null | grep -v '^#' | sort -u | wc -l)" -ge 2 ] || options+=(--oversubscribe)
+    measure "openmpi" mpirun "${options[@]}" "$bin/mpi-pingpong" "${bench_args[@]}"
+}
+
+# Tables per size and the targets, from the JSON lines in $results.
+report() {
+    python3 - "$results" <<'PYTHON'
+import json
+import sys
+
+ORDER = ["mmpi local", "mmpi tcp", "raw-tcp", "qt-tcp", "openmpi"]
+runs = {}
+for line in open(sys.argv[1]):
+    run = json.loads(line)
+    name = "mmpi " + run["transport"] if run["transport"] in ("local", "tcp") else run["transport"]
+    runs[name] = {r["size"]: r for r in run["results"]}
+sizes = sorted({size for results in runs.values() for size in results})
+
+
+def human(size):
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def result(name, size):
+    return runs.get(name, {}).get(size)
+
+
+def table(size):
+    rows = [(name, result(name, size)) for name in ORDER if result(name, size)]
+    raw = result("raw-tcp", size)
+    counts = "/".join(str(n) for n in sorted({r["iterations"] for _, r in rows}))
+    print(f"\n{human(size)} ({counts} timed round trips)")
+    print(f"  {'implementation':<14}{'median us':>11}{'min us':>11}{'max us':>11}{'MB/s':>11}{'x raw':>8}")
+    for name, r in rows:
+        ratio = f"{r['median_us'] / raw['median_us']:.2f}" if raw else "-"
+        print(f"  {name:<14}{r['median_us']:>11.2f}{r['min_us']:>11.2f}{r['max_us']:>11.2f}"
+              f"{r['mbps']:>11.1f}{ratio:>8}")
+
+
+# judge(size) -> (ok, text) for every size in `candidates` that all of `needs` measured.
+def target(title, needs, candidates, judge):
+    missing = [name for name in needs if name not in runs]
+    measured = [s for s in candidates if all(result(name, s) for name in needs)]
+    if missing or not measured:
+        reason = f"no {', '.join(missing)} results" if missing else "sizes not measured"
+        print(f"  {'skipped':<8} {title}: {reason}")
+        return
+    verdicts = [judge(size) for size in measured]
+    verdict = "met" if all(ok for ok, _ in verdicts) else "not met"
+    print(f"  {verdict:<8} {title}: {', '.join(text for _, text in verdicts)}")
+
+
+def median(name, size):
+    return result(name, size)["median_us"]
+
+
+def median_ratio(size, name, other, limit):
+    ratio = median(name, size) / median(other, size)
+    return ratio <= limit, f"{human(size)} {ratio:.2f}x"
+
+
+def not_slower(size, name, other):
+    a, b = median(name, size), median(other, size)
+    return a <= b, f"{human(size)} {a:.1f} vs {b:.1f} us"
+
+
+def bandwidth_share(size, name, other, share):
+    a, b = result(name, size)["mbps"], result(other, size)["mbps"]
+    return a >= share * b, f"{human(size)} {a:.0f} vs {b:.0f} MB/s = {100 * a / b:.0f} %"
+
+
+for size in sizes:
+    table(size)
+small = [s for s in sizes if s <= 1024]
+print("\nTargets (median round trips; MB/s one way)")
+target("small messages (1 B-1 KiB) over tcp at most 1.5x raw-tcp", ["mmpi tcp", "raw-tcp"], small,
+       lambda s: median_ratio(s, "mmpi tcp", "raw-tcp", 1.5))
+target("small messages over tcp no slower than qt-tcp (mmpi vs qt)", ["mmpi tcp", "qt-tcp"], small,
+       lambda s: not_slower(s, "mmpi tcp", "qt-tcp"))
+target("4 MiB over tcp at least 90 % of raw-tcp bandwidth", ["mmpi tcp", "raw-tcp"], [4 << 20],
+       lambda s: bandwidth_share(s, "mmpi tcp", "raw-tcp", 0.9))
+target("local at least as fast as tcp (local vs tcp)", ["mmpi local", "mmpi tcp"], sizes,
+       lambda s: not_slower(s, "mmpi local", "mmpi tcp"))
+PYTHON
+}
+
+main() {
+    parse_arguments "$@"
+    bin=$build/bin
+    bench_args=(--sizes "$sizes" --iterations "$iterations" --json)
+    mkdir -p "$build"
+    results=$build/pingpong.jsonl
+    errors=$(mktemp)
+    trap 'rm -f "$errors"' EXIT
+    : >"$results"
+    echo "ping-pong, 2 ranks on $(hostname), sizes $sizes, K=$iterations; build $build"
+    run_mmpi
+    run_baseline raw-tcp raw-pingpong
+    run_baseline qt-tcp qt-pingpong
+    run_openmpi
+    if [ ! -s "$results" ]; then
+        echo "no implementation produced results" >&2
+        exit 1
+    fi
+    report
+    echo
+    echo "JSON lines: $results"
+}
+
+main "$@"

@@ -1,0 +1,166 @@
+// raw-pingpong: what TCP gives without any library, the reference for mmpi-bench
+// pingpong over tcp. Two processes (the second made by fork()) bounce messages
+// over one blocking POSIX socket on 127.0.0.1 with TCP_NODELAY. docs/benchmarks.md
+#include "pingpong.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void fail(const std::string &what)
+{
+    throw std::runtime_error(what + ": " + std::strerror(errno));
+}
+
+sockaddr_in loopback(in_port_t port)
+{
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(port);
+    return address;
+}
+
+// A listening socket on 127.0.0.1 and an ephemeral port, stored in `port`.
+int listenOnLoopback(in_port_t &port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address = loopback(0);
+    socklen_t length = sizeof address;
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&address), length) != 0 || listen(fd, 1) != 0
+        || getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) != 0)
+        fail("listen on 127.0.0.1");
+    port = ntohs(address.sin_port);
+    return fd;
+}
+
+int withNoDelay(int fd)
+{
+    int on = 1;
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) != 0)
+        fail("TCP_NODELAY");
+    return fd;
+}
+
+int acceptOne(int listener)
+{
+    int fd = accept(listener, nullptr, nullptr);
+    if (fd < 0)
+        fail("accept");
+    return withNoDelay(fd);
+}
+
+int connectTo(in_port_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address = loopback(port);
+    if (fd < 0 || connect(fd, reinterpret_cast<sockaddr *>(&address), sizeof address) != 0)
+        fail("connect to 127.0.0.1");
+    return withNoDelay(fd);
+}
+
+void sendAll(int fd, const char *data, size_t size)
+{
+    for (size_t sent = 0; sent < size;) {
+        ssize_t n = send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno != EINTR)
+            fail("send");
+        sent += n > 0 ? size_t(n) : 0;
+    }
+}
+
+void receiveAll(int fd, char *data, size_t size)
+{
+    for (size_t received = 0; received < size;) {
+        ssize_t n = recv(fd, data + received, size - received, 0);
+        if (n == 0)
+            throw std::runtime_error("peer closed the connection");
+        if (n < 0 && errno != EINTR)
+            fail("recv");
+        received += n > 0 ? size_t(n) : 0;
+    }
+}
+
+// Rank 0: times every round trip of the schedule.
+void ping(int fd, pp_schedule &schedule, std::vector<char> &out, std::vector<char> &in)
+{
+    while (!pp_schedule_finished(&schedule)) {
+        size_t size = pp_schedule_size(&schedule);
+        double start = pp_now_us();
+        sendAll(fd, out.data(), size);
+        receiveAll(fd, in.data(), size);
+        pp_schedule_record(&schedule, pp_now_us() - start);
+    }
+}
+
+// Rank 1: sends every message back once it has all of it.
+void pong(int fd, pp_schedule &schedule, std::vector<char> &buffer)
+{
+    while (!pp_schedule_finished(&schedule)) {
+        size_t size = pp_schedule_size(&schedule);
+        receiveAll(fd, buffer.data(), size);
+        sendAll(fd, buffer.data(), size);
+        pp_schedule_record(&schedule, 0);
+    }
+}
+
+// Runs rank 0's side (timing) or rank 1's over the connected socket `fd`.
+void exchange(int fd, const pp_options &options, bool timing)
+{
+    pp_schedule schedule;
+    if (!pp_schedule_start(&schedule, &options))
+        throw std::runtime_error("out of memory");
+    std::vector<char> out(pp_largest_size(&options), 'x'), in(out.size());
+    if (timing)
+        ping(fd, schedule, out, in);
+    else
+        pong(fd, schedule, in);
+    close(fd);
+    if (timing)
+        pp_print(&schedule, "raw-tcp");
+    pp_schedule_free(&schedule);
+}
+
+int run(const pp_options &options)
+{
+    in_port_t port = 0;
+    int listener = listenOnLoopback(port);
+    pid_t child = fork();
+    if (child < 0)
+        fail("fork");
+    if (child == 0) {
+        close(listener);
+        exchange(connectTo(port), options, false);
+        return 0;
+    }
+    const int fd = acceptOne(listener);
+    close(listener);
+    exchange(fd, options, true);
+    return pp_wait_child(child, 0);
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    pp_options options;
+    int status = pp_parse_options(argc, argv, &options);
+    if (status != PP_RUN)
+        return status;
+    try {
+        return run(options);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "raw-pingpong: %s\n", e.what());
+        return 1;
+    }
+}
