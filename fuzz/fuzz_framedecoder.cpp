@@ -71,6 +71,16 @@ void checkPayload(const Frame &f)
         check(asInt.error().code == ErrorCode::TypeMismatch, "wrong error for a type mismatch");
 }
 
+// A Fragment's count describes the whole message, not its slice: only its own
+// shape is the decoder's to promise.
+void checkFragment(const Frame &f)
+{
+    check(f.header.itemType != ItemType::None, "Fragment without items");
+    check((f.header.flags & ~(FirstFragment | LastFragment)) == 0, "unknown Fragment flags");
+    if (f.header.flags & FirstFragment)
+        check(f.payload.size() >= FragmentLengthSize, "first Fragment without its length");
+}
+
 void checkFrame(const Frame &f, const QByteArray &reencoded)
 {
     check(f.header.payloadLength == quint32(f.payload.size()), "payloadLength != payload size");
@@ -82,6 +92,9 @@ void checkFrame(const Frame &f, const QByteArray &reencoded)
     check(next.hasValue() && next->has_value(), "re-encoded frame does not decode");
     check(**next == f, "re-encoded frame decodes differently");
     check(again.bufferedBytes() == 0, "re-encoded frame leaves bytes behind");
+    if (f.header.kind == FrameKind::Fragment)
+        return checkFragment(f);
+    check(f.header.flags == 0, "flags on a frame that is not a Fragment");
     checkPayload(f);
 }
 
