@@ -46,7 +46,7 @@ parse_arguments() {
 }
 
 # measure NAME COMMAND...: runs one implementation and appends its JSON line to
-# $results; a failure is reported with the end of its stderr, and not fatal.
+# $results; a failure is reported with the start of its stderr, and not fatal.
 measure() {
     local name=$1 status=0 out line
     shift
@@ -56,8 +56,8 @@ measure() {
     if [ -n "$line" ]; then
         echo "$line" >>"$results"
     else
-        echo "   $name failed (exit $status); last lines of its stderr:"
-        tail -n 5 "$errors" | sed 's/^/   | /'
+        echo "   $name failed (exit $status); its stderr begins:"
+        grep -v -e '^-*$' -e '^ *$' "$errors" | head -n 6 | sed 's/^/   | /'
     fi
 }
 
@@ -191,7 +191,7 @@ def median_ratio(size, name, other, limit):
 
 def not_slower(size, name, other):
     a, b = median(name, size), median(other, size)
-    return a <= b, f"{human(size)} {a:.1f} vs {b:.1f} us"
+    return a <= b, f"{human(size)} {a:.2f} vs {b:.2f} us"
 
 
 def bandwidth_share(size, name, other, share):
