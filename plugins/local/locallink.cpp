@@ -7,7 +7,11 @@ namespace mmpi {
 LocalLink::LocalLink(QLocalSocket *socket, QString peerAddress, DecoderLimits limits, QObject *parent)
     : StreamLink(socket, limits, parent), m_socket(socket), m_peerAddress(std::move(peerAddress))
 {
-    connect(socket, &QLocalSocket::connected, this, &LocalLink::handleConnected);
+    // Queued: handleConnected() may take over the descriptor and abort the
+    // socket, and QLocalSocket closes its connecting descriptor a second time
+    // if aborted from inside connected() (another thread may own that number
+    // by then).
+    connect(socket, &QLocalSocket::connected, this, &LocalLink::handleConnected, Qt::QueuedConnection);
     connect(socket, &QLocalSocket::disconnected, this, &LocalLink::handleDisconnected);
     connect(socket, &QLocalSocket::errorOccurred, this, &LocalLink::handleSocketError);
 }

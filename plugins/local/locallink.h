@@ -26,6 +26,7 @@ public:
 protected:
     void closeDevice() override;
     void flushDevice() override;
+    qintptr nativeDescriptor() const override { return m_socket->socketDescriptor(); }
 
 private:
     LocalLink(QLocalSocket *socket, QString peerAddress, DecoderLimits limits, QObject *parent);

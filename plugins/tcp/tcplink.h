@@ -27,6 +27,7 @@ public:
 protected:
     void closeDevice() override;
     void flushDevice() override;
+    qintptr nativeDescriptor() const override { return m_socket->socketDescriptor(); }
 
 private:
     TcpLink(QTcpSocket *socket, QString peerAddress, DecoderLimits limits, QObject *parent);

@@ -1,8 +1,16 @@
 #include <mmpi/transport/streamlink.h>
 
+#include "nativestream.h"
+
 #include <mmpi/core/logging.h>
 
+#include <QAbstractSocket>
+#include <QLocalSocket>
 #include <QTimer>
+
+#ifdef Q_OS_UNIX
+#include <fcntl.h>
+#endif
 
 namespace mmpi {
 
@@ -28,6 +36,26 @@ void lingerUntilFlushed(QIODevice *device)
     QTimer::singleShot(LingerTimeoutMs, device, &QObject::deleteLater);
 }
 
+bool nativeIoAllowed()
+{
+#ifdef Q_OS_UNIX
+    static const bool allowed = qEnvironmentVariable("MMPI_NATIVE_IO") != QLatin1String("0");
+    return allowed;
+#else
+    return false;
+#endif
+}
+
+// The device lets go of its descriptor without touching the connection, which
+// lives on in the duplicate.
+void abandonDevice(QIODevice *device)
+{
+    if (auto *socket = qobject_cast<QAbstractSocket *>(device))
+        socket->abort();
+    else if (auto *local = qobject_cast<QLocalSocket *>(device))
+        local->abort();
+}
+
 } // namespace
 
 StreamLink::StreamLink(QIODevice *device, DecoderLimits limits, QObject *parent)
@@ -45,9 +73,14 @@ StreamLink::~StreamLink() = default;
 
 void StreamLink::sendFrame(const Frame &frame)
 {
-    if (state() != State::Connected || !m_device) {
+    if (state() != State::Connected || (!m_device && !m_native)) {
         qCDebug(lcTransport).noquote() << "not sending a frame to" << peerAddress()
                                        << ": the link is" << state();
+        return;
+    }
+    if (m_native) {
+        m_native->write(frame.header, frame.payload);
+        ++mutableCounters().framesSent;
         return;
     }
     // Header and payload go separately: the device copies bytes into its own
@@ -67,6 +100,8 @@ void StreamLink::sendFrame(const Frame &frame)
 
 qint64 StreamLink::bytesToWrite() const
 {
+    if (m_native)
+        return m_native->bytesToWrite();
     return m_device ? m_device->bytesToWrite() : 0;
 }
 
@@ -74,6 +109,10 @@ void StreamLink::close()
 {
     if (state() == State::Closed)
         return;
+    if (auto *native = std::exchange(m_native, nullptr)) {
+        native->disconnect(this);
+        native->closeAfterFlush(LingerTimeoutMs);
+    }
     if (QIODevice *device = m_device) {
         // Whatever the device says while it closes is no news to us.
         device->disconnect(this);
@@ -88,11 +127,60 @@ void StreamLink::handleConnected()
     if (state() != State::Connecting)
         return;
     setState(State::Connected);
+    adoptDescriptor();
+    if (m_native)
+        return;
     // Bytes that arrived before anyone could listen for readyRead would
     // otherwise wait for the next packet. Queued, so that the creator of an
     // accepted link connects its slots first.
     if (m_device && m_device->bytesAvailable() > 0)
         QMetaObject::invokeMethod(this, &StreamLink::handleReadyRead, Qt::QueuedConnection);
+}
+
+void StreamLink::adoptDescriptor()
+{
+#ifdef Q_OS_UNIX
+    const qintptr descriptor = nativeDescriptor();
+    if (!nativeIoAllowed() || descriptor < 0 || !m_device)
+        return;
+    const int own = ::fcntl(int(descriptor), F_DUPFD_CLOEXEC, 0);
+    if (own < 0) {
+        qCDebug(lcTransport) << "cannot duplicate the descriptor of" << peerAddress()
+                             << "; reading through the device";
+        return;
+    }
+    m_native = new detail::NativeStream(own, m_decoder.limits(), this);
+    m_native->prependReceived(m_device->readAll());
+    m_device->disconnect(this);
+    abandonDevice(m_device);
+    connect(m_native, &detail::NativeStream::frameReceived, this, &StreamLink::handleNativeFrame);
+    connect(m_native, &detail::NativeStream::bytesWritten, this, &StreamLink::handleBytesWritten);
+    connect(m_native, &detail::NativeStream::endOfStream, this, &StreamLink::handleNativeEnd);
+    connect(m_native, &detail::NativeStream::failed, this, &StreamLink::failWith);
+    m_native->start();
+#endif
+}
+
+void StreamLink::handleNativeFrame(const Frame &frame)
+{
+    auto &counters = mutableCounters();
+    counters.bytesReceived = m_native->bytesReceived();
+    ++counters.framesReceived;
+    Q_EMIT frameReceived(frame);
+}
+
+void StreamLink::handleNativeEnd()
+{
+    if (state() == State::Closed || !m_native)
+        return;
+    mutableCounters().bytesReceived = m_native->bytesReceived();
+    if (const qint64 buffered = m_native->bufferedBytes(); buffered > 0)
+        return failWith(Error(ErrorCode::LinkClosed,
+                              QStringLiteral("peer closed the link in the middle of a frame "
+                                             "(%1 bytes buffered)")
+                                  .arg(buffered)));
+    qCDebug(lcTransport).noquote() << "peer" << peerAddress() << "closed the link";
+    close();
 }
 
 void StreamLink::handleDisconnected()

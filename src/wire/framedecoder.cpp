@@ -172,6 +172,19 @@ Result<FrameHeader> FrameDecoder::decodeHeader(QByteArrayView bytes, const Decod
     return h;
 }
 
+Result<void> FrameDecoder::checkHeaderPrefix(QByteArrayView bytes)
+{
+    return checkLeadingFields(bytes.data(), qMin<qsizetype>(bytes.size(), FrameHeaderSize));
+}
+
+// The header fixed the size; fragments are checked once reassembled.
+Result<void> FrameDecoder::checkPayload(const FrameHeader &header, const QByteArray &payload)
+{
+    if (header.kind == FrameKind::Fragment)
+        return success();
+    return validatePayload(header.itemType, header.count, payload);
+}
+
 Result<void> FrameDecoder::feed(QByteArrayView bytes)
 {
     if (hasFailed())
@@ -215,12 +228,8 @@ Result<std::optional<Frame>> FrameDecoder::next()
     Frame frame;
     frame.header = *m_pendingHeader;
     frame.payload = QByteArray(head + FrameHeaderSize, m_pendingHeader->payloadLength);
-    // The header fixed the size; this checks what only the bytes can tell
-    // (Object records, Boolean values).
-    if (frame.header.kind != FrameKind::Fragment) {
-        if (auto ok = validatePayload(frame.header.itemType, frame.header.count, frame.payload); !ok)
-            return fail(m_failure, ok.error());
-    }
+    if (auto ok = checkPayload(frame.header, frame.payload); !ok)
+        return fail(m_failure, ok.error());
 
     m_pendingHeader.reset();
     m_readPos += frameSize;

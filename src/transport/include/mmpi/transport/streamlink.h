@@ -11,6 +11,8 @@
 
 namespace mmpi {
 
+namespace detail { class NativeStream; }
+
 class StreamLink : public Link
 {
     Q_OBJECT
@@ -35,14 +37,21 @@ protected:
     // Hand queued bytes to the operating system now, without blocking, rather
     // than on the next pass of the event loop (a whole wake-up of latency).
     virtual void flushDevice() = 0;
+    // The connected socket's descriptor, or -1. With one, the link does its
+    // own I/O on it (see NativeStream) unless MMPI_NATIVE_IO=0.
+    virtual qintptr nativeDescriptor() const { return -1; }
 
 private:
+    void adoptDescriptor();
+    void handleNativeFrame(const Frame &frame);
+    void handleNativeEnd();
     void handleReadyRead();
     void handleBytesWritten(qint64 bytes);
     void failWith(const Error &error);
 
     QPointer<QIODevice> m_device;
     FrameDecoder m_decoder;
+    detail::NativeStream *m_native = nullptr;
 };
 
 } // namespace mmpi

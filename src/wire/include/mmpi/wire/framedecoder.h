@@ -42,8 +42,14 @@ public:
     const Error &failure() const;
     const DecoderLimits &limits() const;
 
-    // Validate a header on its own (used by next(); exposed for tests).
+    // Validate a header on its own (used by next(); exposed for tests and for
+    // transports that read payloads straight into their own buffers).
     static Result<FrameHeader> decodeHeader(QByteArrayView bytes, const DecoderLimits &limits);
+    // The first bytes of a header that has not fully arrived: a stream that
+    // starts with a wrong magic or version is refused at once.
+    static Result<void> checkHeaderPrefix(QByteArrayView bytes);
+    // What only the payload bytes can tell (Object records, Boolean values).
+    static Result<void> checkPayload(const FrameHeader &header, const QByteArray &payload);
 
 private:
     DecoderLimits m_limits;

@@ -1,0 +1,97 @@
+// NativeStream: the frames of a connected stream socket (TCP or Unix-domain),
+// read and written through its descriptor. QAbstractSocket hands the kernel
+// 16 KiB per event-loop turn and copies every byte through its ring buffers;
+// this writes a whole frame with one sendmsg() and reads each payload straight
+// into the frame's own buffer. Lives in the link's thread; not thread-safe.
+#pragma once
+
+#include <mmpi/core/result.h>
+#include <mmpi/wire/frame.h>
+#include <mmpi/wire/framedecoder.h>
+
+#include <QObject>
+#include <QSocketNotifier>
+
+#include <deque>
+
+namespace mmpi::detail {
+
+class NativeStream : public QObject
+{
+    Q_OBJECT
+public:
+    // Takes ownership of `descriptor` and makes it non-blocking. Nothing is
+    // read before start().
+    NativeStream(int descriptor, DecoderLimits limits, QObject *parent = nullptr);
+    // Closes the descriptor; queued bytes are dropped (see closeAfterFlush()).
+    ~NativeStream() override;
+
+    // Bytes a previous owner of the descriptor had already read: they are
+    // decoded before anything else, on start().
+    void prependReceived(const QByteArray &bytes);
+    void start();
+
+    // Queue a frame and hand the kernel as much of it as it takes now.
+    void write(const FrameHeader &header, const QByteArray &payload);
+    qint64 bytesToWrite() const { return m_queuedBytes; }
+    // Bytes of a frame that has not fully arrived.
+    qint64 bufferedBytes() const;
+    quint64 bytesReceived() const { return m_bytesReceived; }
+
+    // Stop reading and detach from the parent; the descriptor closes and the
+    // object deletes itself once queued bytes are written, or after lingerMs.
+    void closeAfterFlush(int lingerMs);
+
+Q_SIGNALS:
+    void frameReceived(const mmpi::Frame &frame);
+    void bytesWritten(qint64 bytes);
+    // The peer closed its end (or reset the connection).
+    void endOfStream();
+    // Malformed input or an I/O error; the stream reads and writes no more.
+    void failed(const mmpi::Error &error);
+
+private:
+    struct Chunk
+    {
+        QByteArray bytes;
+        qsizetype offset = 0;
+    };
+
+    void handleReadable();
+    void handleWritable();
+    // One recv(); false when the loop must stop (would block, end, error).
+    bool readOnce(qint64 &budget);
+    bool readIntoPayload(qint64 &budget);
+    bool readIntoStaging(qint64 &budget);
+    // Delivers every complete frame in the staging buffer; false if the
+    // stream failed or stopped meanwhile.
+    bool decodeStaged();
+    bool deliver(const FrameHeader &header, QByteArray payload);
+    void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
+    qint64 flushQueue();
+    void failWrite(int error);
+    void stop();
+    void fail(const Error &error);
+
+    int m_fd;
+    DecoderLimits m_limits;
+    QSocketNotifier m_readNotifier;
+    QSocketNotifier m_writeNotifier;
+    bool m_stopped = false;
+    bool m_closing = false;
+
+    // Received bytes not yet decoded: [m_begin, m_end) of m_staging.
+    QByteArray m_staging;
+    qsizetype m_begin = 0;
+    qsizetype m_end = 0;
+    // A frame whose payload is being read straight into its own buffer.
+    std::optional<FrameHeader> m_header;
+    QByteArray m_payload;
+    qsizetype m_filled = 0;
+
+    std::deque<Chunk> m_queue;
+    qint64 m_queuedBytes = 0;
+    quint64 m_bytesReceived = 0;
+};
+
+} // namespace mmpi::detail
