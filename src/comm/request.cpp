@@ -7,6 +7,7 @@
 #include <QCoreApplication>
 #include <QPointer>
 #include <QThread>
+#include <QWaitCondition>
 
 namespace mmpi {
 

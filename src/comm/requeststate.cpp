@@ -23,8 +23,9 @@ bool RequestState::complete(Result<Status> outcome, Payload payload)
         m_payload = std::move(payload);
         m_outcome = std::move(outcome);
         continuations = std::exchange(m_continuations, {});
-        m_finished.wakeAll();
     }
+    m_finished.store(1, std::memory_order_release);
+    m_finished.notify_all();
     for (const auto &f : continuations)
         f();
     return true;
@@ -44,9 +45,8 @@ std::optional<Result<Status>> RequestState::outcome() const
 
 Result<Status> RequestState::wait() const
 {
+    m_finished.wait(0, std::memory_order_acquire);
     QMutexLocker lock(&m_mutex);
-    while (!m_outcome)
-        m_finished.wait(&m_mutex);
     return *m_outcome;
 }
 

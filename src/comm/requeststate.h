@@ -9,8 +9,8 @@
 #include <mmpi/wire/frame.h>
 
 #include <QMutex>
-#include <QWaitCondition>
 
+#include <atomic>
 #include <functional>
 #include <optional>
 
@@ -45,7 +45,10 @@ public:
 
 private:
     mutable QMutex m_mutex;
-    mutable QWaitCondition m_finished;
+    // Set once the outcome is in. Waiting on it (std::atomic::wait) spins a
+    // moment, then sleeps in the kernel; a completion wakes a sleeper only if
+    // there is one: fewer system calls than a mutex and condition variable.
+    std::atomic<int> m_finished = 0;
     std::optional<Result<Status>> m_outcome;
     Payload m_payload;
     QList<std::function<void()>> m_continuations;

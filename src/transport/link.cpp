@@ -28,4 +28,9 @@ void Link::setError(const Error &error)
     Q_EMIT errorOccurred(error);
 }
 
+bool Link::trySendNow(const Frame &, qint64)
+{
+    return false;
+}
+
 } // namespace mmpi

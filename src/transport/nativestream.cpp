@@ -91,6 +91,8 @@ void NativeStream::handleReadable()
     }
 }
 
+// A short read means the socket is drained for now: stopping there saves the
+// recv() that would only say EAGAIN (the notifier fires again for more).
 bool NativeStream::readOnce(qint64 &budget)
 {
     return m_header ? readIntoPayload(budget) : readIntoStaging(budget);
@@ -101,7 +103,8 @@ bool NativeStream::readIntoPayload(qint64 &budget)
     const qsizetype length = qsizetype(m_header->payloadLength);
     if (m_filled == m_payload.size())
         m_payload.resize(qMin(length, qMax(2 * m_payload.size(), InitialPayloadLimit)));
-    const ssize_t n = ::recv(m_fd, m_payload.data() + m_filled, size_t(m_payload.size() - m_filled), 0);
+    const qsizetype wanted = m_payload.size() - m_filled;
+    const ssize_t n = ::recv(m_fd, m_payload.data() + m_filled, size_t(wanted), 0);
     if (n <= 0) {
         if (n < 0 && errno == EINTR)
             return true;
@@ -117,10 +120,10 @@ bool NativeStream::readIntoPayload(qint64 &budget)
     m_bytesReceived += quint64(n);
     m_filled += n;
     if (m_filled < length)
-        return true;
+        return n == wanted;
     const FrameHeader header = *std::exchange(m_header, std::nullopt);
     m_filled = 0;
-    return deliver(header, std::exchange(m_payload, {}));
+    return deliver(header, std::exchange(m_payload, {})) && n == wanted;
 }
 
 bool NativeStream::readIntoStaging(qint64 &budget)
@@ -130,7 +133,8 @@ bool NativeStream::readIntoStaging(qint64 &budget)
         m_end -= m_begin;
         m_begin = 0;
     }
-    const ssize_t n = ::recv(m_fd, m_staging.data() + m_end, size_t(m_staging.size() - m_end), 0);
+    const qsizetype wanted = m_staging.size() - m_end;
+    const ssize_t n = ::recv(m_fd, m_staging.data() + m_end, size_t(wanted), 0);
     if (n <= 0) {
         if (n < 0 && errno == EINTR)
             return true;
@@ -145,7 +149,7 @@ bool NativeStream::readIntoStaging(qint64 &budget)
     budget -= n;
     m_bytesReceived += quint64(n);
     m_end += n;
-    return decodeStaged();
+    return decodeStaged() && n == wanted;
 }
 
 bool NativeStream::decodeStaged()
@@ -202,8 +206,37 @@ bool NativeStream::deliver(const FrameHeader &header, QByteArray payload)
 
 void NativeStream::write(const FrameHeader &header, const QByteArray &payload)
 {
-    if (m_stopped)
-        return;
+    qint64 written = 0;
+    {
+        QMutexLocker lock(&m_writeMutex);
+        if (m_stopped)
+            return;
+        enqueue(header, payload);
+        written = flushQueue();
+    }
+    finishWrite(written);
+}
+
+bool NativeStream::tryWrite(const FrameHeader &header, const QByteArray &payload, qint64 limit)
+{
+    bool pending = false;
+    {
+        QMutexLocker lock(&m_writeMutex);
+        if (m_stopped || m_queuedBytes >= limit)
+            return false;
+        enqueue(header, payload);
+        flushQueue();
+        pending = !m_queue.empty();
+    }
+    // The notifier belongs to the stream's thread; bytesWritten is not
+    // emitted for these bytes, which nobody on that thread was waiting for.
+    if (pending)
+        QMetaObject::invokeMethod(this, [this] { finishWrite(0); }, Qt::QueuedConnection);
+    return true;
+}
+
+void NativeStream::enqueue(const FrameHeader &header, const QByteArray &payload)
+{
     FrameHeader h = header;
     h.payloadLength = quint32(payload.size());
     m_queue.push_back({encodeHeader(h)});
@@ -212,17 +245,30 @@ void NativeStream::write(const FrameHeader &header, const QByteArray &payload)
         m_queue.push_back({payload});
         m_queuedBytes += payload.size();
     }
-    if (!m_writeNotifier.isEnabled())
-        handleWritable();
+    ++m_framesSent;
 }
 
 void NativeStream::handleWritable()
 {
-    const qint64 written = flushQueue();
-    m_writeNotifier.setEnabled(!m_queue.empty());
+    qint64 written = 0;
+    {
+        QMutexLocker lock(&m_writeMutex);
+        written = flushQueue();
+    }
+    finishWrite(written);
+}
+
+void NativeStream::finishWrite(qint64 written)
+{
+    bool empty = false;
+    {
+        QMutexLocker lock(&m_writeMutex);
+        empty = m_queue.empty();
+    }
+    m_writeNotifier.setEnabled(!empty);
     if (written > 0)
         Q_EMIT bytesWritten(written);
-    if (m_closing && m_queue.empty())
+    if (m_closing && empty)
         deleteLater();
 }
 
@@ -248,6 +294,7 @@ qint64 NativeStream::flushQueue()
             break;
         }
         total += n;
+        m_bytesSent += quint64(n);
         m_queuedBytes -= n;
         while (n > 0) {
             Chunk &front = m_queue.front();
@@ -265,12 +312,13 @@ qint64 NativeStream::flushQueue()
 
 // Reported from the event loop: a write happens inside whoever sent the
 // frame, which must not see the link close under it.
+// Called with the write mutex held.
 void NativeStream::failWrite(int error)
 {
     m_queue.clear();
     m_queuedBytes = 0;
     if (m_closing)
-        return; // handleWritable() deletes it
+        return; // finishWrite() deletes it
     const bool gone = peerGone(error);
     const Error problem = ioError("send", error);
     QMetaObject::invokeMethod(this, [this, gone, problem] {
@@ -288,7 +336,12 @@ void NativeStream::closeAfterFlush(int lingerMs)
     stop();
     m_closing = true;
     setParent(nullptr);
-    if (m_queue.empty())
+    bool empty = false;
+    {
+        QMutexLocker lock(&m_writeMutex);
+        empty = m_queue.empty();
+    }
+    if (empty)
         return deleteLater();
     m_writeNotifier.setEnabled(true);
     QTimer::singleShot(lingerMs, this, &QObject::deleteLater);
@@ -305,8 +358,11 @@ void NativeStream::fail(const Error &error)
     if (m_stopped)
         return;
     stop();
-    m_queue.clear();
-    m_queuedBytes = 0;
+    {
+        QMutexLocker lock(&m_writeMutex);
+        m_queue.clear();
+        m_queuedBytes = 0;
+    }
     m_writeNotifier.setEnabled(false);
     Q_EMIT failed(error);
 }

@@ -2,16 +2,19 @@
 // read and written through its descriptor. QAbstractSocket hands the kernel
 // 16 KiB per event-loop turn and copies every byte through its ring buffers;
 // this writes a whole frame with one sendmsg() and reads each payload straight
-// into the frame's own buffer. Lives in the link's thread; not thread-safe.
+// into the frame's own buffer. Lives in the link's thread; only tryWrite() and
+// the counters may be used from other threads.
 #pragma once
 
 #include <mmpi/core/result.h>
 #include <mmpi/wire/frame.h>
 #include <mmpi/wire/framedecoder.h>
 
+#include <QMutex>
 #include <QObject>
 #include <QSocketNotifier>
 
+#include <atomic>
 #include <deque>
 
 namespace mmpi::detail {
@@ -33,7 +36,12 @@ public:
 
     // Queue a frame and hand the kernel as much of it as it takes now.
     void write(const FrameHeader &header, const QByteArray &payload);
+    // The same from any thread, unless the stream has stopped or has `limit`
+    // bytes or more queued (false: nothing was written or queued).
+    bool tryWrite(const FrameHeader &header, const QByteArray &payload, qint64 limit);
     qint64 bytesToWrite() const { return m_queuedBytes; }
+    quint64 bytesSent() const { return m_bytesSent; }
+    quint64 framesSent() const { return m_framesSent; }
     // Bytes of a frame that has not fully arrived.
     qint64 bufferedBytes() const;
     quint64 bytesReceived() const { return m_bytesReceived; }
@@ -68,7 +76,9 @@ private:
     bool decodeStaged();
     bool deliver(const FrameHeader &header, QByteArray payload);
     void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
+    void enqueue(const FrameHeader &header, const QByteArray &payload);
     qint64 flushQueue();
+    void finishWrite(qint64 written);
     void failWrite(int error);
     void stop();
     void fail(const Error &error);
@@ -77,7 +87,7 @@ private:
     DecoderLimits m_limits;
     QSocketNotifier m_readNotifier;
     QSocketNotifier m_writeNotifier;
-    bool m_stopped = false;
+    std::atomic<bool> m_stopped = false;
     bool m_closing = false;
 
     // Received bytes not yet decoded: [m_begin, m_end) of m_staging.
@@ -89,8 +99,12 @@ private:
     QByteArray m_payload;
     qsizetype m_filled = 0;
 
+    // Guards the write queue: tryWrite() may come from any thread.
+    QMutex m_writeMutex;
     std::deque<Chunk> m_queue;
-    qint64 m_queuedBytes = 0;
+    std::atomic<qint64> m_queuedBytes = 0;
+    std::atomic<quint64> m_bytesSent = 0;
+    std::atomic<quint64> m_framesSent = 0;
     quint64 m_bytesReceived = 0;
 };
 

@@ -78,11 +78,8 @@ void StreamLink::sendFrame(const Frame &frame)
                                        << ": the link is" << state();
         return;
     }
-    if (m_native) {
-        m_native->write(frame.header, frame.payload);
-        ++mutableCounters().framesSent;
-        return;
-    }
+    if (m_native)
+        return m_native->write(frame.header, frame.payload);
     // Header and payload go separately: the device copies bytes into its own
     // buffer anyway, and concatenating them first would copy a payload twice.
     FrameHeader header = frame.header;
@@ -98,6 +95,23 @@ void StreamLink::sendFrame(const Frame &frame)
     flushDevice();
 }
 
+bool StreamLink::trySendNow(const Frame &frame, qint64 limit)
+{
+    QMutexLocker lock(&m_nativeMutex);
+    return m_native && m_native->tryWrite(frame.header, frame.payload, limit);
+}
+
+LinkCounters StreamLink::counters() const
+{
+    LinkCounters counters = Link::counters();
+    QMutexLocker lock(&m_nativeMutex);
+    if (m_native) {
+        counters.bytesSent = m_native->bytesSent();
+        counters.framesSent = m_native->framesSent();
+    }
+    return counters;
+}
+
 qint64 StreamLink::bytesToWrite() const
 {
     if (m_native)
@@ -109,7 +123,13 @@ void StreamLink::close()
 {
     if (state() == State::Closed)
         return;
-    if (auto *native = std::exchange(m_native, nullptr)) {
+    detail::NativeStream *native = nullptr;
+    {
+        QMutexLocker lock(&m_nativeMutex);
+        native = std::exchange(m_native, nullptr);
+    }
+    if (native) {
+        syncNativeCounters(native);
         native->disconnect(this);
         native->closeAfterFlush(LingerTimeoutMs);
     }
@@ -149,7 +169,11 @@ void StreamLink::adoptDescriptor()
                              << "; reading through the device";
         return;
     }
-    m_native = new detail::NativeStream(own, m_decoder.limits(), this);
+    auto *native = new detail::NativeStream(own, m_decoder.limits(), this);
+    {
+        QMutexLocker lock(&m_nativeMutex);
+        m_native = native;
+    }
     m_native->prependReceived(m_device->readAll());
     m_device->disconnect(this);
     abandonDevice(m_device);
@@ -159,6 +183,15 @@ void StreamLink::adoptDescriptor()
     connect(m_native, &detail::NativeStream::failed, this, &StreamLink::failWith);
     m_native->start();
 #endif
+}
+
+// A closed link keeps the counts its stream had.
+void StreamLink::syncNativeCounters(const detail::NativeStream *native)
+{
+    auto &counters = mutableCounters();
+    counters.bytesSent = native->bytesSent();
+    counters.framesSent = native->framesSent();
+    counters.bytesReceived = native->bytesReceived();
 }
 
 void StreamLink::handleNativeFrame(const Frame &frame)

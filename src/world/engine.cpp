@@ -443,13 +443,18 @@ void Engine::handleIncomingLink(Link *link)
     connect(handshake, &Handshake::failed, this, &Engine::handleRefused);
 }
 
+qint64 Engine::linkHighWater() const
+{
+    return qMax<qint64>(4LL * m_config.chunkSize, 256 * 1024);
+}
+
 void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
 {
     Peer &peer = m_peers[rank];
     peer.link = link;
     peer.info = info;
     // Enough queued on the link to keep the socket busy between wake-ups.
-    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, qMax<qint64>(4LL * m_config.chunkSize, 256 * 1024));
+    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
     peer.reassembler = std::make_shared<Reassembler>(m_config.maxMessageSize);
     link->setParent(this);
     connect(link, &Link::bytesWritten, this, [this, rank, link] {
@@ -543,8 +548,8 @@ void Engine::handleLinkClosed(int rank, Link *link)
     const Error reason = link->error().isError()
                              ? link->error()
                              : Error{ErrorCode::LinkClosed, QStringLiteral("rank %1 closed its link").arg(rank)};
+    detachLink(peer);
     link->deleteLater();
-    peer.link = nullptr;
     if (peer.outbox)
         peer.outbox->failAll({ErrorCode::LinkClosed,
                               QStringLiteral("the link to rank %1 closed: %2").arg(rank).arg(reason.message)});
@@ -564,6 +569,14 @@ void Engine::handleLinkClosed(int rank, Link *link)
     default:
         return;
     }
+}
+
+// Other threads stop using the link before it goes.
+void Engine::detachLink(Peer &peer)
+{
+    if (peer.path)
+        peer.path->setLink(nullptr);
+    peer.link = nullptr;
 }
 
 void Engine::handleRefused(Link *link, const Error &error)
@@ -648,6 +661,14 @@ void Engine::becomeFormed()
     for (const Peer &peer : std::as_const(m_peers))
         nodes.append(peer.info);
     nodes[m_rank] = {m_rank, m_nodeId, m_listenAddress};
+    m_paths = QList<std::shared_ptr<DirectPath>>(m_size);
+    for (int rank = 0; rank < m_size; ++rank) {
+        Peer &peer = m_peers[rank];
+        if (rank == m_rank)
+            continue;
+        peer.path = m_paths[rank] = std::make_shared<DirectPath>(linkHighWater());
+        peer.path->setLink(peer.link);
+    }
     qCInfo(lcWorld) << "world formed: rank" << m_rank << "of" << m_size << "in" << m_clock.elapsed() << "ms";
     // formed() first: World publishes rank and size before the state.
     Q_EMIT formed(m_rank, nodes);
@@ -697,7 +718,7 @@ void Engine::sendFrame(int destination, Frame frame, SendCallback done)
     Peer &peer = m_peers[destination];
     if (!peer.link || peer.link->state() != Link::State::Connected)
         return refuse(QStringLiteral("it has no link (it left or was lost)"));
-    frame.header.sequence = peer.nextSequence++;
+    frame.header.sequence = peer.path->takeSequence();
     peer.outbox->enqueue(std::move(frame), std::move(done));
     peer.outbox->pump(peer.link);
 }
@@ -733,6 +754,9 @@ void Engine::close()
     for (Peer &peer : m_peers) {
         if (!peer.link)
             continue;
+        // Nothing may overtake the goodbye by writing to the link directly.
+        if (peer.path)
+            peer.path->setLink(nullptr);
         goodbye.header.destination = peer.info.rank;
         // Through the outbox: after every message queued before close().
         peer.outbox->enqueue(goodbye, {});
@@ -772,11 +796,11 @@ void Engine::dropAllLinks()
 {
     for (Peer &peer : m_peers) {
         if (Link *link = peer.link) {
+            detachLink(peer);
             link->disconnect(this);
             link->close();
             link->deleteLater();
         }
-        peer.link = nullptr;
         if (peer.outbox)
             peer.outbox->failAll({ErrorCode::LinkClosed, QStringLiteral("this node left the world")});
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "handshake.h"
+#include "directpath.h"
 #include "outbox.h"
 #include "reassembler.h"
 
@@ -29,6 +30,10 @@ public:
     void start();
     // `done` (may be empty) runs on this thread once the frame is on its way.
     void sendFrame(int destination, Frame frame, SendCallback done);
+    // One per rank (null for this node), made before formed() is emitted and
+    // never changed after: another thread may read the list once it has
+    // heard of formed().
+    QList<std::shared_ptr<DirectPath>> directPaths() const { return m_paths; }
     void close();
     // Drop every link at once (destruction without close()).
     void shutdown();
@@ -49,8 +54,8 @@ private:
         QPointer<Link> link;
         NodeInfo info;
         bool saidGoodbye = false;
-        quint64 nextSequence = 0;
         std::shared_ptr<Outbox> outbox;
+        std::shared_ptr<DirectPath> path;
         std::shared_ptr<Reassembler> reassembler;
     };
 
@@ -84,6 +89,8 @@ private:
     void handleFragment(int rank, const Frame &fragment);
     void handleLinkClosed(int rank, Link *link);
     void handleRefused(Link *link, const Error &error);
+    void detachLink(Peer &peer);
+    qint64 linkHighWater() const;
     void handleDeadline();
     QString describeMissing() const;
     int linkedCount() const;
@@ -103,6 +110,7 @@ private:
     int m_rank = NoRank;
     int m_size = 0;
     QList<Peer> m_peers; // by rank, once the size is known
+    QList<std::shared_ptr<DirectPath>> m_paths;
 
     // root, discovered: adverts being contacted or refused, authenticated candidates
     QSet<QString> m_contacted;

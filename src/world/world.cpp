@@ -26,6 +26,9 @@ public:
     Error error;
     QList<NodeInfo> nodes;
     std::shared_ptr<MessageSink> sink; // guarded by mutex
+    // Set before the state becomes Formed and fixed after: read without a lock.
+    QList<std::shared_ptr<detail::DirectPath>> paths;
+    int chunkSize = 0;
 };
 
 MessageSink::~MessageSink() = default;
@@ -71,16 +74,18 @@ void World::form(const WorldConfig &config)
         return;
     }
 
+    d->chunkSize = config.chunkSize;
     auto *engine = new detail::Engine(config, d->nodeId);
     engine->moveToThread(&d->thread);
     d->engine = engine;
     connect(engine, &detail::Engine::stateChanged, this, &World::handleEngineState);
     connect(engine, &detail::Engine::formationProgress, this, &World::formationProgress);
-    connect(engine, &detail::Engine::formed, this, [this](int rank, const QList<NodeInfo> &nodes) {
+    connect(engine, &detail::Engine::formed, this, [this, engine](int rank, const QList<NodeInfo> &nodes) {
         {
             QMutexLocker lock(&d->mutex);
             d->nodes = nodes;
         }
+        d->paths = engine->directPaths();
         d->rank = rank;
         d->size = int(nodes.size());
         // State, rank and size are all in place before anyone hears of it.
@@ -184,6 +189,32 @@ Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
     if (destination < 0 || destination >= size)
         return Error{ErrorCode::InvalidRank,
                      QStringLiteral("rank %1 is not in this world of %2").arg(destination).arg(size)};
+    if (destination == d->rank)
+        return queueFrame(destination, std::move(frame), std::move(done));
+    const auto path = d->paths.value(destination);
+    if (!path)
+        return queueFrame(destination, std::move(frame), std::move(done));
+    if (frame.payload.size() <= d->chunkSize) {
+        frame.header.source = d->rank;
+        frame.header.destination = destination;
+        if (path->trySend(frame)) {
+            if (done)
+                done({});
+            return success();
+        }
+    }
+    // Counted until the engine has put it on the link, so that no later
+    // frame takes the direct path past it.
+    path->aboutToQueue();
+    return queueFrame(destination, std::move(frame), [path, done = std::move(done)](const Error &error) {
+        path->handedOver();
+        if (done)
+            done(error);
+    });
+}
+
+Result<void> World::queueFrame(int destination, Frame frame, SendCompletion done)
+{
     detail::Engine *engine = d->engine;
     QMetaObject::invokeMethod(engine, [engine, destination, f = std::move(frame), done = std::move(done)]() mutable {
         engine->sendFrame(destination, std::move(f), std::move(done));

@@ -32,13 +32,18 @@ public:
     State state() const { return m_state; }
     const Error &error() const { return m_error; }
     QString errorString() const { return m_error.message; }
-    const LinkCounters &counters() const { return m_counters; }
+    virtual LinkCounters counters() const { return m_counters; }
 
     // Human-readable address of the other end, e.g. "tcp://127.0.0.1:40123".
     virtual QString peerAddress() const = 0;
     // Queue a frame; frames are written in call order. Ignored (with a debug
     // log) when the link is not Connected.
     virtual void sendFrame(const Frame &frame) = 0;
+    // Thread-safe: write the frame at once from the calling thread, if the
+    // link can (connected, fewer than `limit` bytes queued, and a transport
+    // that supports it). False: nothing was sent; use sendFrame() on the
+    // link's thread instead. This saves a small message two thread hand-offs.
+    virtual bool trySendNow(const Frame &frame, qint64 limit);
     // Bytes queued but not yet handed to the operating system.
     virtual qint64 bytesToWrite() const = 0;
     // Close the link; state becomes Closed (stateChanged is emitted once).

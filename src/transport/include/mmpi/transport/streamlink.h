@@ -7,6 +7,7 @@
 #include <mmpi/wire/framedecoder.h>
 
 #include <QIODevice>
+#include <QMutex>
 #include <QPointer>
 
 namespace mmpi {
@@ -24,7 +25,9 @@ public:
     ~StreamLink() override;
 
     void sendFrame(const Frame &frame) override;
+    bool trySendNow(const Frame &frame, qint64 limit) override;
     qint64 bytesToWrite() const override;
+    LinkCounters counters() const override;
     void close() override;
 
 protected:
@@ -43,6 +46,7 @@ protected:
 
 private:
     void adoptDescriptor();
+    void syncNativeCounters(const detail::NativeStream *native);
     void handleNativeFrame(const Frame &frame);
     void handleNativeEnd();
     void handleReadyRead();
@@ -51,7 +55,10 @@ private:
 
     QPointer<QIODevice> m_device;
     FrameDecoder m_decoder;
+    // Written on the link's thread under m_nativeMutex, which trySendNow()
+    // holds while it uses the stream.
     detail::NativeStream *m_native = nullptr;
+    mutable QMutex m_nativeMutex;
 };
 
 } // namespace mmpi

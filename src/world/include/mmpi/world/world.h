@@ -41,8 +41,10 @@ public:
     virtual void handlePeerGone(int rank, const Error &reason) = 0;
 };
 
-// Runs on the progress thread once a frame handed to sendFrame() is on its way
-// to the operating system (NoError), or will never be (the link is gone).
+// Runs once a frame handed to sendFrame() is on its way to the operating
+// system (NoError), or will never be (the link is gone). It runs on the
+// progress thread, or at once on the sender's thread when that thread could
+// write the frame itself.
 using SendCompletion = std::function<void(const Error &)>;
 
 class World : public QObject
@@ -117,6 +119,7 @@ Q_SIGNALS:
 private:
     void handleEngineState(State state);
     void connectEngineTraffic(detail::Engine *engine);
+    Result<void> queueFrame(int destination, Frame frame, SendCompletion done);
 
     std::unique_ptr<WorldPrivate> d;
 };
