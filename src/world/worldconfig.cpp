@@ -2,6 +2,8 @@
 
 #include <mmpi/wire/frame.h>
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcessEnvironment>
 
 namespace mmpi {
@@ -49,6 +51,9 @@ Result<void> WorldConfig::validate() const
     if (maxMessageSize < chunkSize)
         return badConfig(QStringLiteral("maximum message size %1 is below the chunk size %2")
                              .arg(maxMessageSize).arg(chunkSize));
+    if (maxUnexpectedBytes < chunkSize)
+        return badConfig(QStringLiteral("unexpected-message limit %1 is below the chunk size %2")
+                             .arg(maxUnexpectedBytes).arg(chunkSize));
     if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0)
         return badConfig(QStringLiteral("timeouts must be positive"));
     return success();
@@ -85,6 +90,17 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
         if (!timeout)
             return timeout.error();
         config.formationTimeout = std::chrono::milliseconds(*timeout);
+    }
+    if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {
+        QJsonParseError parseError;
+        const QJsonDocument options =
+            QJsonDocument::fromJson(env.value(QStringLiteral("MMPI_TRANSPORT_OPTIONS")).toUtf8(), &parseError);
+        if (!options.isObject())
+            return badConfig(QStringLiteral("MMPI_TRANSPORT_OPTIONS is not a JSON object (%1)")
+                                 .arg(parseError.error == QJsonParseError::NoError ? QStringLiteral("not an object")
+                                                                                    : parseError.errorString()));
+        // The transport's configure() judges the keys and values.
+        config.transportOptions = options.object().toVariantMap();
     }
     if (config.isRoot())
         config.listenAddress = config.rootAddress;

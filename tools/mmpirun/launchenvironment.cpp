@@ -4,6 +4,8 @@
 
 #include <QCoreApplication>
 #include <QHostAddress>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRandomGenerator>
 #include <QTcpServer>
 
@@ -24,10 +26,11 @@ QString makeWorldKey()
     return QString::fromLatin1(key.toHex());
 }
 
-QString localRootAddress()
+// The local and sim transports both name a local server; only the scheme differs.
+QString localRootAddress(const QString &scheme)
 {
     const quint32 salt = QRandomGenerator::system()->generate();
-    return u"local://mmpi-%1-%2"_s.arg(QCoreApplication::applicationPid())
+    return u"%1://mmpi-%2-%3"_s.arg(scheme).arg(QCoreApplication::applicationPid())
         .arg(salt, 8, 16, QLatin1Char('0'));
 }
 
@@ -47,7 +50,7 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
                                                       .arg(env.m_portHolder->errorString()));
         env.m_rootAddress = u"tcp://127.0.0.1:%1"_s.arg(env.m_portHolder->serverPort());
     } else {
-        env.m_rootAddress = localRootAddress();
+        env.m_rootAddress = localRootAddress(options.transport);
     }
     const QString worldName = options.worldName.isEmpty()
         ? u"mmpirun-%1"_s.arg(QCoreApplication::applicationPid())
@@ -61,6 +64,12 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     env.m_common.insert(u"MMPI_WORLD_NAME"_s, worldName);
     env.m_common.insert(u"MMPI_FORMATION_TIMEOUT_MS"_s, QString::number(options.formationTimeout.count()));
     env.m_common.insert(u"MMPI_LAUNCHER"_s, u"mmpirun"_s);
+    // Options meant for another job's transport must not leak into this one.
+    env.m_common.remove(u"MMPI_TRANSPORT_OPTIONS"_s);
+    if (options.transport == u"sim"_s) {
+        env.m_transportOptions = options.transportOptions;
+        env.m_transportOptions.insert(u"worldSize"_s, options.nodes);
+    }
     // The key is deliberately not logged.
     qCDebug(lcTools) << "world" << worldName << "of" << options.nodes << "node(s), root at" << env.m_rootAddress;
     return env;
@@ -70,6 +79,13 @@ QProcessEnvironment LaunchEnvironment::forRank(int rank) const
 {
     QProcessEnvironment env = m_common;
     env.insert(u"MMPI_RANK"_s, QString::number(rank));
+    if (!m_transportOptions.isEmpty()) {
+        // The sim transport picks the faults of its own rank out of the script.
+        QVariantMap options = m_transportOptions;
+        options.insert(u"rank"_s, rank);
+        env.insert(u"MMPI_TRANSPORT_OPTIONS"_s,
+                   QString::fromUtf8(QJsonDocument(QJsonObject::fromVariantMap(options)).toJson(QJsonDocument::Compact)));
+    }
     return env;
 }
 

@@ -9,6 +9,7 @@
 
 #include <QProcessEnvironment>
 #include <QString>
+#include <QVariantMap>
 
 #include <memory>
 
@@ -41,6 +42,8 @@ private:
     LaunchEnvironment() = default;
 
     QProcessEnvironment m_common;
+    // Given to every node as MMPI_TRANSPORT_OPTIONS, with its rank; empty: none.
+    QVariantMap m_transportOptions;
     QString m_rootAddress;
     std::unique_ptr<QTcpServer> m_portHolder;
 };

@@ -1,11 +1,15 @@
 #include "launchoptions.h"
 
+#include <mmpi/transport/transportregistry.h>
+
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QStandardPaths>
 
 #include <climits>
 #include <cmath>
+#include <memory>
 
 namespace mmpi::tools {
 
@@ -13,7 +17,7 @@ namespace {
 
 using namespace Qt::StringLiterals;
 
-const QStringList knownTransports = {u"local"_s, u"tcp"_s};
+const QStringList knownTransports = {u"local"_s, u"tcp"_s, u"sim"_s};
 
 Error usageError(const QString &message)
 {
@@ -27,8 +31,20 @@ struct CommandLine
     QCommandLineOption nodes{{u"n"_s, u"nodes"_s},
         u"Number of nodes (ranks) to start, 1 to %1. Required."_s.arg(LaunchOptions::MaxNodes), u"N"_s};
     QCommandLineOption transport{u"transport"_s,
-        u"Transport the nodes form their world over: local or tcp (default: local)."_s, u"name"_s,
+        u"Transport the nodes form their world over: local, tcp or sim (default: local)."_s, u"name"_s,
         u"local"_s};
+    QCommandLineOption link{u"link"_s,
+        u"sim only: the radio the links behave like: bluetooth, bluetooth-edr, wifi or ideal "
+        "(default: bluetooth)."_s, u"profile"_s};
+    QCommandLineOption linkLatency{u"link-latency"_s,
+        u"sim only: one-way latency in milliseconds, instead of the profile's."_s, u"MS"_s};
+    QCommandLineOption linkBandwidth{u"link-bandwidth"_s,
+        u"sim only: bytes per second each node's radio sends (frame headers included; "
+        "0 is unlimited), instead of the profile's."_s, u"BYTES_PER_S"_s};
+    QCommandLineOption fault{u"fault"_s,
+        u"sim only, repeatable: a scripted fault, \"rank R io-error at T\", \"rank R out-of-range "
+        "at T for D\" or \"rank R terminates at T\"; T and D like 3s, 1.5s or 250ms, counted from "
+        "the start of the node's formation."_s, u"event"_s};
     QCommandLineOption timeout{u"timeout"_s,
         u"Stop every node and exit with status 124 if the job still runs after S seconds; "
         "0 means no limit (default: 0)."_s, u"S"_s, u"0"_s};
@@ -51,7 +67,8 @@ struct CommandLine
             u"Starts N copies of a program on this machine as the ranks of one MMPI world."_s);
         // Everything after the program name belongs to the program, with or without "--".
         parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsPositionalArguments);
-        parser.addOptions({nodes, transport, timeout, formationTimeout, worldName, keepGoing, noPrefix});
+        parser.addOptions({nodes, transport, link, linkLatency, linkBandwidth, fault, timeout, formationTimeout,
+                           worldName, keepGoing, noPrefix});
         parser.addPositionalArgument(u"program"_s,
             u"The program every node runs: a path, a name on PATH, or a name next to mmpirun."_s,
             u"[--] program"_s);
@@ -63,9 +80,11 @@ const char *const epilogue = R"(
 Environment of every node (the rest is inherited from mmpirun):
   MMPI_RANK                  rank of this node, 0..N-1
   MMPI_SIZE                  number of nodes, N
-  MMPI_TRANSPORT             local or tcp
-  MMPI_ROOT_ADDRESS          where rank 0 listens: local://mmpi-<pid>-<8 hex digits>
-                             or tcp://127.0.0.1:<free port>
+  MMPI_TRANSPORT             local, tcp or sim
+  MMPI_ROOT_ADDRESS          where rank 0 listens: local://mmpi-<pid>-<8 hex digits>,
+                             tcp://127.0.0.1:<free port> or sim://mmpi-<pid>-<8 hex digits>
+  MMPI_TRANSPORT_OPTIONS     sim only: the transport options as a JSON object (link,
+                             latencyMs, bandwidth, faults, rank, worldSize)
   MMPI_WORLD_KEY             a fresh random 32-byte world key, hex-encoded (64 digits);
                              mmpirun never prints it
   MMPI_WORLD_NAME            --world-name, default mmpirun-<pid>
@@ -90,6 +109,7 @@ Examples:
   mmpirun -n 4 mmpi-ring
   mmpirun -n 8 --transport tcp --timeout 120 -- ./myapp --rounds 10
   mmpirun -n 3 --keep-going --no-prefix ./myapp > all-ranks.txt
+  mmpirun -n 4 --transport sim --link bluetooth --fault "rank 2 out-of-range at 3s for 4s" mmpi-ring
 )";
 
 // Seconds as the user wrote them ("1", "0.5") to milliseconds, within what a
@@ -118,6 +138,72 @@ Result<int> parseNodeCount(const CommandLine &cl)
     return n;
 }
 
+// A whole number from the command line, or a usage error naming the option.
+Result<qint64> parseWhole(const QString &option, const QString &text, const QString &unit)
+{
+    static const QRegularExpression digits(u"^\\d{1,15}$"_s);
+    if (!digits.match(text).hasMatch())
+        return usageError(u"--%1 expects a whole number of %2, got '%3'"_s.arg(option, unit, text));
+    return text.toLongLong();
+}
+
+// The sim plugin itself judges the options, so mmpirun and the nodes can never
+// disagree about them. They are tried one command-line option at a time so
+// the message names the one that is wrong. The plugin starts its fault timers
+// when configured; they die with the transport, long before mmpirun's event
+// loop could run them.
+Result<void> checkSimOptions(const CommandLine &cl, LaunchOptions &options)
+{
+    auto created = TransportRegistry::create(u"sim"_s);
+    if (!created)
+        return usageError(created.error().message);
+    const std::unique_ptr<Transport> sim(*created);
+    const auto check = [&](const QString &option, const QString &key, const QVariantMap &tried) -> Result<void> {
+        const auto configured = sim->configure(tried);
+        if (configured)
+            return success();
+        QString message = configured.error().message;
+        const QString prefix = u"option '%1' of transport sim: "_s.arg(key);
+        if (message.startsWith(prefix))
+            message = message.mid(prefix.size());
+        return usageError(u"--%1: %2"_s.arg(option, message));
+    };
+
+    QVariantMap accepted;
+    if (cl.parser.isSet(cl.link)) {
+        accepted.insert(u"link"_s, cl.parser.value(cl.link));
+        if (auto ok = check(u"link"_s, u"link"_s, accepted); !ok)
+            return ok;
+    }
+    const std::pair<const QCommandLineOption *, const char *> numbers[] = {
+        {&cl.linkLatency, "latencyMs"}, {&cl.linkBandwidth, "bandwidth"}};
+    for (const auto &[option, key] : numbers) {
+        if (!cl.parser.isSet(*option))
+            continue;
+        const QString name = option->names().constFirst();
+        const auto value = parseWhole(name, cl.parser.value(*option),
+                                      option == &cl.linkLatency ? u"milliseconds"_s : u"bytes per second"_s);
+        if (!value)
+            return value.error();
+        accepted.insert(QString::fromLatin1(key), *value);
+        if (auto ok = check(name, QString::fromLatin1(key), accepted); !ok)
+            return ok;
+    }
+    const QStringList faults = cl.parser.values(cl.fault);
+    for (const QString &fault : faults) {
+        QVariantMap tried = accepted;
+        tried.insert(u"rank"_s, 0);
+        tried.insert(u"worldSize"_s, options.nodes);
+        tried.insert(u"faults"_s, QStringList{fault});
+        if (auto ok = check(u"fault"_s, u"faults"_s, tried); !ok)
+            return ok;
+    }
+    if (!faults.isEmpty())
+        accepted.insert(u"faults"_s, faults);
+    options.transportOptions = accepted;
+    return success();
+}
+
 Result<void> readOptions(const CommandLine &cl, LaunchOptions &options)
 {
     const auto nodes = parseNodeCount(cl);
@@ -127,7 +213,16 @@ Result<void> readOptions(const CommandLine &cl, LaunchOptions &options)
 
     options.transport = cl.parser.value(cl.transport);
     if (!knownTransports.contains(options.transport))
-        return usageError(u"unknown transport '%1' (use %2)"_s.arg(options.transport, knownTransports.join(u" or "_s)));
+        return usageError(u"unknown transport '%1' (use local, tcp or sim)"_s.arg(options.transport));
+    if (options.transport == u"sim"_s) {
+        if (auto ok = checkSimOptions(cl, options); !ok)
+            return ok;
+    } else {
+        for (const QCommandLineOption *simOnly : {&cl.link, &cl.linkLatency, &cl.linkBandwidth, &cl.fault}) {
+            if (cl.parser.isSet(*simOnly))
+                return usageError(u"--%1 needs --transport sim"_s.arg(simOnly->names().constFirst()));
+        }
+    }
 
     const auto timeout = parseSeconds(cl.timeout.names().constFirst(), cl.parser.value(cl.timeout), true);
     if (!timeout)

@@ -7,6 +7,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <QVariantMap>
 
 #include <chrono>
 
@@ -21,6 +22,10 @@ struct LaunchOptions
     Action action = Action::Run;
     int nodes = 0;
     QString transport = QStringLiteral("local");
+    // sim only: the link options of every node (--link, --link-latency,
+    // --link-bandwidth, --fault), already accepted by the sim plugin. Each
+    // node also gets its rank and the world size (LaunchEnvironment).
+    QVariantMap transportOptions;
     // Zero: no limit.
     std::chrono::milliseconds timeout{0};
     std::chrono::milliseconds formationTimeout{30000};

@@ -54,6 +54,11 @@ struct WorldConfig
     int chunkSize = 64 * 1024;
     // Largest message (reassembled from fragments) accepted from a peer.
     qint64 maxMessageSize = 256LL * 1024 * 1024;
+    // Received messages no receive has asked for yet are kept up to about
+    // this many payload bytes; beyond it the node stops reading from the peers
+    // that sent them (flow control slows those senders down) until receives
+    // take them. A peer that a posted receive waits for is still read.
+    qint64 maxUnexpectedBytes = 64LL * 1024 * 1024;
 
     bool isRoot() const { return rank == 0; }
     int effectiveMinimumSize() const { return minimumSize > 0 ? minimumSize : size; }
@@ -63,7 +68,8 @@ struct WorldConfig
 
     // The launch environment set by mmpirun: MMPI_RANK, MMPI_SIZE,
     // MMPI_TRANSPORT, MMPI_ROOT_ADDRESS, MMPI_WORLD_KEY (hex), MMPI_WORLD_NAME,
-    // MMPI_FORMATION_TIMEOUT_MS. Errors name the missing or malformed variable.
+    // MMPI_FORMATION_TIMEOUT_MS, MMPI_TRANSPORT_OPTIONS (a JSON object, into
+    // transportOptions). Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();
     // Whether this process was started by mmpirun (MMPI_RANK is set).
     static bool isLaunched();

@@ -1,0 +1,173 @@
+// Whole worlds over the sim transport, as mmpirun starts them: the token ring
+// demo over each profile (every hop must take at least the one-way latency, which
+// proves the options reached every node through MMPI_TRANSPORT_OPTIONS), a
+// scripted I/O error and termination seen from the outside, and bad
+// MMPI_TRANSPORT_OPTIONS given to a node by hand.
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTest>
+
+#include <csignal>
+
+namespace {
+
+using namespace Qt::StringLiterals;
+
+struct Run
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+    qint64 elapsedMs = 0;
+
+    QString dump() const
+    {
+        return u"exit %1 after %2 ms\n--- stdout\n%3\n--- stderr\n%4"_s.arg(exitCode).arg(elapsedMs).arg(out, err);
+    }
+};
+
+Run run(const QString &program, const QStringList &args,
+        const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+{
+    Run result;
+    QProcess process;
+    process.setProcessEnvironment(env);
+    QElapsedTimer clock;
+    clock.start();
+    process.start(program, args);
+    if (!process.waitForFinished(60000)) {
+        process.kill();
+        process.waitForFinished(5000);
+    }
+    result.elapsedMs = clock.elapsed();
+    result.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    result.out = QString::fromUtf8(process.readAllStandardOutput());
+    result.err = QString::fromUtf8(process.readAllStandardError());
+    return result;
+}
+
+Run mmpirun(const QStringList &args)
+{
+    return run(QStringLiteral(MMPIRUN_PATH), args);
+}
+
+} // namespace
+
+class TestSimMmpirun : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void ring_data();
+    void ring();
+    void ioErrorIsReportedAsALostNode();
+    void terminatesCrashesTheNode();
+    void badOptionsFromTheEnvironment_data();
+    void badOptionsFromTheEnvironment();
+};
+
+void TestSimMmpirun::ring_data()
+{
+    QTest::addColumn<QStringList>("linkOptions");
+    QTest::addColumn<int>("size");
+    QTest::addColumn<double>("minimumHopMs");
+    QTest::addRow("wifi, 3 nodes") << QStringList{u"--link"_s, u"wifi"_s} << 3 << 2.0;
+    QTest::addRow("bluetooth, 3 nodes") << QStringList{u"--link"_s, u"bluetooth"_s} << 3 << 30.0;
+    QTest::addRow("wifi with 40 ms latency, 2 nodes")
+        << QStringList{u"--link"_s, u"wifi"_s, u"--link-latency"_s, u"40"_s} << 2 << 40.0;
+    QTest::addRow("ideal, 4 nodes") << QStringList{u"--link"_s, u"ideal"_s} << 4 << 0.0;
+}
+
+void TestSimMmpirun::ring()
+{
+    QFETCH(QStringList, linkOptions);
+    QFETCH(int, size);
+    QFETCH(double, minimumHopMs);
+    const int rounds = 2;
+    const Run r = mmpirun(QStringList{u"-n"_s, QString::number(size), u"--transport"_s, u"sim"_s} + linkOptions
+                          + QStringList{u"--timeout"_s, u"40"_s, u"--"_s, QStringLiteral(MMPI_RING_PATH),
+                                        u"--rounds"_s, QString::number(rounds)});
+    if (r.exitCode != 0 || !r.out.contains(u"[0] World of %1 node(s) over sim formed"_s.arg(size)))
+        QFAIL(qPrintable(r.dump()));
+
+    // Every hop in ring order, each at least one latency long: the token is
+    // one frame, sent by one node and shaped by its radio.
+    static const QRegularExpression hop(
+        uR"(^\[0\]\s+(\d+)\s+(\d+)\s+(\d+) -> (\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)$)"_s, QRegularExpression::MultilineOption);
+    int count = 0;
+    double slowest = 0, fastest = 1e9;
+    for (auto it = hop.globalMatch(r.out); it.hasNext();) {
+        const auto m = it.next();
+        const int from = m.captured(3).toInt();
+        QCOMPARE(from, count % size);
+        QCOMPARE(m.captured(4).toInt(), (from + 1) % size);
+        const double hopMs = m.captured(7).toDouble();
+        if (hopMs < minimumHopMs)
+            QFAIL(qPrintable(u"hop %1 took %2 ms, less than the link's latency of %3 ms\n%4"_s.arg(count + 1)
+                                 .arg(hopMs).arg(minimumHopMs).arg(r.out)));
+        slowest = std::max(slowest, hopMs);
+        fastest = std::min(fastest, hopMs);
+        ++count;
+    }
+    if (count != size * rounds)
+        QFAIL(qPrintable(r.dump()));
+    qInfo("%d nodes: hops of %.3f to %.3f ms (latency %.0f ms), %lld ms end to end", size, fastest, slowest,
+          minimumHopMs, r.elapsedMs);
+}
+
+// The world reports the broken links as it does today: a lost node.
+void TestSimMmpirun::ioErrorIsReportedAsALostNode()
+{
+    // 1000 rounds over wifi take seconds; the fault comes long before the end.
+    const Run r = mmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
+                           u"rank 1 io-error at 1s"_s, u"--timeout"_s, u"40"_s, QStringLiteral(MMPI_RING_PATH),
+                           u"--rounds"_s, u"1000"_s});
+    if (r.exitCode != 3 || !r.err.contains(u"lost rank"_s)
+        || !r.err.contains(u"simulated I/O error on rank 1 (fault 'rank 1 io-error at 1s')"_s))
+        QFAIL(qPrintable(r.dump()));
+    QVERIFY(r.elapsedMs >= 1000);
+}
+
+void TestSimMmpirun::terminatesCrashesTheNode()
+{
+    const Run r = mmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
+                           u"rank 1 terminates at 500ms"_s, u"--timeout"_s, u"40"_s, QStringLiteral(MMPI_RING_PATH),
+                           u"--rounds"_s, u"1000"_s});
+    if (r.exitCode != 128 + SIGKILL
+        || !QRegularExpression(uR"(\[1\] .*sim: rank 1 terminates now, as an app crash \(fault 'rank 1 terminates at 500ms'\))"_s)
+                .match(r.err).hasMatch()
+        || !r.err.contains(u"mmpirun: node 1 crashed with signal 9 (SIGKILL)"_s))
+        QFAIL(qPrintable(r.dump()));
+    QVERIFY(r.elapsedMs >= 500);
+}
+
+void TestSimMmpirun::badOptionsFromTheEnvironment_data()
+{
+    QTest::addColumn<QString>("options");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("not JSON") << u"{link: wifi"_s << 2 << u"MMPI_TRANSPORT_OPTIONS is not a JSON object"_s;
+    QTest::addRow("not an object") << u"[1, 2]"_s << 2 << u"MMPI_TRANSPORT_OPTIONS is not a JSON object"_s;
+    QTest::addRow("unknown profile") << uR"({"link": "carrier-pigeon"})"_s << 1
+                                     << u"unknown link profile 'carrier-pigeon'"_s;
+}
+
+// A node started by hand with a broken environment says what is wrong.
+void TestSimMmpirun::badOptionsFromTheEnvironment()
+{
+    QFETCH(QString, options);
+    QFETCH(int, exitCode);
+    QFETCH(QString, message);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(u"MMPI_RANK"_s, u"0"_s);
+    env.insert(u"MMPI_SIZE"_s, u"1"_s);
+    env.insert(u"MMPI_TRANSPORT"_s, u"sim"_s);
+    env.insert(u"MMPI_WORLD_KEY"_s, QString(64, u'a'));
+    env.insert(u"MMPI_TRANSPORT_OPTIONS"_s, options);
+    const Run r = run(QStringLiteral(MMPI_RING_PATH), {}, env);
+    if (r.exitCode != exitCode || !r.err.contains(message))
+        QFAIL(qPrintable(r.dump()));
+}
+
+QTEST_GUILESS_MAIN(TestSimMmpirun)
+#include "tst_sim_mmpirun.moc"
