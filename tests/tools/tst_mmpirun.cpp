@@ -5,6 +5,9 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QHostAddress>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTcpServer>
@@ -134,6 +137,8 @@ private Q_SLOTS:
     void environmentContract_data();
     void environmentContract();
     void worldNameOption();
+    void simTransportOptions();
+    void transportOptionsOnlyForSim();
 
     void prefixedLinesNeverInterleave();
     void partialLastLineIsFlushed();
@@ -154,9 +159,10 @@ void TestMmpirun::helpListsEveryOption()
     const Run run = runMmpirun({u"--help"_s});
     QCOMPARE(run.exitCode, 0);
     for (const char *word : {"-n", "--transport", "--timeout", "--formation-timeout", "--world-name", "--keep-going",
-                             "--no-prefix", "default", "MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT",
-                             "MMPI_ROOT_ADDRESS", "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
-                             "MMPI_LAUNCHER", "Exit status", "Examples"})
+                             "--no-prefix", "--link", "--link-latency", "--link-bandwidth", "--fault", "default",
+                             "MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS", "MMPI_WORLD_KEY",
+                             "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS", "MMPI_LAUNCHER", "MMPI_TRANSPORT_OPTIONS",
+                             "Exit status", "Examples"})
         QVERIFY2(run.out.contains(QLatin1String(word)), word);
 }
 
@@ -191,6 +197,28 @@ void TestMmpirun::otherUsageErrors_data()
                                << u"--formation-timeout"_s;
     QTest::addRow("option") << QStringList{u"-n"_s, u"2"_s, u"--frobnicate"_s, probe} << u"frobnicate"_s;
     QTest::addRow("no program") << QStringList{u"-n"_s, u"2"_s} << u"no program"_s;
+
+    const QStringList sim{u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s};
+    QTest::addRow("link without sim") << QStringList{u"-n"_s, u"2"_s, u"--link"_s, u"wifi"_s, probe}
+                                      << u"mmpirun: --link needs --transport sim"_s;
+    QTest::addRow("fault without sim")
+        << QStringList{u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--fault"_s, u"rank 1 io-error at 1s"_s, probe}
+        << u"mmpirun: --fault needs --transport sim"_s;
+    QTest::addRow("unknown profile") << sim + QStringList{u"--link"_s, u"carrier-pigeon"_s, probe}
+                                     << u"mmpirun: --link: unknown link profile 'carrier-pigeon' (known: "_s;
+    QTest::addRow("latency as a word") << sim + QStringList{u"--link-latency"_s, u"soon"_s, probe}
+                                       << u"mmpirun: --link-latency expects a whole number of milliseconds, got 'soon'"_s;
+    QTest::addRow("latency too long") << sim + QStringList{u"--link-latency"_s, u"100000"_s, probe}
+                                      << u"mmpirun: --link-latency: 100000 is outside 0..60000"_s;
+    QTest::addRow("negative bandwidth") << sim + QStringList{u"--link-bandwidth"_s, u"-5"_s, probe}
+                                        << u"mmpirun: --link-bandwidth expects a whole number of bytes per second"_s;
+    QTest::addRow("fault syntax") << sim + QStringList{u"--fault"_s, u"rank 1 explodes at 1s"_s, probe}
+                                  << u"mmpirun: --fault: fault 'rank 1 explodes at 1s': unknown event 'explodes'"_s;
+    QTest::addRow("fault without for")
+        << sim + QStringList{u"--fault"_s, u"rank 1 io-error at 1s"_s, u"--fault"_s, u"rank 0 out-of-range at 1s"_s, probe}
+        << u"out-of-range needs 'for <time>'"_s;
+    QTest::addRow("fault rank beyond -n") << sim + QStringList{u"--fault"_s, u"rank 2 terminates at 1s"_s, probe}
+                                          << u"fault 'rank 2 terminates at 1s' names rank 2, but the world has 2 node(s)"_s;
 }
 
 void TestMmpirun::otherUsageErrors()
@@ -198,8 +226,8 @@ void TestMmpirun::otherUsageErrors()
     QFETCH(QStringList, args);
     QFETCH(QString, message);
     const Run run = runMmpirun(args);
-    QVERIFY2(run.exitCode == 2, qPrintable(run.dump()));
-    QVERIFY2(run.err.contains(message), qPrintable(run.err));
+    if (run.exitCode != 2 || !run.err.contains(message))
+        QFAIL(qPrintable(run.dump()));
     QVERIFY(run.out.isEmpty());
 }
 
@@ -310,6 +338,80 @@ void TestMmpirun::worldNameOption()
     QCOMPARE(all.size(), 2);
     for (const Report &r : all)
         QCOMPARE(r.world, u"chess club"_s);
+}
+
+namespace {
+
+// What `sh -c` prints of each node's sim environment, by rank.
+QMap<int, QStringList> shellReports(const QString &out)
+{
+    static const QRegularExpression line(uR"(^\[(\d+)\] rank=(\d*) transport=(\S*) root=(\S*) options=(.*)$)"_s,
+                                         QRegularExpression::MultilineOption);
+    QMap<int, QStringList> result;
+    for (auto it = line.globalMatch(out); it.hasNext();) {
+        const auto m = it.next();
+        result.insert(m.captured(1).toInt(), {m.captured(2), m.captured(3), m.captured(4), m.captured(5)});
+    }
+    return result;
+}
+
+const QStringList printSimEnvironment{
+    u"/bin/sh"_s, u"-c"_s,
+    uR"(printf 'rank=%s transport=%s root=%s options=%s\n' "$MMPI_RANK" "$MMPI_TRANSPORT" "$MMPI_ROOT_ADDRESS" "$MMPI_TRANSPORT_OPTIONS")"_s};
+
+} // namespace
+
+// Every node gets the link options as JSON, with its own rank and the world
+// size, so that the sim transport can pick out the faults of its rank.
+void TestMmpirun::simTransportOptions()
+{
+    const QStringList faults{u"rank 1 io-error at 2s"_s, u"rank 2 out-of-range at 1.5s for 250ms"_s};
+    const Run run = runMmpirun(QStringList{u"-n"_s, u"3"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"bluetooth"_s,
+                                           u"--link-latency"_s, u"12"_s, u"--link-bandwidth"_s, u"5000"_s,
+                                           u"--fault"_s, faults[0], u"--fault"_s, faults[1], u"--"_s}
+                               + printSimEnvironment);
+    const QMap<int, QStringList> nodes = shellReports(run.out);
+    if (run.exitCode != 0 || nodes.keys() != QList<int>{0, 1, 2})
+        QFAIL(qPrintable(run.dump()));
+    const QRegularExpression root(u"^sim://mmpi-%1-[0-9a-f]{8}$"_s.arg(run.pid));
+    for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+        const QStringList &node = it.value();
+        QCOMPARE(node[0], QString::number(it.key()));
+        QCOMPARE(node[1], u"sim"_s);
+        QCOMPARE(node[2], nodes.first()[2]);
+        QVERIFY2(root.match(node[2]).hasMatch(), qPrintable(node[2]));
+        QJsonParseError error;
+        const QJsonObject options = QJsonDocument::fromJson(node[3].toUtf8(), &error).object();
+        QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(node[3]));
+        const QJsonObject expected{{u"link"_s, u"bluetooth"_s},
+                                   {u"latencyMs"_s, 12},
+                                   {u"bandwidth"_s, 5000},
+                                   {u"faults"_s, QJsonArray::fromStringList(faults)},
+                                   {u"rank"_s, it.key()},
+                                   {u"worldSize"_s, 3}};
+        QCOMPARE(options, expected);
+    }
+}
+
+void TestMmpirun::transportOptionsOnlyForSim()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(u"MMPI_TRANSPORT_OPTIONS"_s, uR"({"link":"wifi"})"_s);
+    for (const QString &transport : {u"local"_s, u"tcp"_s}) {
+        const Run run = runMmpirun(QStringList{u"-n"_s, u"2"_s, u"--transport"_s, transport, u"--"_s}
+                                       + printSimEnvironment, env);
+        const QMap<int, QStringList> nodes = shellReports(run.out);
+        if (run.exitCode != 0 || nodes.size() != 2)
+            QFAIL(qPrintable(run.dump()));
+        for (const QStringList &node : nodes)
+            QCOMPARE(node[3], QString());
+    }
+    // Without --link the nodes get no profile and the plugin's default applies.
+    const Run run = runMmpirun(QStringList{u"-n"_s, u"1"_s, u"--transport"_s, u"sim"_s, u"--"_s} + printSimEnvironment, env);
+    const QMap<int, QStringList> nodes = shellReports(run.out);
+    if (run.exitCode != 0 || nodes.size() != 1)
+        QFAIL(qPrintable(run.dump()));
+    QCOMPARE(nodes[0][3], uR"({"rank":0,"worldSize":1})"_s);
 }
 
 void TestMmpirun::prefixedLinesNeverInterleave()
