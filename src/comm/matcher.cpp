@@ -2,6 +2,8 @@
 
 #include <mmpi/core/logging.h>
 
+#include <QScopeGuard>
+
 namespace mmpi::detail {
 
 namespace {
@@ -55,7 +57,9 @@ void Matcher::post(const std::shared_ptr<RequestState> &receive)
         const Frame frame = *it;
         m_unexpectedBytes -= frame.payload.size();
         m_unexpected.erase(it);
+        const QList<int> resumable = takeResumable();
         lock.unlock();
+        resume(resumable);
         receive->complete(received(frame), payloadOf(frame));
         return;
     }
@@ -65,6 +69,58 @@ void Matcher::post(const std::shared_ptr<RequestState> &receive)
         return;
     }
     m_posted.push_back(receive);
+    const QList<int> resumable = takeResumable();
+    lock.unlock();
+    resume(resumable);
+}
+
+qint64 Matcher::limit()
+{
+    if (m_limit < 0 && m_world->state() != World::State::Idle)
+        m_limit = m_world->config().maxUnexpectedBytes;
+    return m_limit < 0 ? WorldConfig().maxUnexpectedBytes : m_limit;
+}
+
+bool Matcher::awaited(int source) const
+{
+    const auto wanted = [source](int s) { return s == source || s == AnySource; };
+    return std::any_of(m_posted.begin(), m_posted.end(), [&](const auto &r) { return wanted(r->source); })
+           || std::any_of(m_probing.begin(), m_probing.end(), wanted);
+}
+
+bool Matcher::shouldPause(int source)
+{
+    if (m_unexpectedBytes <= limit() || source == m_world->rank() || m_paused.contains(source)
+        || awaited(source))
+        return false;
+    m_paused.insert(source);
+    qCDebug(lcComm) << "holding" << m_unexpectedBytes << "bytes of unexpected messages; pausing rank" << source;
+    return true;
+}
+
+// Below half the limit every paused rank may send again; above it only those
+// a receive or probe now waits for.
+QList<int> Matcher::takeResumable()
+{
+    QList<int> resumable;
+    const bool drained = m_unexpectedBytes <= limit() / 2;
+    for (auto it = m_paused.begin(); it != m_paused.end();) {
+        if (drained || awaited(*it)) {
+            resumable.append(*it);
+            it = m_paused.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return resumable;
+}
+
+void Matcher::resume(const QList<int> &sources)
+{
+    for (int source : sources) {
+        qCDebug(lcComm) << "resuming rank" << source;
+        m_world->setReceiving(source, true);
+    }
 }
 
 bool Matcher::cancel(const RequestState *receive)
@@ -91,14 +147,22 @@ std::optional<Status> Matcher::iprobe(quint32 communicator, int source, int tag)
     return statusOf(it->header, it->payload.size());
 }
 
-Result<Status> Matcher::probe(quint32 communicator, int source, int tag) const
+Result<Status> Matcher::probe(quint32 communicator, int source, int tag)
 {
     QMutexLocker lock(&m_mutex);
+    m_probing.append(source);
+    const auto done = qScopeGuard([&] { m_probing.removeOne(source); });
     for (;;) {
         if (const auto it = findUnexpected(communicator, source, tag); it != m_unexpected.end())
             return statusOf(it->header, it->payload.size());
         if (auto gone = whyUnreachable(source))
             return Error{ErrorCode::NodeLost, gone->message};
+        if (const QList<int> resumable = takeResumable(); !resumable.isEmpty()) {
+            lock.unlock();
+            resume(resumable);
+            lock.relock();
+            continue;
+        }
         m_arrived.wait(&m_mutex);
     }
 }
@@ -118,6 +182,10 @@ void Matcher::handleFrame(const Frame &frame)
         m_unexpected.push_back(frame);
         m_unexpectedBytes += frame.payload.size();
         m_arrived.wakeAll();
+        const bool pause = shouldPause(frame.header.source);
+        lock.unlock();
+        if (pause)
+            m_world->setReceiving(frame.header.source, false);
         return;
     }
     const auto receive = *it;

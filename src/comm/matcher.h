@@ -3,6 +3,9 @@
 // takes the oldest message it matches and a message goes to the oldest
 // receive that matches it: MPI's non-overtaking order per (source, tag,
 // communicator). Posting, probing and cancelling come from any thread.
+// Unexpected messages are bounded by WorldConfig::maxUnexpectedBytes: past it,
+// the world stops reading from the ranks that sent them, unless a receive or a
+// probe waits for that rank (its message may be behind them in the stream).
 #pragma once
 
 #include "requeststate.h"
@@ -27,7 +30,7 @@ public:
     // Match against the unexpected queue now, else wait for a message.
     void post(const std::shared_ptr<RequestState> &receive);
     std::optional<Status> iprobe(quint32 communicator, int source, int tag) const;
-    Result<Status> probe(quint32 communicator, int source, int tag) const;
+    Result<Status> probe(quint32 communicator, int source, int tag);
     qint64 unexpectedBytes() const;
 
     void handleFrame(const Frame &frame) override;
@@ -37,6 +40,12 @@ private:
     bool cancel(const RequestState *receive);
     std::optional<Error> whyUnreachable(int source) const; // with m_mutex held
     std::deque<Frame>::const_iterator findUnexpected(quint32 communicator, int source, int tag) const;
+    // Flow control, with m_mutex held.
+    qint64 limit();
+    bool awaited(int source) const;
+    bool shouldPause(int source);
+    QList<int> takeResumable();
+    void resume(const QList<int> &sources);
 
     World *m_world;
     mutable QMutex m_mutex;
@@ -45,6 +54,9 @@ private:
     std::deque<Frame> m_unexpected;
     qint64 m_unexpectedBytes = 0;
     QHash<int, Error> m_gone;
+    qint64 m_limit = -1; // read from the world's configuration once formed
+    QSet<int> m_paused;
+    QList<int> m_probing; // sources of blocking probes in progress
 };
 
 } // namespace mmpi::detail

@@ -28,6 +28,10 @@ void Link::setError(const Error &error)
     Q_EMIT errorOccurred(error);
 }
 
+void Link::setReading(bool)
+{
+}
+
 bool Link::trySendNow(const Frame &, qint64)
 {
     return false;

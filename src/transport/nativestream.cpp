@@ -68,14 +68,30 @@ void NativeStream::start()
 {
     if (m_stopped)
         return;
-    m_readNotifier.setEnabled(true);
-    if (m_end > m_begin) {
-        // Queued: the owner connects its slots before the first frame.
-        QMetaObject::invokeMethod(this, [this] {
-            if (!m_stopped)
-                decodeStaged();
-        }, Qt::QueuedConnection);
-    }
+    m_started = true;
+    m_readNotifier.setEnabled(!m_paused);
+    decodeLater(); // queued: the owner connects its slots before the first frame
+}
+
+void NativeStream::setReading(bool enabled)
+{
+    m_paused = !enabled;
+    if (m_stopped || !m_started)
+        return;
+    m_readNotifier.setEnabled(enabled);
+    if (enabled)
+        decodeLater();
+}
+
+// Frames that arrived in one read with others and were held back by a pause.
+void NativeStream::decodeLater()
+{
+    if (m_end - m_begin == 0)
+        return;
+    QMetaObject::invokeMethod(this, [this] {
+        if (!m_stopped && !m_paused && !m_header)
+            decodeStaged();
+    }, Qt::QueuedConnection);
 }
 
 qint64 NativeStream::bufferedBytes() const
@@ -87,7 +103,7 @@ void NativeStream::handleReadable()
 {
     QPointer<NativeStream> self(this);
     qint64 budget = ReadBudget;
-    while (self && !m_stopped && budget > 0 && readOnce(budget)) {
+    while (self && !m_stopped && !m_paused && budget > 0 && readOnce(budget)) {
     }
 }
 
@@ -128,6 +144,8 @@ bool NativeStream::readIntoPayload(qint64 &budget)
 
 bool NativeStream::readIntoStaging(qint64 &budget)
 {
+    if (m_end - m_begin >= FrameHeaderSize) // frames held back by a pause
+        return decodeStaged();
     if (m_begin > 0) { // less than a header is left: move it to the front
         std::memmove(m_staging.data(), m_staging.constData() + m_begin, size_t(m_end - m_begin));
         m_end -= m_begin;
@@ -154,7 +172,7 @@ bool NativeStream::readIntoStaging(qint64 &budget)
 
 bool NativeStream::decodeStaged()
 {
-    while (!m_stopped) {
+    while (!m_stopped && !m_paused) {
         const char *head = m_staging.constData() + m_begin;
         const qsizetype available = m_end - m_begin;
         if (available < FrameHeaderSize) {
@@ -201,7 +219,7 @@ bool NativeStream::deliver(const FrameHeader &header, QByteArray payload)
             }
     QPointer<NativeStream> self(this);
     Q_EMIT frameReceived(Frame{header, std::move(payload)});
-    return self && !m_stopped;
+    return self && !m_stopped && !m_paused;
 }
 
 void NativeStream::write(const FrameHeader &header, const QByteArray &payload)

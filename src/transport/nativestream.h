@@ -33,6 +33,8 @@ public:
     // decoded before anything else, on start().
     void prependReceived(const QByteArray &bytes);
     void start();
+    // Pause or resume reading; frames already received wait while paused.
+    void setReading(bool enabled);
 
     // Queue a frame and hand the kernel as much of it as it takes now.
     void write(const FrameHeader &header, const QByteArray &payload);
@@ -66,6 +68,7 @@ private:
     };
 
     void handleReadable();
+    void decodeLater();
     void handleWritable();
     // One recv(); false when the loop must stop (would block, end, error).
     bool readOnce(qint64 &budget);
@@ -89,6 +92,8 @@ private:
     QSocketNotifier m_writeNotifier;
     std::atomic<bool> m_stopped = false;
     bool m_closing = false;
+    bool m_paused = false;
+    bool m_started = false;
 
     // Received bytes not yet decoded: [m_begin, m_end) of m_staging.
     QByteArray m_staging;

@@ -101,6 +101,19 @@ bool StreamLink::trySendNow(const Frame &frame, qint64 limit)
     return m_native && m_native->tryWrite(frame.header, frame.payload, limit);
 }
 
+// With a device, a paused link stops decoding, but the socket object still
+// reads from the operating system into its own buffer.
+void StreamLink::setReading(bool enabled)
+{
+    if (m_reading == enabled)
+        return;
+    m_reading = enabled;
+    if (m_native)
+        return m_native->setReading(enabled);
+    if (enabled)
+        QMetaObject::invokeMethod(this, &StreamLink::handleReadyRead, Qt::QueuedConnection);
+}
+
 LinkCounters StreamLink::counters() const
 {
     LinkCounters counters = Link::counters();
@@ -181,6 +194,7 @@ void StreamLink::adoptDescriptor()
     connect(m_native, &detail::NativeStream::bytesWritten, this, &StreamLink::handleBytesWritten);
     connect(m_native, &detail::NativeStream::endOfStream, this, &StreamLink::handleNativeEnd);
     connect(m_native, &detail::NativeStream::failed, this, &StreamLink::failWith);
+    m_native->setReading(m_reading);
     m_native->start();
 #endif
 }
@@ -248,7 +262,7 @@ void StreamLink::handleDeviceError(ErrorCode code, const QString &message)
 void StreamLink::handleReadyRead()
 {
     QPointer<StreamLink> self(this);
-    while (self && state() != State::Closed && m_device && m_device->bytesAvailable() > 0) {
+    while (self && m_reading && state() != State::Closed && m_device && m_device->bytesAvailable() > 0) {
         const qint64 room = m_decoder.capacity();
         if (room <= 0)
             return;
@@ -258,7 +272,7 @@ void StreamLink::handleReadyRead()
         mutableCounters().bytesReceived += quint64(bytes.size());
         if (auto fed = m_decoder.feed(bytes); !fed)
             return failWith(fed.error());
-        while (self && state() != State::Closed) {
+        while (self && m_reading && state() != State::Closed) {
             auto next = m_decoder.next();
             if (!next)
                 return failWith(next.error());

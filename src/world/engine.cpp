@@ -723,6 +723,19 @@ void Engine::sendFrame(int destination, Frame frame, SendCallback done)
     peer.outbox->pump(peer.link);
 }
 
+void Engine::setReceiving(int rank, bool enabled)
+{
+    if (rank < 0 || rank >= m_peers.size() || rank == m_rank)
+        return;
+    Peer &peer = m_peers[rank];
+    if (peer.receiving == enabled)
+        return;
+    peer.receiving = enabled;
+    qCDebug(lcWorld) << (enabled ? "resuming" : "pausing") << "reading from rank" << rank;
+    if (Link *link = peer.link)
+        link->setReading(enabled);
+}
+
 void Engine::deliverLocally(const Frame &frame)
 {
     // Self-sends take the real codec path so they behave like remote ones.

@@ -35,6 +35,8 @@ public:
     // heard of formed().
     QList<std::shared_ptr<DirectPath>> directPaths() const { return m_paths; }
     void close();
+    // Pause or resume reading from `rank`'s link (receiver flow control).
+    void setReceiving(int rank, bool enabled);
     // Drop every link at once (destruction without close()).
     void shutdown();
 
@@ -56,6 +58,7 @@ private:
         bool saidGoodbye = false;
         std::shared_ptr<Outbox> outbox;
         std::shared_ptr<DirectPath> path;
+        bool receiving = true;
         std::shared_ptr<Reassembler> reassembler;
     };
 

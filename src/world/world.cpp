@@ -29,6 +29,7 @@ public:
     // Set before the state becomes Formed and fixed after: read without a lock.
     QList<std::shared_ptr<detail::DirectPath>> paths;
     int chunkSize = 0;
+    WorldConfig config; // guarded by mutex
 };
 
 MessageSink::~MessageSink() = default;
@@ -75,6 +76,10 @@ void World::form(const WorldConfig &config)
     }
 
     d->chunkSize = config.chunkSize;
+    {
+        QMutexLocker lock(&d->mutex);
+        d->config = config;
+    }
     auto *engine = new detail::Engine(config, d->nodeId);
     engine->moveToThread(&d->thread);
     d->engine = engine;
@@ -220,6 +225,25 @@ Result<void> World::queueFrame(int destination, Frame frame, SendCompletion done
         engine->sendFrame(destination, std::move(f), std::move(done));
     }, Qt::QueuedConnection);
     return success();
+}
+
+// At once on the progress thread: a sink that pauses a link while it is
+// delivering frames stops the delivery right after the current frame.
+void World::setReceiving(int rank, bool enabled)
+{
+    detail::Engine *engine = d->engine;
+    if (!engine)
+        return;
+    if (QThread::currentThread() == &d->thread)
+        return engine->setReceiving(rank, enabled);
+    QMetaObject::invokeMethod(engine, [engine, rank, enabled] { engine->setReceiving(rank, enabled); },
+                              Qt::QueuedConnection);
+}
+
+WorldConfig World::config() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->config;
 }
 
 Result<void> World::waitForFormed()

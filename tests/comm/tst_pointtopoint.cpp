@@ -12,6 +12,8 @@
 #include <QTest>
 #include <QThread>
 
+#include <functional>
+
 #include <cmath>
 #include <limits>
 
@@ -32,12 +34,16 @@ QDataStream &operator>>(QDataStream &s, Player &p) { return s >> p.name >> p.sco
 class CommWorld
 {
 public:
-    CommWorld(const QString &transport, int size) : m_harness(transport, WorldConfig::Mode::Launched)
+    CommWorld(const QString &transport, int size, const std::function<void(WorldConfig &)> &tweak = {})
+        : m_harness(transport, WorldConfig::Mode::Launched)
     {
         for (int r = 0; r < size; ++r) {
             auto world = std::make_unique<World>();
             m_comms.push_back(*Communicator::world(*world));
-            world->form(m_harness.config(r, size));
+            WorldConfig config = m_harness.config(r, size);
+            if (tweak)
+                tweak(config);
+            world->form(config);
             m_worlds.push_back(std::move(world));
         }
         for (auto &w : m_worlds)
@@ -139,6 +145,8 @@ private Q_SLOTS:
     void anySourceAnyTag();
     void orderUnderInterleavedSenders();
     void largeMessageOvertakenBySmallOne();
+    void unexpectedMessagesAreBounded_data();
+    void unexpectedMessagesAreBounded();
     void truncationAndTypeMismatch();
     void packedRecord();
     void cancel();
@@ -271,6 +279,59 @@ void TestPointToPoint::largeMessageOvertakenBySmallOne()
     QVERIFY(*got == big);
     QVERIFY(bigSend.wait());
     QVERIFY(smallSend.wait());
+}
+
+void TestPointToPoint::unexpectedMessagesAreBounded_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::newRow("tcp") << QStringLiteral("tcp");
+    QTest::newRow("local") << QStringLiteral("local");
+}
+
+void TestPointToPoint::unexpectedMessagesAreBounded()
+{
+    QFETCH(QString, transport);
+    constexpr qint64 Limit = 256 * 1024;
+    constexpr int MessageSize = 64 * 1024;
+    constexpr int Messages = 800; // 50 MiB: more than every buffer on the way
+    CommWorld w(transport, 2, [](WorldConfig &c) { c.maxUnexpectedBytes = Limit; });
+    QVERIFY(w.formed());
+    // Given rank 1 floods rank 0 with messages nobody receives yet, then sends
+    // one more on another tag
+    QList<Request> sends;
+    for (int i = 0; i < Messages; ++i)
+        sends.append(w[1].isend(0, 7, QByteArray(MessageSize, char(i % 251))));
+    Request last = w[1].isend(0, 8, QStringLiteral("behind the flood"));
+    const auto completed = [&] {
+        return std::count_if(sends.begin(), sends.end(), [](const Request &r) { return r.isFinished(); });
+    };
+    // When rank 0 has buffered up to its limit and rank 1's progress settles
+    QVERIFY(QTest::qWaitFor([&] { return w[0].unexpectedBytes() >= Limit; }, 20000));
+    qsizetype before = -1;
+    for (int i = 0; i < 100 && completed() != before; ++i) {
+        before = completed();
+        QTest::qWait(100);
+    }
+    // Then rank 0 holds no more than the limit and one message, and rank 1's
+    // sends are held back by flow control instead
+    QVERIFY2(w[0].unexpectedBytes() <= Limit + MessageSize,
+             qPrintable(QString::number(w[0].unexpectedBytes())));
+    QVERIFY2(completed() < Messages, "every send completed: nothing slowed the sender");
+    // And a receive for the message behind the flood still gets it
+    const auto behind = w[0].recv<QString>(1, 8).wait();
+    QVERIFY2(behind, qPrintable(problem(behind)));
+    QCOMPARE(*behind, QStringLiteral("behind the flood"));
+    // And every flooded message arrives, whole and in order
+    for (int i = 0; i < Messages; ++i) {
+        const auto got = w[0].recv<QByteArray>(1, 7).wait();
+        QVERIFY2(got, qPrintable(problem(got)));
+        QCOMPARE(got->size(), MessageSize);
+        QCOMPARE(got->front(), char(i % 251));
+        QCOMPARE(got->back(), char(i % 251));
+    }
+    QVERIFY(Request::waitAll(sends));
+    QVERIFY(last.wait());
+    QCOMPARE(w[0].unexpectedBytes(), 0);
 }
 
 void TestPointToPoint::truncationAndTypeMismatch()

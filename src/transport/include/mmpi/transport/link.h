@@ -44,6 +44,10 @@ public:
     // that supports it). False: nothing was sent; use sendFrame() on the
     // link's thread instead. This saves a small message two thread hand-offs.
     virtual bool trySendNow(const Frame &frame, qint64 limit);
+    // Stop (false) or resume reading from the peer: while paused, frames
+    // wait in the operating system and the peer's sends slow down once the
+    // buffers between fill. A transport that cannot pause keeps delivering.
+    virtual void setReading(bool enabled);
     // Bytes queued but not yet handed to the operating system.
     virtual qint64 bytesToWrite() const = 0;
     // Close the link; state becomes Closed (stateChanged is emitted once).

@@ -26,6 +26,7 @@ public:
 
     void sendFrame(const Frame &frame) override;
     bool trySendNow(const Frame &frame, qint64 limit) override;
+    void setReading(bool enabled) override;
     qint64 bytesToWrite() const override;
     LinkCounters counters() const override;
     void close() override;
@@ -58,6 +59,7 @@ private:
     // Written on the link's thread under m_nativeMutex, which trySendNow()
     // holds while it uses the stream.
     detail::NativeStream *m_native = nullptr;
+    bool m_reading = true;
     mutable QMutex m_nativeMutex;
 };
 

@@ -93,6 +93,13 @@ public:
     // frames may overtake. `done` (optional) reports when the frame has left.
     Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {});
 
+    // Flow control for receivers (thread-safe): stop or resume reading frames
+    // from `rank`'s link. While paused, the peer's frames wait in its socket
+    // and its sends slow down once the buffers between are full.
+    void setReceiving(int rank, bool enabled);
+    // The configuration given to form().
+    WorldConfig config() const;
+
     // Route Data frames to `sink` (on the progress thread) instead of the
     // frameReceived() signal. Set it before form(); nullptr restores the signal.
     void setMessageSink(std::shared_ptr<MessageSink> sink);
