@@ -37,10 +37,13 @@ SimLink::~SimLink()
 
 void SimLink::sendFrame(const Frame &frame)
 {
-    if (state() != State::Connected || !m_inner || !m_radio) {
+    if (state() != State::Connected || !m_inner) {
         qCDebug(lcTransport).noquote() << "not sending a frame to" << peerAddress() << ": the link is" << state();
         return;
     }
+    // Unshaped frames would make a simulation lie; a link without its radio is broken.
+    if (!m_radio)
+        return fail(Error(ErrorCode::LinkError, QStringLiteral("the sim transport of this link was deleted")));
     if (!m_radio->send(m_inner, frame))
         return fail(Error(ErrorCode::LinkError,
                           QStringLiteral("cannot queue a frame of %1 bytes: the sim radio's transmit queue "

@@ -185,7 +185,7 @@ void SimTransport::handleFault(const SimFault &fault)
     case SimFault::Kind::OutOfRange:
         return enterOutOfRange(fault);
     case SimFault::Kind::Terminates:
-        terminate(fault);
+        terminateProcess(fault);
     }
 }
 
@@ -243,7 +243,7 @@ void SimTransport::leaveOutOfRange()
 
 // An app that crashes or is killed gives no goodbye and runs no destructors:
 // SIGKILL is what the operating system does to it.
-void SimTransport::terminate(const SimFault &fault)
+void SimTransport::terminateProcess(const SimFault &fault)
 {
     qCCritical(lcTransport).noquote() << "sim: rank" << m_rank
                                       << "terminates now, as an app crash (fault '" + fault.text + "')";

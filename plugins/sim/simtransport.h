@@ -67,7 +67,7 @@ private:
     void breakLinks(const QString &reason);
     void enterOutOfRange(const SimFault &fault);
     void leaveOutOfRange();
-    [[noreturn]] void terminate(const SimFault &fault);
+    [[noreturn]] void terminateProcess(const SimFault &fault);
 
     QPointer<Transport> m_local;
     SimRadio m_radio;

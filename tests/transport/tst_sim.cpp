@@ -562,7 +562,12 @@ void tst_Sim::ioErrorBreaksLinks()
     QList<Error> errors;
     Receiver got;
     const qint64 faultMs = 600;
-    auto a = makeTransport(QStringLiteral("sim"), faultOptions(1, QStringLiteral("rank 1 io-error at 600ms")));
+    Receiver cut;
+    // 10000 bytes/s: 20 frames of 1000 bytes need 2 s, so the fault cuts them off.
+    QVariantMap options = faultOptions(1, QStringLiteral("rank 1 io-error at 600ms"));
+    options.insert(QStringLiteral("link"), QStringLiteral("bluetooth"));
+    options.insert(QStringLiteral("bandwidth"), 10000);
+    auto a = makeTransport(QStringLiteral("sim"), options);
     auto b = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
     QVERIFY(a && b);
     QCOMPARE(a->property("faults").toStringList(), QStringList{QStringLiteral("rank 1 io-error at 600ms")});
@@ -576,6 +581,9 @@ void tst_Sim::ioErrorBreaksLinks()
     if (clock.elapsed() >= faultMs)
         QSKIP("setting up took longer than the time of the fault");
 
+    cut.attach(bFromA, clock);
+    for (int i = 0; i < 20; ++i)
+        aToB->sendFrame(sizedFrame(i, 1000));
     for (Link *link : {aToB.data(), aFromB.data()})
         connect(link, &Link::errorOccurred, link, [&](const Error &error) {
             errors << error;
@@ -589,8 +597,11 @@ void tst_Sim::ioErrorBreaksLinks()
             QFAIL(qPrintable(errors[i].message));
         QVERIFY(failedAt[i] >= faultMs);
     }
-    // The peer sees its ends close.
+    // The peer sees its ends close, and the frames still in the radio never arrive.
     QTRY_VERIFY_WITH_TIMEOUT(bFromA->state() == Link::State::Closed && bToA->state() == Link::State::Closed, Timeout);
+    QVERIFY(!cut.frames.isEmpty());
+    QVERIFY(cut.frames.size() < 20);
+    QVERIFY(cut.inOrder(QList<qint64>(cut.frames.size(), 1000)));
 
     // A transient failure: the node can link again at once.
     QPointer<Link> again, againIn;
