@@ -1,8 +1,6 @@
-// SimLink: a link of the sim transport. It wraps a link of the local transport
-// (the real socket and the real codec) and sends every frame through the node's
-// SimRadio, so frames are shaped by the radio's bandwidth and latency; received
-// frames pass straight through (the sender shaped them). Faults break it with
-// fail().
+// SimLink: a link of the sim transport. It wraps a local-transport link (the real
+// socket and codec) and sends every frame through the node's SimRadio; received
+// frames pass straight through, since their sender shaped them.
 #pragma once
 
 #include <mmpi/transport/link.h>

@@ -1,9 +1,6 @@
-// SimRadio: the one transmitter of a simulated node. Frames that any link of
-// the node sends wait in one queue, occupy the radio for (header + payload) /
-// bandwidth seconds each, and are handed to their link's socket one latency
-// after they left the radio. Times run on a virtual clock (each frame starts
-// when the previous one ended, or when it was queued if the radio was idle), so
-// millisecond timers delay delivery a little but never stretch the bandwidth.
+// SimRadio: the one transmitter of a simulated node. Every frame of every link
+// waits in one queue, occupies the radio for (header + payload) / bandwidth, and
+// reaches its link's socket one latency after it left (docs/transports.md, "sim").
 #pragma once
 
 #include <mmpi/transport/link.h>
@@ -46,6 +43,9 @@ public:
     void closeWhenSent(Link *link);
 
 private:
+    // Departures are computed from the previous frame's end (or from when the
+    // frame was queued, if the radio was idle), not from when a timer fired, so
+    // late timers delay a delivery a little but never stretch the bandwidth.
     struct Entry
     {
         QPointer<Link> link;

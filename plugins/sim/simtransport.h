@@ -1,9 +1,7 @@
-// SimTransport: links between processes on one machine that behave like a
-// chosen radio (docs/transports.md, "sim"). It runs over the local transport
-// (local sockets, rendezvous-directory discovery), which it loads through the
-// registry, and adds one SimRadio per node that shapes every outgoing frame,
-// plus scripted faults (I/O error, out of range, termination) for the node's
-// own rank. Addresses: "sim://<server name>".
+// SimTransport: links between processes on one machine that behave like a chosen
+// radio: the local transport (loaded through the registry) underneath, one SimRadio
+// shaping what the node sends, and scripted faults for its own rank. Addresses:
+// "sim://<server name>"; options and behaviour: docs/transports.md, "sim".
 #pragma once
 
 #include "simfault.h"

@@ -17,6 +17,7 @@
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <algorithm>
@@ -148,6 +149,7 @@ private Q_SLOTS:
     void optionErrors_data();
     void optionErrors();
     void badAddresses();
+    void discoveryReportsSimAddresses();
 
     void transferMatchesBluetoothProfile();
     void smallFrameTakesTheLatency();
@@ -314,6 +316,33 @@ void tst_Sim::badAddresses()
             QFAIL(qPrintable(link.error().message));
         QVERIFY(!transport->listen(address));
     }
+}
+
+void tst_Sim::discoveryReportsSimAddresses()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QVariantMap options{{QStringLiteral("link"), QStringLiteral("ideal")},
+                              {QStringLiteral("discoveryDir"), dir.path()},
+                              {QStringLiteral("discoveryInterval"), 20}};
+    auto node = makeTransport(QStringLiteral("sim"), options);
+    auto root = makeTransport(QStringLiteral("sim"), options);
+    QVERIFY(node && root);
+    QVERIFY(node->supportsDiscovery());
+    listenOn(node.get());
+    const PeerAdvert advert{QStringLiteral("blue"), QStringLiteral("node-1"), node->listenAddress()};
+    auto advertised = node->advertise(advert);
+    QVERIFY2(advertised, why(advertised).constData());
+    QSignalSpy found(root.get(), &Transport::peerDiscovered);
+    auto started = root->startDiscovery(QStringLiteral("blue"));
+    QVERIFY2(started, why(started).constData());
+    QTRY_VERIFY_WITH_TIMEOUT(!found.isEmpty(), Timeout);
+    QCOMPARE(found.at(0).at(0).value<PeerAdvert>(), advert);
+    // What was found can be reached.
+    QPointer<Link> out, in;
+    connectLinks(root.get(), node.get(), out, in);
+    root->stopDiscovery();
+    node->stopAdvertising();
 }
 
 // The issue's own example: 90 kB at the bluetooth profile's 90 kB/s takes one
