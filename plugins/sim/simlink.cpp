@@ -54,6 +54,38 @@ void SimLink::sendFrame(const Frame &frame)
     ++mutableCounters().framesSent;
 }
 
+bool SimLink::trySendNow(const Frame &, qint64)
+{
+    return false;
+}
+
+void SimLink::setReading(bool enabled)
+{
+    if (m_inner)
+        m_inner->setReading(enabled);
+}
+
+LinkCounters SimLink::counters() const
+{
+    LinkCounters own = Link::counters();
+    if (m_inner) {
+        const LinkCounters inner = m_inner->counters();
+        own.bytesSent = inner.bytesSent;
+        own.bytesReceived = inner.bytesReceived;
+        own.framesReceived = inner.framesReceived;
+    }
+    return own;
+}
+
+void SimLink::keepInnerCounters()
+{
+    const LinkCounters now = counters();
+    LinkCounters &kept = mutableCounters();
+    kept.bytesSent = now.bytesSent;
+    kept.bytesReceived = now.bytesReceived;
+    kept.framesReceived = now.framesReceived;
+}
+
 qint64 SimLink::bytesToWrite() const
 {
     if (!m_inner)
@@ -100,6 +132,7 @@ void SimLink::detachInner()
 {
     // Whatever the inner link says from now on is no news to our receivers.
     m_inner->disconnect(this);
+    keepInnerCounters();
 }
 
 void SimLink::handleInnerState(State state)
@@ -126,27 +159,13 @@ void SimLink::handleInnerError(const Error &error)
 
 void SimLink::handleInnerFrame(const Frame &frame)
 {
-    if (state() != State::Connected)
-        return;
-    syncCounters();
-    Q_EMIT frameReceived(frame);
+    if (state() == State::Connected)
+        Q_EMIT frameReceived(frame);
 }
 
 void SimLink::handleInnerBytesWritten(qint64 bytes)
 {
-    syncCounters();
     Q_EMIT bytesWritten(bytes);
-}
-
-// Bytes are counted where they meet the socket, by the inner link; frames
-// sent are counted here, when they are queued, as every Link counts them.
-void SimLink::syncCounters()
-{
-    const LinkCounters &inner = m_inner->counters();
-    LinkCounters &own = mutableCounters();
-    own.bytesSent = inner.bytesSent;
-    own.bytesReceived = inner.bytesReceived;
-    own.framesReceived = inner.framesReceived;
 }
 
 Error SimLink::translated(const Error &error) const

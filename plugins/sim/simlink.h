@@ -25,7 +25,14 @@ public:
 
     QString peerAddress() const override { return m_peerAddress; }
     void sendFrame(const Frame &frame) override;
+    // Never: a frame written from another thread would skip the radio.
+    bool trySendNow(const Frame &frame, qint64 limit) override;
+    // Pauses the socket underneath, so the peer's sends back up.
+    void setReading(bool enabled) override;
     qint64 bytesToWrite() const override;
+    // Bytes are counted where they meet the socket, by the inner link; frames
+    // sent are counted here, when they are queued, as every Link counts them.
+    LinkCounters counters() const override;
     // Frames still in the radio are sent before the socket closes (see
     // SimRadio::closeWhenSent), as StreamLink does with its socket buffer.
     void close() override;
@@ -39,7 +46,8 @@ private:
     void handleInnerError(const Error &error);
     void handleInnerFrame(const Frame &frame);
     void handleInnerBytesWritten(qint64 bytes);
-    void syncCounters();
+    // Keeps the inner link's byte counts for when it is gone.
+    void keepInnerCounters();
     // The inner link's messages name its local:// address; ours is sim://.
     Error translated(const Error &error) const;
     void detachInner();

@@ -158,6 +158,7 @@ private Q_SLOTS:
     void idealIsUnshaped();
     void closeSendsQueuedFramesFirst();
     void fullQueueFailsTheLink();
+    void pausedReadingHoldsFrames();
 
     void ioErrorBreaksLinks();
     void faultsOfOtherRanksAreIgnored();
@@ -581,6 +582,33 @@ void tst_Sim::fullQueueFailsTheLink()
         QFAIL(qPrintable(error.message));
     // The broken link's frames are gone; the peer sees the link close.
     QTRY_VERIFY_WITH_TIMEOUT(in->state() == Link::State::Closed, Timeout);
+}
+
+// setReading(false) reaches the socket underneath, so the receiver's flow
+// control works over sim as over local.
+void tst_Sim::pausedReadingHoldsFrames()
+{
+    Receiver got;
+    auto server = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
+    auto client = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("wifi")}});
+    QVERIFY(server && client);
+    listenOn(server.get());
+    QPointer<Link> out, in;
+    connectLinks(client.get(), server.get(), out, in);
+    if (QTest::currentTestFailed())
+        return;
+    QElapsedTimer clock;
+    clock.start();
+    got.attach(in, clock);
+    in->setReading(false);
+    const QList<qint64> sizes(5, 1000);
+    for (int i = 0; i < sizes.size(); ++i)
+        out->sendFrame(sizedFrame(i, sizes[i]));
+    QTest::qWait(200);
+    QVERIFY(got.frames.isEmpty());
+    in->setReading(true);
+    QTRY_COMPARE_WITH_TIMEOUT(got.frames.size(), sizes.size(), Timeout);
+    QVERIFY(got.inOrder(sizes));
 }
 
 void tst_Sim::ioErrorBreaksLinks()
