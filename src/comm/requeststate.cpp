@@ -24,7 +24,10 @@ bool RequestState::complete(Result<Status> outcome, Payload payload)
         m_outcome = std::move(outcome);
         continuations = std::exchange(m_continuations, {});
     }
-    m_finished.store(1, std::memory_order_release);
+    // Sequentially consistent, not just release: notify_all() wakes only if it
+    // sees a waiter registered, and a release store may pass that check on
+    // x86 and lose the wake-up of a thread that started to sleep meanwhile.
+    m_finished.store(1, std::memory_order_seq_cst);
     m_finished.notify_all();
     for (const auto &f : continuations)
         f();
@@ -45,7 +48,7 @@ std::optional<Result<Status>> RequestState::outcome() const
 
 Result<Status> RequestState::wait() const
 {
-    m_finished.wait(0, std::memory_order_acquire);
+    m_finished.wait(0, std::memory_order_seq_cst);
     QMutexLocker lock(&m_mutex);
     return *m_outcome;
 }
