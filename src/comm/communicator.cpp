@@ -1,18 +1,14 @@
 #include <mmpi/comm/communicator.h>
 
+#include "collectives/communicatoraccess.h"
+#include "collectives/communicatordata.h"
+#include "collectives/router.h"
 #include "matcher.h"
 #include "requeststate.h"
 
 #include <mmpi/world/world.h>
 
 namespace mmpi {
-
-struct Communicator::Data
-{
-    World *world = nullptr;
-    std::shared_ptr<detail::Matcher> matcher;
-    quint32 id = 0;
-};
 
 Communicator::Communicator(std::shared_ptr<const Data> data)
     : m_data(std::move(data))
@@ -21,8 +17,8 @@ Communicator::Communicator(std::shared_ptr<const Data> data)
 
 Result<Communicator> Communicator::world(World &world)
 {
-    auto matcher = std::dynamic_pointer_cast<detail::Matcher>(world.messageSink());
-    if (!matcher) {
+    auto router = std::dynamic_pointer_cast<detail::Router>(world.messageSink());
+    if (!router) {
         if (world.messageSink())
             return Error{ErrorCode::BadConfiguration,
                          QStringLiteral("the world already routes its messages elsewhere")};
@@ -30,62 +26,42 @@ Result<Communicator> Communicator::world(World &world)
             return Error{ErrorCode::BadConfiguration,
                          QStringLiteral("make the world communicator before form(): messages may "
                                         "already have arrived")};
-        matcher = std::make_shared<detail::Matcher>(&world);
-        world.setMessageSink(matcher);
+        router = std::make_shared<detail::Router>(&world);
+        world.setMessageSink(router);
     }
-    return Communicator(std::make_shared<const Data>(Data{&world, matcher, 0}));
+    auto data = std::make_shared<Data>();
+    data->world = &world;
+    data->matcher = router->matcher();
+    data->router = router;
+    data->id = 0;
+    data->wholeWorld = true;
+    // Every handle of the world communicator takes collectives' sequence
+    // numbers from one counter, or they would disagree with the other ranks.
+    data->sequence = router->worldSequence();
+    return Communicator(std::move(data));
 }
 
-int Communicator::rank() const { return m_data ? m_data->world->rank() : NoRank; }
-int Communicator::size() const { return m_data ? m_data->world->size() : 0; }
+int Communicator::rank() const { return m_data ? m_data->rank() : NoRank; }
+int Communicator::size() const { return m_data ? m_data->size() : 0; }
 quint32 Communicator::id() const { return m_data ? m_data->id : 0; }
+QList<int> Communicator::group() const { return m_data ? m_data->members() : QList<int>(); }
+int Communicator::worldRank(int rank) const { return m_data ? m_data->worldRank(rank) : NoRank; }
+int Communicator::rankOfWorldRank(int worldRank) const { return m_data ? m_data->rankOfWorldRank(worldRank) : NoRank; }
+bool Communicator::isInter() const { return m_data && m_data->isInter(); }
 
 Request Communicator::failed(Error error)
 {
-    auto state = std::make_shared<detail::RequestState>(detail::RequestState::Kind::Send, 0, AnySource, AnyTag);
-    state->complete(std::move(error));
-    return Request(state);
+    return Request(detail::CommunicatorAccess::failedState(std::move(error)));
 }
 
 Request Communicator::isendPayload(int destination, int tag, Payload payload) const
 {
-    if (!m_data)
-        return failed({ErrorCode::NotFormed, QStringLiteral("send on a null communicator")});
-    if (tag < 0)
-        return failed({ErrorCode::InvalidTag, QStringLiteral("tag %1 is negative (user tags are 0..%2)")
-                                                  .arg(tag).arg(MaxTag)});
-    Frame frame;
-    frame.header.kind = FrameKind::Data;
-    frame.header.communicator = m_data->id;
-    frame.header.tag = tag;
-    frame.header.itemType = payload.itemType;
-    frame.header.count = payload.count;
-    frame.payload = std::move(payload.bytes);
-    const Status status{rank(), tag, frame.header.itemType, frame.header.count, frame.payload.size()};
-    auto state = std::make_shared<detail::RequestState>(detail::RequestState::Kind::Send, m_data->id,
-                                                        destination, tag);
-    auto sent = m_data->world->sendFrame(destination, std::move(frame), [state, status](const Error &e) {
-        state->complete(e.isError() ? Result<Status>(e) : Result<Status>(status));
-    });
-    if (!sent)
-        state->complete(sent.error());
-    return Request(state);
+    return Request(detail::CommunicatorAccess::isend(m_data.get(), destination, tag, std::move(payload)));
 }
 
 Request Communicator::irecv(int source, int tag) const
 {
-    if (!m_data)
-        return failed({ErrorCode::NotFormed, QStringLiteral("receive on a null communicator")});
-    if (source != AnySource && (source < 0 || source >= size()))
-        return failed({ErrorCode::InvalidRank,
-                       QStringLiteral("rank %1 is not in this communicator of %2").arg(source).arg(size())});
-    if (tag < AnyTag)
-        return failed({ErrorCode::InvalidTag, QStringLiteral("tag %1 is negative (user tags are 0..%2)")
-                                                  .arg(tag).arg(MaxTag)});
-    auto state = std::make_shared<detail::RequestState>(detail::RequestState::Kind::Receive, m_data->id,
-                                                        source, tag);
-    m_data->matcher->post(state);
-    return Request(state);
+    return Request(detail::CommunicatorAccess::irecv(m_data, source, tag));
 }
 
 Operation<void> Communicator::sendOperation(Request request)
@@ -101,19 +77,128 @@ Result<Status> Communicator::probe(int source, int tag) const
 {
     if (!m_data)
         return Error{ErrorCode::NotFormed, QStringLiteral("probe on a null communicator")};
-    return m_data->matcher->probe(m_data->id, source, tag);
+    const int from = source == AnySource ? AnySource : m_data->peerWorldRank(source);
+    if (from == NoRank)
+        return Error{ErrorCode::InvalidRank, QStringLiteral("rank %1 is not in this communicator").arg(source)};
+    auto status = m_data->matcher->probe(m_data->id, from, tag);
+    if (status && m_data->translates())
+        status->source = m_data->peerRankOfWorldRank(status->source);
+    return status;
 }
 
 std::optional<Status> Communicator::iprobe(int source, int tag) const
 {
     if (!m_data)
         return std::nullopt;
-    return m_data->matcher->iprobe(m_data->id, source, tag);
+    const int from = source == AnySource ? AnySource : m_data->peerWorldRank(source);
+    if (from == NoRank)
+        return std::nullopt;
+    auto status = m_data->matcher->iprobe(m_data->id, from, tag);
+    if (status && m_data->translates())
+        status->source = m_data->peerRankOfWorldRank(status->source);
+    return status;
 }
 
 qint64 Communicator::unexpectedBytes() const
 {
-    return m_data ? m_data->matcher->unexpectedBytes() : 0;
+    return m_data ? m_data->matcher->unexpectedBytes() + m_data->router->collectives().earlyBytes() : 0;
 }
+
+std::optional<BcastPlan> Communicator::lastBcastPlan() const
+{
+    return m_data ? m_data->router->lastBcastPlan() : std::nullopt;
+}
+
+LinkModel Communicator::linkModel() const
+{
+    if (!m_data)
+        return {};
+    QList<int> peers = m_data->members();
+    peers.removeAll(m_data->world->rank());
+    return m_data->router->estimator().model(peers);
+}
+
+void Communicator::setLinkModel(std::optional<LinkModel> model) const
+{
+    if (m_data)
+        m_data->router->estimator().setFixedModel(model);
+}
+
+Error Communicator::countError(const QString &what)
+{
+    return {ErrorCode::CountMismatch, what};
+}
+
+namespace detail {
+
+std::shared_ptr<RequestState> CommunicatorAccess::failedState(Error error)
+{
+    auto state = std::make_shared<RequestState>(RequestState::Kind::Send, 0, AnySource, AnyTag);
+    state->complete(std::move(error));
+    return state;
+}
+
+std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *d, int destination, int tag,
+                                                        Payload payload)
+{
+    if (!d)
+        return failedState({ErrorCode::NotFormed, QStringLiteral("send on a null communicator")});
+    if (tag < 0)
+        return failedState({ErrorCode::InvalidTag,
+                            QStringLiteral("tag %1 is negative (user tags are 0..%2)").arg(tag).arg(MaxTag)});
+    // The world communicator leaves range checks to the world (NotFormed first).
+    const int to = d->wholeWorld && !d->isInter() ? destination : d->peerWorldRank(destination);
+    if (to == NoRank)
+        return failedState({ErrorCode::InvalidRank, QStringLiteral("rank %1 is not in this communicator of %2")
+                                                        .arg(destination).arg(d->peerCount())});
+    Frame frame;
+    frame.header.kind = FrameKind::Data;
+    frame.header.communicator = d->id;
+    frame.header.tag = tag;
+    frame.header.itemType = payload.itemType;
+    frame.header.count = payload.count;
+    frame.payload = std::move(payload.bytes);
+    const Status status{d->rank(), tag, frame.header.itemType, frame.header.count, frame.payload.size()};
+    auto state = std::make_shared<RequestState>(RequestState::Kind::Send, d->id, destination, tag);
+    auto sent = d->world->sendFrame(to, std::move(frame), [state, status](const Error &e) {
+        state->complete(e.isError() ? Result<Status>(e) : Result<Status>(status));
+    });
+    if (!sent)
+        state->complete(sent.error());
+    return state;
+}
+
+std::shared_ptr<RequestState> CommunicatorAccess::irecv(const std::shared_ptr<const CommunicatorData> &d, int source,
+                                                        int tag)
+{
+    if (!d)
+        return failedState({ErrorCode::NotFormed, QStringLiteral("receive on a null communicator")});
+    if (source != AnySource && (source < 0 || source >= d->peerCount()))
+        return failedState({ErrorCode::InvalidRank, QStringLiteral("rank %1 is not in this communicator of %2")
+                                                        .arg(source).arg(d->peerCount())});
+    if (tag < AnyTag)
+        return failedState({ErrorCode::InvalidTag,
+                            QStringLiteral("tag %1 is negative (user tags are 0..%2)").arg(tag).arg(MaxTag)});
+    const int from = source == AnySource ? AnySource : d->peerWorldRank(source);
+    auto inner = std::make_shared<RequestState>(RequestState::Kind::Receive, d->id, from, tag);
+    if (!d->translates()) {
+        d->matcher->post(inner);
+        return inner;
+    }
+    // The matcher speaks world ranks: a second state reports the source as a
+    // rank of this communicator and cancels through the first.
+    auto outer = std::make_shared<RequestState>(RequestState::Kind::Receive, d->id, source, tag);
+    d->matcher->post(inner);
+    outer->canceller = [inner] { return inner->canceller && inner->canceller(); };
+    inner->whenFinished([outer, inner, d] {
+        Result<Status> outcome = *inner->outcome();
+        if (outcome)
+            outcome->source = d->peerRankOfWorldRank(outcome->source);
+        outer->complete(std::move(outcome), inner->payload());
+    });
+    return outer;
+}
+
+} // namespace detail
 
 } // namespace mmpi

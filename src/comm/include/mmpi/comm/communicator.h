@@ -1,10 +1,16 @@
 // mmpi::Communicator: a group of ranks that exchange messages, with MPI's
-// (mpi4py's) names: send, recv, isend, irecv, sendrecv, probe, iprobe. A cheap
-// value handle; copies talk through the same matching state. The world
-// communicator comes from Communicator::world(world). Thread-safe.
+// (mpi4py's) names: send, recv, isend, irecv, sendrecv, probe, iprobe, the
+// collectives (barrier, bcast, scatter(v), gather(v), reduce, allreduce,
+// allgather, alltoall) and dup/split. A cheap value handle; copies talk
+// through the same matching state. The world communicator comes from
+// Communicator::world(world). Thread-safe; collectives on one communicator
+// must be called in the same order on every rank (docs/collectives.md).
 #pragma once
 
+#include <mmpi/comm/bcastplan.h>
+#include <mmpi/comm/collectiveresult.h>
 #include <mmpi/comm/operation.h>
+#include <mmpi/comm/reduceop.h>
 #include <mmpi/comm/request.h>
 #include <mmpi/comm/status.h>
 
@@ -13,7 +19,14 @@
 namespace mmpi {
 
 class World;
-namespace detail { class Matcher; }
+class Intercommunicator;
+namespace detail {
+struct CommunicatorData;
+struct CommunicatorAccess;
+} // namespace detail
+
+// split(): the color of a rank that joins none of the new communicators.
+constexpr int Undefined = -32766;
 
 class Communicator
 {
@@ -21,14 +34,24 @@ public:
     Communicator() = default; // null: every call fails with NotFormed
 
     // The communicator of all ranks of `world`, which must outlive it. The
-    // first call routes the world's Data frames to MMPI's matcher, so make it
-    // before form(): frames that arrive earlier would go to frameReceived().
+    // first call routes the world's Data frames to MMPI, so make it before
+    // form(): frames that arrive earlier would go to frameReceived().
     static Result<Communicator> world(World &world);
 
     bool isNull() const { return !m_data; }
     int rank() const;
     int size() const;
     quint32 id() const;
+    // The world rank of each rank of this communicator, by rank.
+    QList<int> group() const;
+    // Rank translation; NoRank when there is no such rank or member.
+    int worldRank(int rank) const;
+    int rankOfWorldRank(int worldRank) const;
+    // Whether this is an Intercommunicator (point-to-point to a remote group).
+    bool isInter() const;
+
+    // ---- point to point (ranks are this communicator's; for an
+    // intercommunicator, destinations and sources are remote ranks)
 
     // Non-blocking send of `data` (see MessageCodec for what T may be). The
     // request finishes once the message is on its way: with large messages or
@@ -88,15 +111,262 @@ public:
     Result<Status> probe(int source = AnySource, int tag = AnyTag) const;
     // Same without waiting: nullopt if none has arrived.
     std::optional<Status> iprobe(int source = AnySource, int tag = AnyTag) const;
-    // Payload bytes held for receives not yet posted.
+    // Payload bytes held for receives and collectives not yet posted.
     qint64 unexpectedBytes() const;
 
+    // ---- collectives (docs/collectives.md). Every rank calls them in the same
+    // order; they start at once and finish on the progress thread, so a rank
+    // forwards for others even while its application is busy. Items are
+    // those of point-to-point: single items, QList/std::span of items,
+    // QString, QByteArray, and (where a call takes a value) any MessageCodec type.
+
+    // Returns once every rank has entered.
+    Operation<void> barrier() const;
+
+    // The root's value on every rank (the others' `value` is ignored).
+    template<detail::WholeValue T>
+    Operation<T> bcast(const T &value, int root, BcastOptions options = {}) const
+    {
+        const Started s = startBcast(rank() == root ? MessageCodec<T>::encode(value) : Payload{}, root, options);
+        return collective<T>(s, [](const detail::CollectiveResult &r) { return MessageCodec<T>::decode(r.payload); });
+    }
+    template<ItemValue T>
+    Operation<QList<T>> bcast(std::span<const T> items, int root, BcastOptions options = {}) const
+    {
+        const Started s = startBcast(rank() == root ? MessageCodec<std::span<const T>>::encode(items) : Payload{},
+                                     root, options);
+        return collective<QList<T>>(
+            s, [](const detail::CollectiveResult &r) { return MessageCodec<QList<T>>::decode(r.payload); });
+    }
+    // What the last bcast() this node forwarded chose for its range (the
+    // root: for the whole group). Empty before any.
+    std::optional<BcastPlan> lastBcastPlan() const;
+    // The link model this node would decide a broadcast with now.
+    LinkModel linkModel() const;
+    // Fixes the link model of every communicator of this world instead of
+    // measuring it (for an app that knows its medium); nullopt measures again.
+    void setLinkModel(std::optional<LinkModel> model) const;
+
+    // Rank r gets perRank[r] of the root's list (size() values of any
+    // MessageCodec type); the others' list is ignored.
+    template<typename T>
+    Operation<T> scatter(const QList<T> &perRank, int root) const
+    {
+        Result<QList<Payload>> parts = QList<Payload>();
+        if (rank() == root)
+            parts = perRankParts(perRank);
+        return collective<T>(startScatter(std::move(parts), root),
+                             [](const detail::CollectiveResult &r) { return MessageCodec<T>::decode(r.payload); });
+    }
+    // The root's items in size() equal blocks, block r to rank r.
+    template<ItemValue T>
+    Operation<QList<T>> scatter(std::span<const T> items, int root) const
+    {
+        Result<QList<Payload>> parts = QList<Payload>();
+        if (rank() == root)
+            parts = blockParts(items, {});
+        return collective<QList<T>>(startScatter(std::move(parts), root), decodeList<T>());
+    }
+    // The root's items in blocks of counts[r] items, block r to rank r.
+    template<ItemValue T>
+    Operation<QList<T>> scatterv(std::span<const T> items, const QList<int> &counts, int root) const
+    {
+        Result<QList<Payload>> parts = QList<Payload>();
+        if (rank() == root)
+            parts = blockParts(items, counts);
+        return collective<QList<T>>(startScatter(std::move(parts), root), decodeList<T>());
+    }
+
+    // The root gets every rank's value, by rank; the others an empty list.
+    template<detail::WholeValue T>
+    Operation<QList<T>> gather(const T &value, int root) const
+    {
+        return collective<QList<T>>(startGather(MessageCodec<T>::encode(value), root),
+                                    [](const detail::CollectiveResult &r) { return detail::decodeParts<T>(r.parts); });
+    }
+    // The root gets every rank's items concatenated in rank order; every
+    // rank must send as many (else CountMismatch at the root).
+    template<ItemValue T>
+    Operation<QList<T>> gather(std::span<const T> items, int root) const
+    {
+        return collective<QList<T>>(startGather(MessageCodec<std::span<const T>>::encode(items), root),
+                                    [](const detail::CollectiveResult &r) {
+                                        return detail::concatenateParts<T>(r.parts, true);
+                                    });
+    }
+    // Like gather(), with any number of items per rank: the root gets one list per rank.
+    template<ItemValue T>
+    Operation<QList<QList<T>>> gatherv(std::span<const T> items, int root) const
+    {
+        return collective<QList<QList<T>>>(startGather(MessageCodec<std::span<const T>>::encode(items), root),
+                                           [](const detail::CollectiveResult &r) {
+                                               return detail::decodeParts<QList<T>>(r.parts);
+                                           });
+    }
+
+    // value(0) op value(1) op ... at the root (element by element for lists);
+    // the others get T{}. A non-commutative op combines in rank order.
+    template<detail::WholeValue T>
+    Operation<T> reduce(const T &value, ReduceOp<ElementOf<T>> op, int root) const
+    {
+        const bool isRoot = rank() == root;
+        return collective<T>(startReduce(MessageCodec<T>::encode(value), combiner<T>(op), root, false),
+                             [isRoot](const detail::CollectiveResult &r) -> Result<T> {
+                                 return isRoot ? MessageCodec<T>::decode(r.payload) : Result<T>(T{});
+                             });
+    }
+    template<ItemValue T>
+    Operation<QList<T>> reduce(std::span<const T> items, std::type_identity_t<ReduceOp<T>> op, int root) const
+    {
+        const bool isRoot = rank() == root;
+        return collective<QList<T>>(
+            startReduce(MessageCodec<std::span<const T>>::encode(items), combiner<QList<T>>(op), root, false),
+            [isRoot](const detail::CollectiveResult &r) -> Result<QList<T>> {
+                return isRoot ? MessageCodec<QList<T>>::decode(r.payload) : Result<QList<T>>(QList<T>{});
+            });
+    }
+    // reduce() whose result every rank gets.
+    template<detail::WholeValue T>
+    Operation<T> allreduce(const T &value, ReduceOp<ElementOf<T>> op) const
+    {
+        return collective<T>(startReduce(MessageCodec<T>::encode(value), combiner<T>(op), 0, true),
+                             [](const detail::CollectiveResult &r) { return MessageCodec<T>::decode(r.payload); });
+    }
+    template<ItemValue T>
+    Operation<QList<T>> allreduce(std::span<const T> items, std::type_identity_t<ReduceOp<T>> op) const
+    {
+        return collective<QList<T>>(
+            startReduce(MessageCodec<std::span<const T>>::encode(items), combiner<QList<T>>(op), 0, true),
+            decodeList<T>());
+    }
+
+    // Every rank gets every rank's value, by rank.
+    template<detail::WholeValue T>
+    Operation<QList<T>> allgather(const T &value) const
+    {
+        return collective<QList<T>>(startExchange(QList<Payload>{MessageCodec<T>::encode(value)}),
+                                    [](const detail::CollectiveResult &r) { return detail::decodeParts<T>(r.parts); });
+    }
+    // Every rank gets every rank's items concatenated (equal counts).
+    template<ItemValue T>
+    Operation<QList<T>> allgather(std::span<const T> items) const
+    {
+        return collective<QList<T>>(startExchange(QList<Payload>{MessageCodec<std::span<const T>>::encode(items)}),
+                                    [](const detail::CollectiveResult &r) {
+                                        return detail::concatenateParts<T>(r.parts, true);
+                                    });
+    }
+
+    // Rank r sends perRank[d] to rank d and gets what every rank sent it, by rank.
+    template<typename T>
+    Operation<QList<T>> alltoall(const QList<T> &perRank) const
+    {
+        return collective<QList<T>>(startExchange(perRankParts(perRank)),
+                                    [](const detail::CollectiveResult &r) { return detail::decodeParts<T>(r.parts); });
+    }
+    // The items in size() equal blocks, block d to rank d; the result is the
+    // blocks received, concatenated in rank order.
+    template<ItemValue T>
+    Operation<QList<T>> alltoall(std::span<const T> items) const
+    {
+        return collective<QList<T>>(startExchange(blockParts(items, {})), [](const detail::CollectiveResult &r) {
+            return detail::concatenateParts<T>(r.parts, true);
+        });
+    }
+
+    // A communicator of the same group with its own matching (collective).
+    Operation<Communicator> dup() const;
+    // Ranks with the same color form a communicator, ordered by key then by
+    // rank here; color Undefined gives a null communicator (collective).
+    Operation<Communicator> split(int color, int key = 0) const;
+
 private:
-    struct Data;
+    friend struct detail::CommunicatorAccess;
+    friend class Intercommunicator;
+    using Data = detail::CommunicatorData;
+    struct Started
+    {
+        Request request;
+        std::shared_ptr<const detail::CollectiveResult> result;
+    };
+
     explicit Communicator(std::shared_ptr<const Data> data);
     Request isendPayload(int destination, int tag, Payload payload) const;
     static Operation<void> sendOperation(Request request);
     static Request failed(Error error);
+
+    Started startBcast(Payload payload, int root, const BcastOptions &options) const;
+    Started startScatter(Result<QList<Payload>> parts, int root) const;
+    Started startGather(Payload payload, int root) const;
+    Started startReduce(Payload payload, Result<detail::Combiner> combiner, int root, bool all) const;
+    Started startExchange(Result<QList<Payload>> parts) const;
+    static Error countError(const QString &what);
+
+    template<typename R, typename F>
+    static Operation<R> collective(const Started &s, F decode)
+    {
+        return Operation<R>(s.request, [result = s.result, decode](const Request &r) -> Result<R> {
+            if (auto ok = r.wait(); !ok)
+                return ok.error();
+            return decode(*result);
+        });
+    }
+    template<ItemValue T>
+    static auto decodeList()
+    {
+        return [](const detail::CollectiveResult &r) { return MessageCodec<QList<T>>::decode(r.payload); };
+    }
+    template<typename T>
+    static Result<detail::Combiner> combiner(const ReduceOp<ElementOf<T>> &op)
+    {
+        if (auto ok = op.check(); !ok)
+            return ok.error();
+        return detail::makeCombiner<T>(op);
+    }
+    template<typename T>
+    Result<QList<Payload>> perRankParts(const QList<T> &perRank) const
+    {
+        if (perRank.size() != size())
+            return countError(QStringLiteral("%1 values for %2 ranks").arg(perRank.size()).arg(size()));
+        QList<Payload> parts;
+        parts.reserve(perRank.size());
+        for (const T &value : perRank)
+            parts.append(MessageCodec<T>::encode(value));
+        return parts;
+    }
+    // `counts` empty: size() equal blocks.
+    template<ItemValue T>
+    Result<QList<Payload>> blockParts(std::span<const T> items, const QList<int> &counts) const
+    {
+        const qsizetype n = size();
+        if (n <= 0)
+            return countError(QStringLiteral("the communicator has no ranks"));
+        QList<qsizetype> blocks;
+        if (counts.isEmpty()) {
+            if (qsizetype(items.size()) % n != 0)
+                return countError(QStringLiteral("%1 items do not split into %2 equal blocks").arg(items.size()).arg(n));
+            blocks = QList<qsizetype>(n, qsizetype(items.size()) / n);
+        } else {
+            if (counts.size() != n)
+                return countError(QStringLiteral("%1 counts for %2 ranks").arg(counts.size()).arg(n));
+            qsizetype total = 0;
+            for (int c : counts) {
+                if (c < 0)
+                    return countError(QStringLiteral("a negative count (%1)").arg(c));
+                total += c;
+                blocks.append(c);
+            }
+            if (total != qsizetype(items.size()))
+                return countError(QStringLiteral("the counts add up to %1, not to the %2 items").arg(total).arg(items.size()));
+        }
+        QList<Payload> parts;
+        qsizetype at = 0;
+        for (qsizetype b : blocks) {
+            parts.append(MessageCodec<std::span<const T>>::encode(items.subspan(size_t(at), size_t(b))));
+            at += b;
+        }
+        return parts;
+    }
 
     std::shared_ptr<const Data> m_data;
 };

@@ -1,0 +1,245 @@
+#include "bcastop.h"
+
+#include "router.h"
+
+#include <mmpi/wire/itemcodec.h>
+
+namespace mmpi::detail {
+
+namespace {
+
+Payload streamHeader(ItemType type, quint32 count, qint64 bytes)
+{
+    const qint64 fields[] = {qint64(type), qint64(count), bytes};
+    return {ItemType::Long, 3, encodeItems<qint64>(std::span<const qint64>(fields))};
+}
+
+} // namespace
+
+BcastOp::BcastOp(CollectiveSetup setup, int root, Payload payload, BcastOptions options)
+    : CollectiveOp(std::move(setup)), m_root(root), m_options(options)
+{
+    if (m_root == rank()) {
+        m_itemType = payload.itemType;
+        m_count = payload.count;
+        m_whole = std::move(payload.bytes);
+    }
+}
+
+void BcastOp::begin()
+{
+    if (m_root < 0 || m_root >= size()) {
+        m_rootInvalid = true;
+        return fail({ErrorCode::InvalidRank,
+                     describe(QStringLiteral("root %1 is not a rank of this communicator").arg(m_root))});
+    }
+    if (!isRoot())
+        return;
+    m_haveMeta = true;
+    m_totalBytes = m_received = m_whole.size();
+    takeRange(m_root, size());
+    planForwarding();
+    pushSends();
+    maybeFinish();
+}
+
+void BcastOp::takeRange(int root, int length)
+{
+    m_treeRoot = root;
+    m_rangeLength = length;
+}
+
+void BcastOp::handleData(int from, const Frame &frame, const CollectiveTag &tag)
+{
+    if (isRoot()) {
+        fail({ErrorCode::ProtocolViolation,
+              describe(QStringLiteral("rank %1 sent this bcast's root a message (is its root %2?)")
+                           .arg(from).arg(frame.header.root))});
+        return;
+    }
+    if (m_parent < 0) {
+        // The first frame: who forwards to us, for which root and range.
+        const int root = frame.header.root;
+        const int length = tag.argument + 1;
+        const int vrank = (rank() - root + size()) % size();
+        if (root < 0 || root >= size() || root == rank() || vrank + length > size()) {
+            fail({ErrorCode::ProtocolViolation,
+                  describe(QStringLiteral("rank %1 forwarded root %2's message with a range of %3 ranks that "
+                                          "does not fit").arg(from).arg(root).arg(length))});
+            return;
+        }
+        if (root != m_root)
+            m_deferredError = Error{ErrorCode::InvalidRank,
+                                    describe(QStringLiteral("this rank named root %1, but the message came from "
+                                                            "root %2").arg(m_root).arg(root))};
+        m_parent = from;
+        takeRange(root, length);
+        if (tag.kind == CollectiveFrameKind::StreamHeader) {
+            startStream(frame);
+        } else {
+            m_haveMeta = true;
+            m_itemType = frame.header.itemType;
+            m_count = frame.header.count;
+            m_whole = frame.payload;
+            m_totalBytes = m_received = m_whole.size();
+        }
+    } else if (from != m_parent || tag.kind != CollectiveFrameKind::Data || !m_streamed || allPiecesIn()) {
+        fail({ErrorCode::ProtocolViolation,
+              describe(QStringLiteral("unexpected bcast frame from rank %1 (the message came from rank %2)")
+                           .arg(from).arg(m_parent))});
+        return;
+    } else {
+        if (frame.header.itemType != ItemType::UnsignedByte || m_received + frame.payload.size() > m_totalBytes) {
+            fail({ErrorCode::ProtocolViolation,
+                  describe(QStringLiteral("rank %1 sent more of the bcast than it announced").arg(from))});
+            return;
+        }
+        addPiece(frame.payload);
+    }
+    if (isOver())
+        return;
+    if (!m_planned)
+        planForwarding();
+    pushSends();
+    maybeFinish();
+}
+
+void BcastOp::startStream(const Frame &header)
+{
+    const auto fields = decodeItems<qint64>(header.header.itemType, header.header.count, header.payload);
+    const auto type = fields && fields->size() == 3 ? itemTypeFromCode(quint8(fields->at(0))) : std::nullopt;
+    const bool sane = type && fields->at(0) >= 0 && fields->at(0) <= 255 && fields->at(1) >= 0
+                      && fields->at(1) <= 0xffffffffLL && fields->at(2) >= 0 && fields->at(2) <= MaxMessageBytes
+                      && (itemSize(*type) == 0 || fields->at(1) * itemSize(*type) == fields->at(2));
+    if (!sane) {
+        fail({ErrorCode::ProtocolViolation,
+              describe(QStringLiteral("rank %1 sent a malformed stream header").arg(m_parent))});
+        return;
+    }
+    m_haveMeta = true;
+    m_streamed = true;
+    m_streamedIn = true;
+    m_itemType = *type;
+    m_count = quint32(fields->at(1));
+    m_totalBytes = fields->at(2);
+    // Memory follows what arrives, not what was announced.
+    m_assembly.reserve(qsizetype(qMin<qint64>(m_totalBytes, 16LL * 1024 * 1024)));
+}
+
+void BcastOp::addPiece(const QByteArray &piece)
+{
+    m_pieces.append(piece);
+    m_assembly.append(piece);
+    m_received += piece.size();
+}
+
+void BcastOp::planForwarding()
+{
+    m_planned = true;
+    const int vrank = (rank() - m_treeRoot + size()) % size();
+    QList<int> peers;
+    for (int v = vrank + 1; v < vrank + m_rangeLength; ++v)
+        peers.append(m_setup.group.at((v + m_treeRoot) % size()));
+    BcastPlan plan;
+    if (!peers.isEmpty()) {
+        const LinkModel model = m_setup.router->estimator().model(peers);
+        plan = planBcast(m_rangeLength, m_totalBytes, model, m_options.topology);
+    } else if (m_options.topology != BcastTopology::Auto) {
+        plan.topology = m_options.topology;
+    }
+    m_result->plan = plan;
+    m_setup.router->setLastBcastPlan(plan);
+    for (const Delegation &d : bcastDelegations(plan.topology, m_rangeLength, plan))
+        m_children.append({(vrank + d.offset + m_treeRoot) % size(), d.length});
+    if (!m_streamed) {
+        // A whole message: slices of it if the plan streams, without copying
+        // (m_whole outlives every send, which holds this op).
+        if (plan.segmentBytes > 0 && plan.segmentBytes < m_totalBytes) {
+            m_streamed = true;
+            for (qint64 at = 0; at < m_totalBytes; at += plan.segmentBytes)
+                m_pieces.append(QByteArray::fromRawData(m_whole.constData() + at,
+                                                        qsizetype(qMin(plan.segmentBytes, m_totalBytes - at))));
+        } else {
+            m_pieces.append(m_whole);
+        }
+    }
+    m_concurrent = !m_streamed && m_totalBytes <= ConcurrentLimit;
+}
+
+void BcastOp::pushSends()
+{
+    if (m_concurrent) {
+        for (qsizetype i = 0; i < m_children.size(); ++i)
+            queueTo(int(i));
+        return;
+    }
+    while (m_current < m_children.size()) {
+        queueTo(int(m_current));
+        if (!m_children.at(m_current).done)
+            return;
+        ++m_current;
+    }
+}
+
+void BcastOp::queueTo(int index)
+{
+    Child &child = m_children[index];
+    const int argument = child.length - 1;
+    if (m_streamed && !child.headerSent) {
+        child.headerSent = true;
+        ++child.inFlight;
+        send(child.rank, streamHeader(m_itemType, m_count, m_totalBytes), argument,
+             CollectiveFrameKind::StreamHeader, m_treeRoot, index);
+    }
+    for (; child.nextPiece < m_pieces.size(); ++child.nextPiece) {
+        const QByteArray &piece = m_pieces.at(child.nextPiece);
+        const Payload payload = m_streamed ? Payload{ItemType::UnsignedByte, quint32(piece.size()), piece}
+                                           : Payload{m_itemType, m_count, piece};
+        ++child.inFlight;
+        send(child.rank, payload, argument, CollectiveFrameKind::Data, m_treeRoot, index);
+    }
+    if (child.inFlight == 0 && allPiecesIn() && child.nextPiece == m_pieces.size())
+        child.done = true;
+}
+
+void BcastOp::handleSent(int token)
+{
+    Child &child = m_children[token];
+    if (--child.inFlight == 0 && allPiecesIn() && child.nextPiece == m_pieces.size())
+        child.done = true;
+    pushSends();
+    maybeFinish();
+}
+
+void BcastOp::maybeFinish()
+{
+    if (isOver() || !allPiecesIn() || !m_planned)
+        return;
+    for (const Child &c : std::as_const(m_children))
+        if (!c.done)
+            return;
+    Payload result{m_itemType, m_count, m_streamedIn ? m_assembly : m_whole};
+    if (auto valid = validatePayload(result.itemType, result.count, result.bytes); !valid) {
+        fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("the message does not hold what it announced: %1")
+                                                         .arg(valid.error().message))});
+        return;
+    }
+    m_pieces.clear();
+    m_result->payload = std::move(result);
+    if (m_deferredError)
+        fail(*m_deferredError, false);
+    else
+        succeed();
+}
+
+bool BcastOp::waitsOn(int r) const
+{
+    return m_parent >= 0 && r == m_parent && !allPiecesIn();
+}
+
+bool BcastOp::waitsOnAnyone() const
+{
+    return !isRoot() && m_parent < 0;
+}
+
+} // namespace mmpi::detail

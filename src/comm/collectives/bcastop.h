@@ -1,0 +1,79 @@
+// BcastOp: seed 004's broadcast. Ranks are counted from the root (vranks);
+// every message carries the root (header) and the forwarding range it hands
+// on (the receiver is the range's first rank, the tag says how long it is).
+// Each node that receives a range decides again how to cover it (its own
+// BcastPlan from its own link estimates, or the topology the caller forced),
+// and forwards either the whole message or a stream of segments, each segment
+// passed on as soon as it is in. A large message goes to one child at a time.
+#pragma once
+
+#include "collectiveop.h"
+
+#include <mmpi/comm/bcastplan.h>
+
+namespace mmpi::detail {
+
+class BcastOp : public CollectiveOp
+{
+public:
+    // `payload` matters at the root only.
+    BcastOp(CollectiveSetup setup, int root, Payload payload, BcastOptions options);
+
+    // A message of more bytes goes to one child at a time.
+    static constexpr qint64 ConcurrentLimit = 64 * 1024;
+    // Largest message a stream header may announce (the world's default limit).
+    static constexpr qint64 MaxMessageBytes = 256LL * 1024 * 1024;
+
+protected:
+    void begin() override;
+    void handleData(int rank, const Frame &frame, const CollectiveTag &tag) override;
+    void handleSent(int token) override;
+    bool waitsOn(int rank) const override;
+    bool waitsOnAnyone() const override;
+
+private:
+    struct Child
+    {
+        int rank = 0;
+        int length = 0;
+        qsizetype nextPiece = 0; // pieces queued to it so far
+        int inFlight = 0;
+        bool headerSent = false;
+        bool done = false;
+    };
+
+    bool isRoot() const { return m_root == rank() && !m_rootInvalid; }
+    void takeRange(int root, int length);
+    void startStream(const Frame &header);
+    void addPiece(const QByteArray &piece);
+    void planForwarding();
+    void pushSends();
+    void queueTo(int index);
+    void maybeFinish();
+    bool allPiecesIn() const { return m_received == m_totalBytes && m_haveMeta; }
+
+    int m_root;
+    bool m_rootInvalid = false;
+    BcastOptions m_options;
+    std::optional<Error> m_deferredError; // this rank's root differed; reported after forwarding
+
+    int m_parent = -1;    // rank the message came from
+    int m_treeRoot = -1;  // root as the message says
+    int m_rangeLength = 0;
+    bool m_haveMeta = false;
+    ItemType m_itemType = ItemType::None;
+    quint32 m_count = 0;
+    qint64 m_totalBytes = 0;
+    qint64 m_received = 0;
+    bool m_streamedIn = false; // the message came as a stream header and segments
+    bool m_streamed = false;   // children get a stream header and segments
+    QByteArray m_whole;       // received or sent whole
+    QByteArray m_assembly;    // received in segments
+    QList<QByteArray> m_pieces;
+    QList<Child> m_children;
+    qsizetype m_current = 0; // child being served (one at a time)
+    bool m_concurrent = false;
+    bool m_planned = false;
+};
+
+} // namespace mmpi::detail

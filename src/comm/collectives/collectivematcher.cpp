@@ -1,0 +1,95 @@
+#include "collectivematcher.h"
+
+#include "collectiveop.h"
+#include "collectivetag.h"
+
+#include <mmpi/core/logging.h>
+
+namespace mmpi::detail {
+
+namespace {
+
+// Enough to cover every collective that can still have frames in flight
+// (a straggler needs a started collective somewhere, and that one waits).
+constexpr size_t FinishedMemory = 4096;
+
+} // namespace
+
+QHash<int, CollectiveMatcher::Departure> CollectiveMatcher::attach(quint32 context, quint32 sequence,
+                                                                   const std::shared_ptr<CollectiveOp> &op)
+{
+    const quint64 k = key(context, sequence);
+    QMutexLocker lock(&m_mutex);
+    if (m_attached.contains(k))
+        qCWarning(lcComm) << "collective" << sequence << "of context" << Qt::hex << context
+                          << "started twice (more than 2^20 collectives outstanding?)";
+    m_attached.insert(k, op);
+    m_finished.remove(k);
+    if (auto it = m_early.find(k); it != m_early.end()) {
+        for (Frame &frame : *it) {
+            m_earlyBytes -= frame.payload.size();
+            op->enqueue(std::move(frame));
+        }
+        m_early.erase(it);
+    }
+    return m_gone;
+}
+
+void CollectiveMatcher::detach(quint32 context, quint32 sequence)
+{
+    const quint64 k = key(context, sequence);
+    QMutexLocker lock(&m_mutex);
+    m_attached.remove(k);
+    if (!m_finished.contains(k)) {
+        m_finished.insert(k);
+        m_finishedOrder.push_back(k);
+        if (m_finishedOrder.size() > FinishedMemory) {
+            m_finished.remove(m_finishedOrder.front());
+            m_finishedOrder.pop_front();
+        }
+    }
+}
+
+void CollectiveMatcher::handleFrame(const Frame &frame)
+{
+    const quint64 k = key(frame.header.communicator, decodeCollectiveTag(frame.header.tag).sequence);
+    std::shared_ptr<CollectiveOp> op;
+    {
+        QMutexLocker lock(&m_mutex);
+        if (auto it = m_attached.find(k); it != m_attached.end()) {
+            op = *it;
+            // Queued under our lock, so frames reach the op in arrival order
+            // even while attach() hands it the earlier ones on another thread.
+            op->enqueue(frame);
+        } else if (m_finished.contains(k)) {
+            qCDebug(lcComm) << "dropping a frame for finished collective" << (k & SequenceMask) << "from rank"
+                            << frame.header.source;
+            return;
+        } else {
+            m_early[k].push_back(frame);
+            m_earlyBytes += frame.payload.size();
+            return;
+        }
+    }
+    op->pump();
+}
+
+void CollectiveMatcher::handlePeerGone(int rank, const Error &reason, bool clean)
+{
+    QList<std::shared_ptr<CollectiveOp>> running;
+    {
+        QMutexLocker lock(&m_mutex);
+        m_gone.insert(rank, {reason, clean});
+        running = m_attached.values();
+    }
+    for (const auto &op : running)
+        op->peerGone(rank, reason, clean);
+}
+
+qint64 CollectiveMatcher::earlyBytes() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_earlyBytes;
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,56 @@
+// CollectiveMatcher: routes collective frames to the running collective they
+// belong to, by (collective context, sequence number) only — never by the
+// link they came over, since a forwarding node may be any rank (seed 004).
+// Frames for a collective this node has not started yet wait, in arrival
+// order; frames for one it has finished are dropped. Thread-safe.
+#pragma once
+
+#include <mmpi/core/error.h>
+#include <mmpi/wire/frame.h>
+
+#include <QHash>
+#include <QMutex>
+#include <QSet>
+
+#include <deque>
+#include <memory>
+
+namespace mmpi::detail {
+
+class CollectiveOp;
+
+class CollectiveMatcher
+{
+public:
+    struct Departure
+    {
+        Error reason;
+        bool clean = false; // said goodbye: everything it sent has arrived
+    };
+
+    // Routes (context, sequence) to `op` from now on; frames that came
+    // earlier are handed to it first, in order. Returns the peers already gone.
+    QHash<int, Departure> attach(quint32 context, quint32 sequence, const std::shared_ptr<CollectiveOp> &op);
+    // The collective finished here: later frames for it are dropped.
+    void detach(quint32 context, quint32 sequence);
+
+    void handleFrame(const Frame &frame);
+    void handlePeerGone(int rank, const Error &reason, bool clean);
+    // Payload bytes held for collectives not started yet.
+    qint64 earlyBytes() const;
+
+private:
+    static quint64 key(quint32 context, quint32 sequence) { return (quint64(context) << 32) | sequence; }
+
+    mutable QMutex m_mutex;
+    QHash<quint64, std::shared_ptr<CollectiveOp>> m_attached;
+    QHash<quint64, std::deque<Frame>> m_early;
+    qint64 m_earlyBytes = 0;
+    // Recently finished collectives, oldest first, to drop their stragglers
+    // (aborts sent to every rank); bounded, the oldest are forgotten.
+    QSet<quint64> m_finished;
+    std::deque<quint64> m_finishedOrder;
+    QHash<int, Departure> m_gone;
+};
+
+} // namespace mmpi::detail

@@ -1,0 +1,281 @@
+#include "collectiveop.h"
+
+#include "router.h"
+
+#include <mmpi/core/logging.h>
+#include <mmpi/world/world.h>
+
+#include <QDataStream>
+#include <QIODevice>
+
+namespace mmpi::detail {
+
+namespace {
+
+// An Abort frame carries the failure as one Object record: qint32 code, QString message.
+Payload encodeAbort(const Error &error)
+{
+    QByteArray record;
+    QDataStream out(&record, QIODevice::WriteOnly);
+    out.setVersion(QDataStream::Qt_6_4);
+    out << qint32(error.code) << error.message;
+    return {ItemType::Object, 1, encodeObjects({record})};
+}
+
+Error decodeAbort(const Frame &frame, int rank, const char *name)
+{
+    const auto records = frame.header.itemType == ItemType::Object && frame.header.count == 1
+                             ? decodeObjects(1, frame.payload)
+                             : Result<QList<QByteArray>>(Error{ErrorCode::ProtocolViolation, {}});
+    qint32 code = 0;
+    QString message;
+    if (records) {
+        QDataStream in(records->first());
+        in.setVersion(QDataStream::Qt_6_4);
+        in >> code >> message;
+        if (in.status() != QDataStream::Ok || code <= 0 || code > int(ErrorCode::InvalidTag))
+            code = 0;
+    }
+    if (code == 0)
+        return {ErrorCode::ProtocolViolation, QStringLiteral("rank %1 sent a malformed abort of %2").arg(rank).arg(QLatin1String(name))};
+    return {ErrorCode(code), QStringLiteral("rank %1 failed the %2: %3").arg(rank).arg(QLatin1String(name), message)};
+}
+
+} // namespace
+
+CollectiveOp::CollectiveOp(CollectiveSetup setup)
+    : m_setup(std::move(setup)),
+      m_request(std::make_shared<RequestState>(RequestState::Kind::Receive, m_setup.context, AnySource, AnyTag))
+{
+}
+
+CollectiveOp::~CollectiveOp() = default;
+
+QString CollectiveOp::describe(const QString &what) const
+{
+    return QStringLiteral("%1 (rank %2 of %3): %4").arg(QLatin1String(m_setup.name)).arg(rank()).arg(size()).arg(what);
+}
+
+// Every entry point: the state changes under the mutex, then the queued
+// frames go out and the request completes, both without it (a send's
+// completion or a request's continuation may come straight back here).
+template<typename F>
+void CollectiveOp::locked(F &&f)
+{
+    const auto self = shared_from_this(); // a completion below may drop the last owner
+    {
+        QMutexLocker lock(&m_mutex);
+        f();
+        if (m_begun)
+            checkGone();
+    }
+    settle();
+}
+
+void CollectiveOp::start()
+{
+    const auto departed = m_setup.router->collectives().attach(m_setup.context, m_setup.sequence, shared_from_this());
+    locked([&] {
+        m_begun = true;
+        if (m_poison)
+            fail(*m_poison);
+        else
+            begin();
+        processInbox();
+        for (auto it = departed.begin(); it != departed.end(); ++it)
+            noteGone(it.key(), it->reason, it->clean);
+        for (const Departure &d : std::exchange(m_departuresBeforeBegin, {}))
+            noteGone(d.worldRank, d.reason, d.clean);
+    });
+}
+
+void CollectiveOp::enqueue(Frame frame)
+{
+    QMutexLocker lock(&m_inboxMutex);
+    m_inbox.push_back(std::move(frame));
+}
+
+void CollectiveOp::pump()
+{
+    locked([&] {
+        if (m_begun)
+            processInbox();
+    });
+}
+
+void CollectiveOp::processInbox()
+{
+    for (;;) {
+        Frame frame;
+        {
+            QMutexLocker lock(&m_inboxMutex);
+            if (m_inbox.empty())
+                return;
+            frame = std::move(m_inbox.front());
+            m_inbox.pop_front();
+        }
+        if (!m_completed)
+            handleFrame(frame);
+    }
+}
+
+void CollectiveOp::handleFrame(const Frame &frame)
+{
+    const int from = m_setup.group.indexOf(frame.header.source);
+    if (from < 0 || from == rank()) {
+        qCWarning(lcComm) << m_setup.name << "frame from world rank" << frame.header.source
+                          << "which is not a member; dropped";
+        return;
+    }
+    const CollectiveTag tag = decodeCollectiveTag(frame.header.tag);
+    if (tag.kind == CollectiveFrameKind::Abort) {
+        fail(decodeAbort(frame, from, m_setup.name), false);
+        return;
+    }
+    if (isOver())
+        return;
+    if (tag.kind != CollectiveFrameKind::Data && tag.kind != CollectiveFrameKind::StreamHeader) {
+        fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("rank %1 sent a frame of unknown kind %2")
+                                                         .arg(from).arg(int(tag.kind)))});
+        return;
+    }
+    handleData(from, frame, tag);
+}
+
+void CollectiveOp::peerGone(int worldRank, const Error &reason, bool clean)
+{
+    locked([&] {
+        if (!m_begun)
+            m_departuresBeforeBegin.append({worldRank, reason, clean});
+        else
+            noteGone(worldRank, reason, clean);
+    });
+}
+
+void CollectiveOp::noteGone(int worldRank, const Error &reason, bool clean)
+{
+    const int r = m_setup.group.indexOf(worldRank);
+    if (r < 0 || r == rank() || m_gone.contains(r))
+        return;
+    m_gone.insert(r);
+    m_someoneLost = m_someoneLost || !clean;
+    if (isOver())
+        return;
+    if (waitsOn(r) || (!clean && waitsOnAnyone()))
+        fail({ErrorCode::NodeLost, describe(QStringLiteral("rank %1 is gone: %2").arg(r).arg(reason.message))});
+}
+
+// A rank the op starts waiting for may have gone before it did.
+void CollectiveOp::checkGone()
+{
+    if (isOver() || m_gone.isEmpty())
+        return;
+    if (m_someoneLost && waitsOnAnyone())
+        return fail({ErrorCode::NodeLost, describe(QStringLiteral("a rank was lost while this rank waited for the message"))});
+    for (int r : std::as_const(m_gone))
+        if (waitsOn(r))
+            return fail({ErrorCode::NodeLost, describe(QStringLiteral("rank %1 is gone").arg(r))});
+}
+
+void CollectiveOp::send(int to, const Payload &payload, int argument, CollectiveFrameKind kind, int root, int token)
+{
+    Frame frame;
+    frame.header.kind = FrameKind::Data;
+    frame.header.communicator = m_setup.context;
+    frame.header.tag = encodeCollectiveTag(m_setup.sequence, argument, kind);
+    frame.header.root = root;
+    frame.header.itemType = payload.itemType;
+    frame.header.count = payload.count;
+    frame.payload = payload.bytes;
+    const bool counted = kind != CollectiveFrameKind::Abort;
+    if (counted)
+        ++m_sendsInFlight;
+    m_outgoing.push_back({m_setup.group.at(to), std::move(frame), token, counted});
+}
+
+void CollectiveOp::succeed()
+{
+    if (!isOver())
+        m_succeeded = true;
+}
+
+void CollectiveOp::fail(const Error &error, bool tellOthers)
+{
+    if (m_failed)
+        return;
+    m_failed = true;
+    m_succeeded = false;
+    m_error = error;
+    qCDebug(lcComm).noquote() << "collective failed:" << error.toString();
+    // Frames not handed to the world yet would only make others wait longer.
+    for (const Outgoing &o : m_outgoing)
+        if (o.counted)
+            --m_sendsInFlight;
+    m_outgoing.clear();
+    if (!tellOthers)
+        return;
+    const Payload abort = encodeAbort(error);
+    for (int r = 0; r < size(); ++r)
+        if (r != rank() && !m_gone.contains(r))
+            send(r, abort, 0, CollectiveFrameKind::Abort);
+}
+
+void CollectiveOp::sendFinished(int token, const Error &error)
+{
+    locked([&] {
+        --m_sendsInFlight;
+        if (isOver() && !m_succeeded)
+            return;
+        if (error.isError())
+            fail({error.code, describe(error.message)});
+        else if (token >= 0 && !m_succeeded)
+            handleSent(token);
+    });
+}
+
+void CollectiveOp::flush()
+{
+    QMutexLocker flushLock(&m_flushMutex);
+    if (m_flushing) // a send that failed at once came back here: the loop below goes on
+        return;
+    m_flushing = true;
+    const auto self = shared_from_this();
+    for (;;) {
+        Outgoing out;
+        {
+            QMutexLocker lock(&m_mutex);
+            if (m_outgoing.empty())
+                break;
+            out = std::move(m_outgoing.front());
+            m_outgoing.pop_front();
+        }
+        SendCompletion done;
+        if (out.counted)
+            done = [self, token = out.token](const Error &e) { self->sendFinished(token, e); };
+        if (auto sent = m_setup.world->sendFrame(out.worldRank, std::move(out.frame), done); !sent && out.counted)
+            sendFinished(out.token, sent.error());
+    }
+    m_flushing = false;
+}
+
+void CollectiveOp::settle()
+{
+    flush();
+    Result<Status> outcome = Status{};
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_completed || !(m_failed || (m_succeeded && m_sendsInFlight == 0)))
+            return;
+        m_completed = true;
+        if (m_failed) {
+            outcome = m_error;
+        } else {
+            const Payload &p = m_result->payload;
+            outcome = Status{rank(), AnyTag, p.itemType, p.count, p.bytes.size()};
+        }
+    }
+    m_setup.router->collectives().detach(m_setup.context, m_setup.sequence);
+    m_request->complete(outcome, m_result->payload);
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,20 @@
+#include <mmpi/comm/collectiveresult.h>
+
+namespace mmpi {
+
+namespace detail {
+
+Error partError(int rank, const Error &error)
+{
+    return {error.code, QStringLiteral("rank %1's part: %2").arg(rank).arg(error.message)};
+}
+
+Error unequalCounts(int rank, quint32 count, quint32 expected)
+{
+    return {ErrorCode::CountMismatch,
+            QStringLiteral("rank %1 sent %2 items, rank 0 sent %3 (every rank must send as many)").arg(rank).arg(count).arg(expected)};
+}
+
+} // namespace detail
+
+} // namespace mmpi

@@ -1,0 +1,68 @@
+#include "communicatordata.h"
+
+#include <mmpi/world/world.h>
+
+namespace mmpi::detail {
+
+int CommunicatorData::rank() const
+{
+    return wholeWorld ? world->rank() : ownRank;
+}
+
+int CommunicatorData::size() const
+{
+    return wholeWorld ? world->size() : int(group.size());
+}
+
+int CommunicatorData::worldRank(int r) const
+{
+    if (r < 0 || r >= size())
+        return NoRank;
+    return wholeWorld ? r : group.at(r);
+}
+
+int CommunicatorData::rankOfWorldRank(int w) const
+{
+    if (wholeWorld)
+        return w >= 0 && w < world->size() ? w : NoRank;
+    return rankOf.value(w, NoRank);
+}
+
+QList<int> CommunicatorData::members() const
+{
+    if (!wholeWorld)
+        return group;
+    QList<int> all(world->size());
+    for (int r = 0; r < all.size(); ++r)
+        all[r] = r;
+    return all;
+}
+
+int CommunicatorData::peerWorldRank(int r) const
+{
+    if (!isInter())
+        return worldRank(r);
+    return r >= 0 && r < remote.size() ? remote.at(r) : NoRank;
+}
+
+int CommunicatorData::peerRankOfWorldRank(int w) const
+{
+    return isInter() ? remoteRankOf.value(w, NoRank) : rankOfWorldRank(w);
+}
+
+std::shared_ptr<CommunicatorData> makeGroupData(const CommunicatorData &parent, quint32 id, QList<int> group)
+{
+    auto d = std::make_shared<CommunicatorData>();
+    d->world = parent.world;
+    d->matcher = parent.matcher;
+    d->router = parent.router;
+    d->id = id;
+    d->wholeWorld = false;
+    d->group = std::move(group);
+    for (int r = 0; r < d->group.size(); ++r)
+        d->rankOf.insert(d->group.at(r), r);
+    d->ownRank = d->rankOf.value(parent.world->rank(), NoRank);
+    return d;
+}
+
+} // namespace mmpi::detail

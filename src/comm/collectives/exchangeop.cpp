@@ -1,0 +1,48 @@
+#include "exchangeop.h"
+
+namespace mmpi::detail {
+
+ExchangeOp::ExchangeOp(CollectiveSetup setup, Result<QList<Payload>> parts)
+    : CollectiveOp(std::move(setup)), m_parts(std::move(parts))
+{
+}
+
+void ExchangeOp::begin()
+{
+    if (!m_parts)
+        return fail({m_parts.error().code, describe(m_parts.error().message)});
+    const bool same = m_parts->size() == 1;
+    if (!same && m_parts->size() != size())
+        return fail({ErrorCode::CountMismatch,
+                     describe(QStringLiteral("%1 parts for %2 ranks").arg(m_parts->size()).arg(size()))});
+    m_got = QList<bool>(size(), false);
+    m_got[rank()] = true;
+    m_missing = size() - 1;
+    m_result->parts = QList<Payload>(size());
+    // Ranks start with different peers so that no rank gets everything at once.
+    for (int i = 1; i < size(); ++i) {
+        const int r = (rank() + i) % size();
+        send(r, m_parts->at(same ? 0 : r));
+    }
+    m_result->parts[rank()] = m_parts->at(same ? 0 : rank());
+    m_parts = QList<Payload>();
+    if (m_missing == 0)
+        succeed();
+}
+
+void ExchangeOp::handleData(int from, const Frame &frame, const CollectiveTag &)
+{
+    if (m_got.at(from))
+        return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("a second part from rank %1").arg(from))});
+    m_got[from] = true;
+    m_result->parts[from] = {frame.header.itemType, frame.header.count, frame.payload};
+    if (--m_missing == 0)
+        succeed();
+}
+
+bool ExchangeOp::waitsOn(int r) const
+{
+    return !m_got.value(r, true);
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,28 @@
+// ExchangeOp: every rank sends a part to every other rank and receives one
+// from each (alltoall; allgather when every rank's parts are the same one).
+// One hop each; a group that runs collectives is small.
+#pragma once
+
+#include "collectiveop.h"
+
+namespace mmpi::detail {
+
+class ExchangeOp : public CollectiveOp
+{
+public:
+    // `parts`: one per rank (alltoall) or a single one for everybody
+    // (allgather); an error is reported to every rank.
+    ExchangeOp(CollectiveSetup setup, Result<QList<Payload>> parts);
+
+protected:
+    void begin() override;
+    void handleData(int rank, const Frame &frame, const CollectiveTag &tag) override;
+    bool waitsOn(int rank) const override;
+
+private:
+    Result<QList<Payload>> m_parts;
+    QList<bool> m_got;
+    int m_missing = 0;
+};
+
+} // namespace mmpi::detail

@@ -1,0 +1,60 @@
+#include "router.h"
+
+#include "../matcher.h"
+
+namespace mmpi::detail {
+
+Router::Router(World *world)
+    : m_world(world),
+      m_matcher(std::make_shared<Matcher>(world)),
+      m_estimator(std::make_shared<LinkEstimator>(world))
+{
+}
+
+Router::~Router() = default;
+
+void Router::claimId(quint32 id)
+{
+    quint32 next = m_nextFreeId.load();
+    while (next <= id && !m_nextFreeId.compare_exchange_weak(next, id + 1)) {
+    }
+}
+
+std::optional<BcastPlan> Router::lastBcastPlan() const
+{
+    QMutexLocker lock(&m_planMutex);
+    return m_lastPlan;
+}
+
+void Router::setLastBcastPlan(const BcastPlan &plan)
+{
+    QMutexLocker lock(&m_planMutex);
+    m_lastPlan = plan;
+}
+
+void Router::handleFrame(const Frame &frame)
+{
+    const quint32 communicator = frame.header.communicator;
+    if (!(communicator & CollectiveContextBit))
+        return m_matcher->handleFrame(frame);
+    if (communicator == ProbeContext)
+        return m_estimator->handleFrame(frame);
+    m_collectives.handleFrame(frame);
+}
+
+void Router::handlePeerGone(int rank, const Error &reason)
+{
+    m_matcher->handlePeerGone(rank, reason);
+    m_collectives.handlePeerGone(rank, reason, isCleanLeave(reason));
+    m_estimator->handlePeerGone(rank);
+}
+
+// The world reports a goodbye as LinkClosed "rank N left the world" and a lost
+// link with the link's error, which may also be LinkClosed; only the message
+// tells them apart (see the report: a separate code would be cleaner).
+bool Router::isCleanLeave(const Error &reason)
+{
+    return reason.code == ErrorCode::LinkClosed && reason.message.endsWith(QLatin1String(" left the world"));
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,62 @@
+// Router: the comm layer's MessageSink for one world. Point-to-point frames go
+// to the Matcher, collective frames (communicator ids with the collective bit)
+// to the CollectiveMatcher, link probes to the LinkEstimator; departures go to
+// all three. It also hands out communicator ids so that dup/split agree on
+// new ones. Runs on the progress thread; thread-safe.
+#pragma once
+
+#include "collectivematcher.h"
+#include "communicatordata.h"
+#include "linkestimator.h"
+
+#include <mmpi/world/world.h>
+
+#include <atomic>
+
+namespace mmpi::detail {
+
+class Matcher;
+
+class Router : public MessageSink, public std::enable_shared_from_this<Router>
+{
+public:
+    explicit Router(World *world);
+    ~Router() override;
+
+    World *world() const { return m_world; }
+    const std::shared_ptr<Matcher> &matcher() const { return m_matcher; }
+    CollectiveMatcher &collectives() { return m_collectives; }
+    LinkEstimator &estimator() { return *m_estimator; }
+    // The sequence counter of the world communicator, shared by every handle
+    // that Communicator::world() makes.
+    const std::shared_ptr<std::atomic<quint32>> &worldSequence() const { return m_worldSequence; }
+
+    // The lowest id this node has not used yet; new communicators take the
+    // largest of their members' (collision-free without a global counter).
+    quint32 nextFreeId() const { return m_nextFreeId.load(); }
+    // Records that `id` is in use, so later ones are larger.
+    void claimId(quint32 id);
+
+    // What the last broadcast this node forwarded chose (Communicator::lastBcastPlan()).
+    std::optional<BcastPlan> lastBcastPlan() const;
+    void setLastBcastPlan(const BcastPlan &plan);
+
+    void handleFrame(const Frame &frame) override;
+    void handlePeerGone(int rank, const Error &reason) override;
+
+    // A peer that said goodbye has delivered everything it sent before; one
+    // that was lost may not have (the world reports both through one call).
+    static bool isCleanLeave(const Error &reason);
+
+private:
+    World *m_world;
+    std::shared_ptr<Matcher> m_matcher;
+    CollectiveMatcher m_collectives;
+    std::shared_ptr<LinkEstimator> m_estimator;
+    std::shared_ptr<std::atomic<quint32>> m_worldSequence = std::make_shared<std::atomic<quint32>>(0);
+    std::atomic<quint32> m_nextFreeId{1};
+    mutable QMutex m_planMutex;
+    std::optional<BcastPlan> m_lastPlan;
+};
+
+} // namespace mmpi::detail

@@ -1,0 +1,71 @@
+// detail::CollectiveResult: what one rank's part of a collective produced,
+// filled in on the progress thread before the collective's request finishes
+// and read (never written) after it. The typed Communicator calls decode it.
+#pragma once
+
+#include <mmpi/comm/bcastplan.h>
+#include <mmpi/comm/messagecodec.h>
+
+#include <QList>
+
+#include <optional>
+
+namespace mmpi::detail {
+
+struct CollectiveResult
+{
+    // bcast, scatter, reduce, allreduce: this rank's value.
+    Payload payload;
+    // gather (root), allgather, alltoall: one contribution per rank, by rank.
+    QList<Payload> parts;
+    // bcast: the topology this node used for its forwarding range.
+    std::optional<BcastPlan> plan;
+};
+
+// Decodes every part as T, in rank order; errors name the rank.
+template<typename T>
+Result<QList<T>> decodeParts(const QList<Payload> &parts);
+
+// Concatenates the parts' items (all of the same type); errors name the rank.
+template<ItemValue T>
+Result<QList<T>> concatenateParts(const QList<Payload> &parts, bool sameCounts);
+
+Error partError(int rank, const Error &error);
+Error unequalCounts(int rank, quint32 count, quint32 expected);
+
+template<typename T>
+Result<QList<T>> decodeParts(const QList<Payload> &parts)
+{
+    QList<T> out;
+    out.reserve(parts.size());
+    for (qsizetype r = 0; r < parts.size(); ++r) {
+        auto value = MessageCodec<T>::decode(parts.at(r));
+        if (!value)
+            return partError(int(r), value.error());
+        out.append(std::move(*value));
+    }
+    return out;
+}
+
+template<ItemValue T>
+Result<QList<T>> concatenateParts(const QList<Payload> &parts, bool sameCounts)
+{
+    qsizetype total = 0;
+    for (qsizetype r = 0; r < parts.size(); ++r) {
+        if (sameCounts && parts.at(r).count != parts.first().count)
+            return unequalCounts(int(r), parts.at(r).count, parts.first().count);
+        total += parts.at(r).count;
+    }
+    QList<T> out(total);
+    qsizetype at = 0;
+    for (qsizetype r = 0; r < parts.size(); ++r) {
+        const Payload &p = parts.at(r);
+        const auto into = std::span<T>(out.data() + at, p.count);
+        if (auto ok = decodeItemsInto<T>(p.itemType, p.count, p.bytes, into); !ok)
+            return partError(int(r), ok.error());
+        at += p.count;
+    }
+    return out;
+}
+
+} // namespace mmpi::detail

@@ -1,0 +1,251 @@
+// ReduceOp<E>: how reduce() and allreduce() combine two contributions: a
+// built-in Op (MPI's predefined operations) or a user function, commutative or
+// not. Lists combine element by element; a non-commutative op is applied in
+// rank order, (x0 op x1) op x2 ... MinLoc/MaxLoc work on ValueIndex<V> pairs.
+#pragma once
+
+#include <mmpi/comm/messagecodec.h>
+
+#include <QDataStream>
+
+#include <functional>
+#include <optional>
+#include <type_traits>
+
+namespace mmpi {
+
+enum class Op {
+    Sum,
+    Prod,
+    Min,
+    Max,
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+    BitwiseAnd,
+    BitwiseOr,
+    BitwiseXor,
+    MinLoc, // on ValueIndex<V>: the smallest value, and the smallest index among equals
+    MaxLoc, // on ValueIndex<V>: the largest value, and the smallest index among equals
+};
+
+QString opName(Op op);
+
+enum class Commutativity { Commutative, NonCommutative };
+
+// A value with the index it came from (usually the contributing rank), for
+// MinLoc/MaxLoc. Travels as one Object record (QDataStream: value, then index
+// as qint64); a QList<ValueIndex<V>> reduces element by element.
+template<typename V>
+struct ValueIndex
+{
+    V value{};
+    qint64 index = 0;
+    bool operator==(const ValueIndex &) const = default;
+};
+
+template<typename V>
+QDataStream &operator<<(QDataStream &s, const ValueIndex<V> &p)
+{
+    return s << p.value << p.index;
+}
+template<typename V>
+QDataStream &operator>>(QDataStream &s, ValueIndex<V> &p)
+{
+    return s >> p.value >> p.index;
+}
+
+namespace detail {
+
+template<typename T> struct IsSpan : std::false_type {};
+template<typename V> struct IsSpan<std::span<V>> : std::true_type {};
+// A value handed to a collective as a whole (spans have overloads of their own).
+template<typename T>
+concept WholeValue = !IsSpan<T>::value;
+
+template<typename T> struct IsValueIndex : std::false_type {};
+template<typename V> struct IsValueIndex<ValueIndex<V>> : std::true_type {};
+
+// What an op combines for a value of type T: the items of an item list, the
+// pairs of a ValueIndex list, else the value itself.
+template<typename T> struct ElementOfImpl { using type = T; };
+template<ItemValue V> struct ElementOfImpl<QList<V>> { using type = V; };
+template<ItemValue V> struct ElementOfImpl<std::span<const V>> { using type = V; };
+template<typename V> struct ElementOfImpl<QList<ValueIndex<V>>> { using type = ValueIndex<V>; };
+
+Error opNotDefined(Op op, const QString &typeName);
+
+template<typename E>
+QString elementName()
+{
+    if constexpr (ItemValue<E>)
+        return itemTypeName(ItemTraits<E>::type);
+    else if constexpr (IsValueIndex<E>::value)
+        return QStringLiteral("ValueIndex pairs");
+    else
+        return QString::fromLatin1(QMetaType::fromType<E>().name());
+}
+
+} // namespace detail
+
+template<typename T>
+using ElementOf = typename detail::ElementOfImpl<T>::type;
+
+template<typename E>
+class ReduceOp
+{
+public:
+    using Function = std::function<E(const E &, const E &)>;
+
+    ReduceOp(Op op) : m_builtin(op) {} // NOLINT: implicit, reduce(x, Op::Sum, 0)
+    template<typename F>
+        requires std::is_invocable_r_v<E, F, const E &, const E &>
+    ReduceOp(F f, Commutativity commutativity = Commutativity::Commutative) // NOLINT: implicit from a lambda
+        : m_user(std::move(f)), m_commutative(commutativity == Commutativity::Commutative)
+    {
+    }
+
+    bool isCommutative() const { return m_builtin || m_commutative; }
+    std::optional<Op> builtin() const { return m_builtin; }
+    QString name() const { return m_builtin ? opName(*m_builtin) : QStringLiteral("a user op"); }
+
+    // Whether the op can combine E at all (built-ins are defined for some types only).
+    Result<void> check() const
+    {
+        if (!m_builtin || supports(*m_builtin))
+            return success();
+        return detail::opNotDefined(*m_builtin, detail::elementName<E>());
+    }
+
+    // left op right; left holds the lower ranks' contributions.
+    E apply(const E &left, const E &right) const
+    {
+        if (m_user)
+            return m_user(left, right);
+        return applyBuiltin(*m_builtin, left, right);
+    }
+
+private:
+    static constexpr bool supports(Op op)
+    {
+        constexpr bool isBool = std::is_same_v<E, bool>;
+        constexpr bool isChar = std::is_same_v<E, char16_t>;
+        constexpr bool arithmetic = std::is_arithmetic_v<E> && !isBool && !isChar;
+        constexpr bool integral = std::is_integral_v<E> && !isChar;
+        switch (op) {
+        case Op::Sum:
+        case Op::Prod:
+            return arithmetic;
+        case Op::Min:
+        case Op::Max:
+            return arithmetic || isChar;
+        case Op::LogicalAnd:
+        case Op::LogicalOr:
+        case Op::LogicalXor:
+            return integral;
+        case Op::BitwiseAnd:
+        case Op::BitwiseOr:
+        case Op::BitwiseXor:
+            return integral && !isBool;
+        case Op::MinLoc:
+        case Op::MaxLoc:
+            if constexpr (detail::IsValueIndex<E>::value)
+                return std::is_arithmetic_v<decltype(E::value)> && !std::is_same_v<decltype(E::value), bool>;
+            return false;
+        }
+        return false;
+    }
+
+    static E applyBuiltin(Op op, const E &a, const E &b)
+    {
+        if constexpr (detail::IsValueIndex<E>::value) {
+            // Ties go to the smaller index, whichever side it is on (MPI).
+            const bool takeB = op == Op::MinLoc ? (b.value < a.value || (b.value == a.value && b.index < a.index))
+                                                : (a.value < b.value || (b.value == a.value && b.index < a.index));
+            return takeB ? b : a;
+        } else if constexpr (std::is_arithmetic_v<E>) {
+            switch (op) {
+            case Op::Sum:
+                if constexpr (!std::is_same_v<E, bool>)
+                    return E(a + b);
+                break;
+            case Op::Prod:
+                if constexpr (!std::is_same_v<E, bool>)
+                    return E(a * b);
+                break;
+            case Op::Min:
+                return b < a ? b : a;
+            case Op::Max:
+                return a < b ? b : a;
+            case Op::LogicalAnd:
+                return E(bool(a) && bool(b));
+            case Op::LogicalOr:
+                return E(bool(a) || bool(b));
+            case Op::LogicalXor:
+                return E(bool(a) != bool(b));
+            case Op::BitwiseAnd:
+                if constexpr (std::is_integral_v<E> && !std::is_same_v<E, bool>)
+                    return E(a & b);
+                break;
+            case Op::BitwiseOr:
+                if constexpr (std::is_integral_v<E> && !std::is_same_v<E, bool>)
+                    return E(a | b);
+                break;
+            case Op::BitwiseXor:
+                if constexpr (std::is_integral_v<E> && !std::is_same_v<E, bool>)
+                    return E(a ^ b);
+                break;
+            case Op::MinLoc:
+            case Op::MaxLoc:
+                break;
+            }
+        }
+        return a; // unreachable: check() refused the combination
+    }
+
+    std::optional<Op> m_builtin;
+    Function m_user;
+    bool m_commutative = true;
+};
+
+namespace detail {
+
+// A type-erased op over encoded contributions, run where two of them meet
+// (on the progress thread). `context` names the contributions in errors.
+struct Combiner
+{
+    std::function<Result<Payload>(const Payload &left, const Payload &right)> combine;
+    bool commutative = true;
+};
+
+Error combineCountMismatch(qsizetype left, qsizetype right);
+
+template<typename T>
+Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
+{
+    using E = ElementOf<T>;
+    Combiner c;
+    c.commutative = op.isCommutative();
+    c.combine = [op = std::move(op)](const Payload &left, const Payload &right) -> Result<Payload> {
+        auto a = MessageCodec<T>::decode(left);
+        if (!a)
+            return a.error();
+        auto b = MessageCodec<T>::decode(right);
+        if (!b)
+            return b.error();
+        if constexpr (std::is_same_v<E, T>) {
+            return MessageCodec<T>::encode(op.apply(*a, *b));
+        } else {
+            if (a->size() != b->size())
+                return combineCountMismatch(a->size(), b->size());
+            for (qsizetype i = 0; i < a->size(); ++i)
+                (*a)[i] = op.apply(a->at(i), b->at(i));
+            return MessageCodec<T>::encode(*a);
+        }
+    };
+    return c;
+}
+
+} // namespace detail
+
+} // namespace mmpi

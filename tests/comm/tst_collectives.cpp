@@ -1,0 +1,869 @@
+// Collectives through the public Communicator API between Worlds formed in
+// this process (each with its own progress thread): every collective at
+// every root for 1, 2, 3 and 7 ranks against a serial reference, every bcast
+// topology at 1..7 ranks, reduce ops, errors, split/dup, intercommunicators.
+#include "worldharness.h"
+
+#include <mmpi/comm/communicator.h>
+#include <mmpi/comm/intercommunicator.h>
+
+#include <QDataStream>
+#include <QDeadlineTimer>
+#include <QSignalSpy>
+#include <QTest>
+#include <QThread>
+
+#include <functional>
+
+using namespace mmpi;
+
+namespace {
+
+struct Player
+{
+    QString name;
+    qint32 score = 0;
+    bool operator==(const Player &) const = default;
+};
+QDataStream &operator<<(QDataStream &s, const Player &p) { return s << p.name << p.score; }
+QDataStream &operator>>(QDataStream &s, Player &p) { return s >> p.name >> p.score; }
+
+constexpr int Patience = 20000; // ms: a collective that takes longer has hung
+
+// A formed world of `size` ranks in this process and its communicators.
+class CommWorld
+{
+public:
+    CommWorld(const QString &transport, int size) : m_harness(transport, WorldConfig::Mode::Launched)
+    {
+        for (int r = 0; r < size; ++r) {
+            auto world = std::make_unique<World>();
+            m_comms.push_back(*Communicator::world(*world));
+            world->form(m_harness.config(r, size));
+            m_worlds.push_back(std::move(world));
+        }
+        for (auto &w : m_worlds)
+            m_formed = m_formed && w->waitForFormed().hasValue();
+    }
+    ~CommWorld()
+    {
+        for (auto &w : m_worlds)
+            if (w)
+                w->close();
+        QDeadlineTimer deadline(10000);
+        for (auto &w : m_worlds)
+            while (w && w->state() != World::State::Closed && !deadline.hasExpired())
+                QTest::qWait(5);
+    }
+    bool formed() const { return m_formed; }
+    const Communicator &operator[](int rank) const { return m_comms.at(size_t(rank)); }
+    World *world(int rank) const { return m_worlds.at(size_t(rank)).get(); }
+    int size() const { return int(m_comms.size()); }
+    // Destroy a world without a goodbye: its peers see it lost.
+    void kill(int rank) { m_worlds.at(size_t(rank)).reset(); }
+
+private:
+    test::WorldHarness m_harness;
+    std::vector<std::unique_ptr<World>> m_worlds;
+    std::vector<Communicator> m_comms;
+    bool m_formed = true;
+};
+
+// The outcome of `op`, or a Cancelled error if it did not finish in time.
+template<typename R>
+Result<R> within(const Operation<R> &op, int ms = Patience)
+{
+    QDeadlineTimer deadline(ms);
+    while (!op.request().isFinished() && !deadline.hasExpired())
+        QThread::usleep(200);
+    if (!op.request().isFinished())
+        return Error{ErrorCode::Cancelled, QStringLiteral("did not finish within %1 ms").arg(ms)};
+    return op.wait();
+}
+
+Operation<Status> received(const Request &request)
+{
+    return Operation<Status>(request, [](const Request &r) { return r.wait(); });
+}
+
+template<typename R>
+QString problem(const Result<R> &result)
+{
+    return result ? QString() : result.error().toString();
+}
+
+// Starts `start(comm, rank)` on every rank, then checks each outcome with
+// `check(rank, value)`; returns the first problem (empty: none).
+template<typename R>
+QString onAll(const CommWorld &w, const std::function<Operation<R>(const Communicator &, int)> &start,
+              const std::function<QString(int, const R &)> &check)
+{
+    std::vector<Operation<R>> ops;
+    for (int r = 0; r < w.size(); ++r)
+        ops.push_back(start(w[r], r));
+    for (int r = 0; r < w.size(); ++r) {
+        const auto got = within(ops[size_t(r)]);
+        if (!got)
+            return QStringLiteral("rank %1: %2").arg(r).arg(got.error().toString());
+        if (QString p = check(r, *got); !p.isEmpty())
+            return QStringLiteral("rank %1: %2").arg(r).arg(p);
+    }
+    return {};
+}
+
+// Every rank's outcome must be an error with `code`.
+template<typename R>
+QString allFail(const CommWorld &w, const std::function<Operation<R>(const Communicator &, int)> &start, ErrorCode code)
+{
+    std::vector<Operation<R>> ops;
+    for (int r = 0; r < w.size(); ++r)
+        ops.push_back(start(w[r], r));
+    for (int r = 0; r < w.size(); ++r) {
+        const auto got = within(ops[size_t(r)]);
+        if (got)
+            return QStringLiteral("rank %1 succeeded").arg(r);
+        if (got.error().code != code)
+            return QStringLiteral("rank %1: %2").arg(r).arg(got.error().toString());
+    }
+    return {};
+}
+
+template<typename T>
+QString differs(const T &got, const T &expected)
+{
+    if (got == expected)
+        return {};
+    QString text;
+    QDebug(&text) << "got" << got << "expected" << expected;
+    return text;
+}
+
+// Rank r's contribution of `count` items of T (distinct per rank and index).
+template<typename T>
+QList<T> itemsOf(int rank, int count)
+{
+    QList<T> items;
+    for (int i = 0; i < count; ++i) {
+        if constexpr (std::is_same_v<T, bool>)
+            items.append((rank + i) % 3 == 0);
+        else
+            items.append(T(rank * 37 + i * 5 - (std::is_signed_v<T> ? 20 : 0)));
+    }
+    return items;
+}
+
+QByteArray bytesOf(int rank, qsizetype size)
+{
+    QByteArray b(size, Qt::Uninitialized);
+    for (qsizetype i = 0; i < size; ++i)
+        b[i] = char((i * 131 + rank * 7) & 0xff);
+    return b;
+}
+
+const QList<BcastTopology> Topologies{BcastTopology::Auto, BcastTopology::Serial, BcastTopology::Pipe,
+                                      BcastTopology::Binary, BcastTopology::Binomial, BcastTopology::Fibonacci};
+
+} // namespace
+
+class TestCollectives : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+
+    void barrier();
+    void bcastEveryTypeEveryRoot();
+    void bcastEveryTopology();
+    void bcastStreamsLargeMessages();
+    void scatterAndScatterv();
+    void gatherAndGatherv();
+    void allgatherAndAlltoall();
+    void reduceBuiltins();
+    void reduceMinMaxLoc();
+    void reduceUserOps();
+    void errors();
+    void splitAndDup();
+    void intercommunicator();
+    void peerLostMidCollective();
+    void cleanLeaveDoesNotFailAWaitingBcast();
+
+private:
+    // World sizes 1..7 over `local`, formed once for the whole test.
+    std::vector<std::unique_ptr<CommWorld>> m_worlds;
+    const CommWorld &sized(int n) const { return *m_worlds.at(size_t(n - 1)); }
+    QList<int> m_sizes{1, 2, 3, 7};
+};
+
+void TestCollectives::initTestCase()
+{
+    for (int n = 1; n <= 7; ++n) {
+        m_worlds.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n));
+        QVERIFY(m_worlds.back()->formed());
+    }
+}
+
+void TestCollectives::cleanupTestCase()
+{
+    m_worlds.clear();
+}
+
+void TestCollectives::barrier()
+{
+    for (int n : m_sizes) {
+        const CommWorld &w = sized(n);
+        // Given every rank but the last in a barrier
+        std::vector<Operation<void>> ops;
+        for (int r = 0; r + 1 < n; ++r)
+            ops.push_back(w[r].barrier());
+        // Then none of them gets through
+        QTest::qWait(30);
+        for (const auto &op : ops)
+            QVERIFY(!op.request().isFinished());
+        // When the last one enters, Then all get through
+        ops.push_back(w[n - 1].barrier());
+        for (const auto &op : ops) {
+            const auto ok = within(op);
+            QVERIFY2(ok, qPrintable(problem(ok)));
+        }
+    }
+}
+
+void TestCollectives::bcastEveryTypeEveryRoot()
+{
+    const Player player{QStringLiteral("Grüße"), 7};
+    for (int n : m_sizes) {
+        const CommWorld &w = sized(n);
+        for (int root = 0; root < n; ++root) {
+            // A single item, lists of 0, 1 and 1000 items, text, bytes, an object, a span
+            QCOMPARE((onAll<qint32>(w, [&](const Communicator &c, int r) { return c.bcast(qint32(r == root ? 42 + root : -1), root); },
+                                    [&](int, const qint32 &v) { return differs(v, 42 + root); })),
+                     QString());
+            for (int count : {0, 1, 1000}) {
+                const QList<double> values = itemsOf<double>(root, count);
+                QCOMPARE((onAll<QList<double>>(w, [&](const Communicator &c, int r) {
+                              return c.bcast(r == root ? values : QList<double>{}, root);
+                          }, [&](int, const QList<double> &v) { return differs(v, values); })),
+                         QString());
+            }
+            const QString text = QStringLiteral("root %1 says \U0001F600").arg(root);
+            QCOMPARE((onAll<QString>(w, [&](const Communicator &c, int) { return c.bcast(text, root); },
+                                     [&](int, const QString &v) { return differs(v, text); })),
+                     QString());
+            const QByteArray bytes = bytesOf(root, 3000);
+            QCOMPARE((onAll<QByteArray>(w, [&](const Communicator &c, int r) { return c.bcast(r == root ? bytes : QByteArray(), root); },
+                                        [&](int, const QByteArray &v) { return differs(v, bytes); })),
+                     QString());
+            QCOMPARE((onAll<Player>(w, [&](const Communicator &c, int) { return c.bcast(player, root); },
+                                    [&](int, const Player &v) { return v == player ? QString() : QStringLiteral("wrong player"); })),
+                     QString());
+            const QList<quint16> units = itemsOf<quint16>(root, 17);
+            QCOMPARE((onAll<QList<quint16>>(w, [&](const Communicator &c, int) { return c.bcast(std::span<const quint16>(units), root); },
+                                            [&](int, const QList<quint16> &v) { return differs(v, units); })),
+                     QString());
+        }
+    }
+}
+
+void TestCollectives::bcastEveryTopology()
+{
+    // Given every topology forced on every rank, at every size 1..7 and every root
+    for (int n = 1; n <= 7; ++n) {
+        const CommWorld &w = sized(n);
+        for (BcastTopology t : Topologies) {
+            for (int root = 0; root < n; ++root) {
+                const QList<qint64> values = itemsOf<qint64>(root + n, 100);
+                const QString p = onAll<QList<qint64>>(
+                    w, [&](const Communicator &c, int r) { return c.bcast(r == root ? values : QList<qint64>{}, root, {t}); },
+                    [&](int, const QList<qint64> &v) { return differs(v, values); });
+                QVERIFY2(p.isEmpty(), qPrintable(QStringLiteral("%1, %2 ranks, root %3: %4").arg(bcastTopologyName(t)).arg(n).arg(root).arg(p)));
+            }
+            // Then the root's forced choice is what it used
+            if (n > 1 && t != BcastTopology::Auto) {
+                (void)within(w[0].bcast(qint32(1), 0, {t}));
+                for (int r = 1; r < n; ++r)
+                    (void)within(w[r].bcast(qint32(0), 0, {t}));
+                QCOMPARE(w[0].lastBcastPlan()->topology, t);
+            }
+        }
+    }
+}
+
+void TestCollectives::bcastStreamsLargeMessages()
+{
+    // Given a model of a slow radio, so that large messages are segmented and
+    // forwarded as they arrive, and the measured model of this machine
+    const CommWorld &w = sized(7);
+    for (bool radio : {true, false}) {
+        for (int r = 0; r < w.size(); ++r)
+            w[r].setLinkModel(radio ? std::optional<LinkModel>(LinkModel{30000.0, 0.09, 0.0}) : std::nullopt);
+        for (BcastTopology t : Topologies) {
+            for (qsizetype size : {qsizetype(70000), qsizetype(1) << 20}) {
+                const int root = int(size % 7);
+                const QByteArray bytes = bytesOf(root, size);
+                // When broadcast
+                const QString p = onAll<QByteArray>(
+                    w, [&](const Communicator &c, int r) { return c.bcast(r == root ? bytes : QByteArray(), root, {t}); },
+                    [&](int, const QByteArray &v) { return v == bytes ? QString() : QStringLiteral("%1 bytes differ").arg(v.size()); });
+                // Then every rank has it whole
+                QVERIFY2(p.isEmpty(), qPrintable(QStringLiteral("%1 %2 bytes: %3").arg(bcastTopologyName(t)).arg(size).arg(p)));
+                if (radio && t == BcastTopology::Pipe && size > 70000)
+                    QVERIFY(w[root].lastBcastPlan()->segmentBytes > 0);
+            }
+        }
+    }
+    for (int r = 0; r < w.size(); ++r)
+        w[r].setLinkModel(std::nullopt);
+}
+
+void TestCollectives::scatterAndScatterv()
+{
+    for (int n : m_sizes) {
+        const CommWorld &w = sized(n);
+        for (int root = 0; root < n; ++root) {
+            // One value per rank (any MessageCodec type)
+            QList<QString> names;
+            for (int r = 0; r < n; ++r)
+                names.append(QStringLiteral("to %1 from %2").arg(r).arg(root));
+            QCOMPARE((onAll<QString>(w, [&](const Communicator &c, int r) { return c.scatter(r == root ? names : QList<QString>{}, root); },
+                                     [&](int r, const QString &v) { return differs(v, names.at(r)); })),
+                     QString());
+            // Equal blocks of 0 and 3 items
+            for (int block : {0, 3}) {
+                const QList<qint16> all = itemsOf<qint16>(root, block * n);
+                QCOMPARE((onAll<QList<qint16>>(w, [&](const Communicator &c, int r) {
+                              return c.scatter(std::span<const qint16>(r == root ? all : QList<qint16>{}), root);
+                          }, [&](int r, const QList<qint16> &v) { return differs(v, all.mid(r * block, block)); })),
+                         QString());
+            }
+            // Blocks of r items to rank r
+            QList<int> counts;
+            for (int r = 0; r < n; ++r)
+                counts.append(r);
+            const QList<float> all = itemsOf<float>(root, n * (n - 1) / 2);
+            QCOMPARE((onAll<QList<float>>(w, [&](const Communicator &c, int r) {
+                          return c.scatterv(std::span<const float>(all), r == root ? counts : QList<int>{}, root);
+                      }, [&](int r, const QList<float> &v) { return differs(v, all.mid(r * (r - 1) / 2, r)); })),
+                     QString());
+        }
+    }
+}
+
+void TestCollectives::gatherAndGatherv()
+{
+    for (int n : m_sizes) {
+        const CommWorld &w = sized(n);
+        for (int root = 0; root < n; ++root) {
+            // One value per rank, by rank, at the root only
+            QCOMPARE((onAll<QList<QString>>(w, [&](const Communicator &c, int r) { return c.gather(QStringLiteral("r%1").arg(r), root); },
+                                            [&](int r, const QList<QString> &v) {
+                                                QList<QString> expected;
+                                                for (int i = 0; r == root && i < n; ++i)
+                                                    expected.append(QStringLiteral("r%1").arg(i));
+                                                return differs(v, expected);
+                                            })),
+                     QString());
+            // Runs of 0 and 4 items, concatenated
+            for (int count : {0, 4}) {
+                QCOMPARE((onAll<QList<qint32>>(w, [&](const Communicator &c, int r) {
+                              const QList<qint32> mine = itemsOf<qint32>(r, count);
+                              return c.gather(std::span<const qint32>(mine), root);
+                          }, [&](int r, const QList<qint32> &v) {
+                              QList<qint32> expected;
+                              for (int i = 0; r == root && i < n; ++i)
+                                  expected += itemsOf<qint32>(i, count);
+                              return differs(v, expected);
+                          })),
+                         QString());
+            }
+            // Rank r sends r items of char16_t
+            QCOMPARE((onAll<QList<QList<char16_t>>>(w, [&](const Communicator &c, int r) {
+                          const QList<char16_t> mine = itemsOf<char16_t>(r, r);
+                          return c.gatherv(std::span<const char16_t>(mine), root);
+                      }, [&](int r, const QList<QList<char16_t>> &v) {
+                          QList<QList<char16_t>> expected;
+                          for (int i = 0; r == root && i < n; ++i)
+                              expected.append(itemsOf<char16_t>(i, i));
+                          return v == expected ? QString() : QStringLiteral("wrong gatherv");
+                      })),
+                     QString());
+        }
+    }
+}
+
+void TestCollectives::allgatherAndAlltoall()
+{
+    for (int n : m_sizes) {
+        const CommWorld &w = sized(n);
+        QCOMPARE((onAll<QList<bool>>(w, [&](const Communicator &c, int r) { return c.allgather(r % 2 == 1); },
+                                     [&](int, const QList<bool> &v) {
+                                         QList<bool> expected;
+                                         for (int i = 0; i < n; ++i)
+                                             expected.append(i % 2 == 1);
+                                         return differs(v, expected);
+                                     })),
+                 QString());
+        for (int count : {0, 2}) {
+            QCOMPARE((onAll<QList<quint8>>(w, [&](const Communicator &c, int r) {
+                          const QList<quint8> mine = itemsOf<quint8>(r, count);
+                          return c.allgather(std::span<const quint8>(mine));
+                      }, [&](int, const QList<quint8> &v) {
+                          QList<quint8> expected;
+                          for (int i = 0; i < n; ++i)
+                              expected += itemsOf<quint8>(i, count);
+                          return differs(v, expected);
+                      })),
+                     QString());
+        }
+        // Rank s sends "s->d" to d; rank d gets them by source
+        QCOMPARE((onAll<QList<QString>>(w, [&](const Communicator &c, int r) {
+                      QList<QString> out;
+                      for (int d = 0; d < n; ++d)
+                          out.append(QStringLiteral("%1->%2").arg(r).arg(d));
+                      return c.alltoall(out);
+                  }, [&](int r, const QList<QString> &v) {
+                      QList<QString> expected;
+                      for (int s = 0; s < n; ++s)
+                          expected.append(QStringLiteral("%1->%2").arg(s).arg(r));
+                      return differs(v, expected);
+                  })),
+                 QString());
+        QCOMPARE((onAll<QList<qint64>>(w, [&](const Communicator &c, int r) {
+                      QList<qint64> out;
+                      for (int d = 0; d < n; ++d)
+                          out << qint64(r * 100 + d) << qint64(-r);
+                      return c.alltoall(std::span<const qint64>(out));
+                  }, [&](int r, const QList<qint64> &v) {
+                      QList<qint64> expected;
+                      for (int s = 0; s < n; ++s)
+                          expected << qint64(s * 100 + r) << qint64(-s);
+                      return differs(v, expected);
+                  })),
+                 QString());
+    }
+}
+
+namespace {
+
+template<typename T>
+QList<T> serialReduce(int n, int count, const ReduceOp<T> &op)
+{
+    QList<T> acc = itemsOf<T>(0, count);
+    for (int r = 1; r < n; ++r) {
+        const QList<T> next = itemsOf<T>(r, count);
+        for (int i = 0; i < count; ++i)
+            acc[i] = op.apply(acc.at(i), next.at(i));
+    }
+    return acc;
+}
+
+template<typename T>
+QString reduceEverywhere(const CommWorld &w, Op op, int count)
+{
+    const int n = w.size();
+    const QList<T> expected = serialReduce<T>(n, count, op);
+    for (int root = 0; root < n; ++root) {
+        const QString p = onAll<QList<T>>(w, [&](const Communicator &c, int r) {
+            const QList<T> mine = itemsOf<T>(r, count);
+            return c.reduce(std::span<const T>(mine), op, root);
+        }, [&](int r, const QList<T> &v) { return differs(v, r == root ? expected : QList<T>{}); });
+        if (!p.isEmpty())
+            return QStringLiteral("reduce %1 root %2: %3").arg(opName(op)).arg(root).arg(p);
+    }
+    const QString p = onAll<QList<T>>(w, [&](const Communicator &c, int r) { return c.allreduce(itemsOf<T>(r, count), op); },
+                                      [&](int, const QList<T> &v) { return differs(v, expected); });
+    return p.isEmpty() ? p : QStringLiteral("allreduce %1: %2").arg(opName(op)).arg(p);
+}
+
+} // namespace
+
+void TestCollectives::reduceBuiltins()
+{
+    for (int n : m_sizes) {
+        const CommWorld &w = sized(n);
+        for (Op op : {Op::Sum, Op::Prod, Op::Min, Op::Max})
+            QCOMPARE(reduceEverywhere<qint32>(w, op, 5), QString());
+        QCOMPARE(reduceEverywhere<double>(w, Op::Sum, 0), QString());
+        QCOMPARE(reduceEverywhere<double>(w, Op::Max, 3), QString());
+        QCOMPARE(reduceEverywhere<float>(w, Op::Min, 2), QString());
+        for (Op op : {Op::LogicalAnd, Op::LogicalOr, Op::LogicalXor})
+            QCOMPARE(reduceEverywhere<bool>(w, op, 6), QString());
+        for (Op op : {Op::BitwiseAnd, Op::BitwiseOr, Op::BitwiseXor})
+            QCOMPARE(reduceEverywhere<quint16>(w, op, 4), QString());
+        QCOMPARE(reduceEverywhere<qint8>(w, Op::LogicalOr, 3), QString());
+        QCOMPARE(reduceEverywhere<qint64>(w, Op::BitwiseXor, 3), QString());
+        // A single value
+        QCOMPARE((onAll<qint64>(w, [&](const Communicator &c, int r) { return c.allreduce(qint64(r + 1), Op::Prod); },
+                                [&](int, const qint64 &v) {
+                                    qint64 f = 1;
+                                    for (int i = 1; i <= n; ++i)
+                                        f *= i;
+                                    return differs(v, f);
+                                })),
+                 QString());
+    }
+}
+
+void TestCollectives::reduceMinMaxLoc()
+{
+    // Values with ties: the smallest index among equals wins
+    for (int n : m_sizes) {
+        const CommWorld &w = sized(n);
+        const auto valueOf = [](int r) { return double((r * 5) % 3); };
+        double low = 1e9, high = -1e9;
+        qint64 lowAt = -1, highAt = -1;
+        for (int r = 0; r < n; ++r) {
+            if (valueOf(r) < low)
+                low = valueOf(r), lowAt = r;
+            if (valueOf(r) > high)
+                high = valueOf(r), highAt = r;
+        }
+        for (int root = 0; root < n; ++root) {
+            QCOMPARE((onAll<ValueIndex<double>>(w, [&](const Communicator &c, int r) {
+                          return c.reduce(ValueIndex<double>{valueOf(r), r}, Op::MinLoc, root);
+                      }, [&](int r, const ValueIndex<double> &v) {
+                          return r != root || (v.value == low && v.index == lowAt) ? QString() : QStringLiteral("wrong minloc");
+                      })),
+                     QString());
+        }
+        QCOMPARE((onAll<QList<ValueIndex<qint32>>>(w, [&](const Communicator &c, int r) {
+                      return c.allreduce(QList<ValueIndex<qint32>>{{qint32(valueOf(r)), r}, {qint32(-r), r}}, Op::MaxLoc);
+                  }, [&](int, const QList<ValueIndex<qint32>> &v) {
+                      const QList<ValueIndex<qint32>> expected{{qint32(high), highAt}, {0, 0}};
+                      return v == expected ? QString() : QStringLiteral("wrong maxloc");
+                  })),
+                 QString());
+    }
+}
+
+void TestCollectives::reduceUserOps()
+{
+    for (int n : m_sizes) {
+        const CommWorld &w = sized(n);
+        QString ordered;
+        for (int r = 0; r < n; ++r)
+            ordered += QStringLiteral("[%1]").arg(r);
+        // Given a non-commutative op (concatenation), Then it combines in rank order at every root
+        const ReduceOp<QString> concat([](const QString &a, const QString &b) { return a + b; }, Commutativity::NonCommutative);
+        for (int root = 0; root < n; ++root)
+            QCOMPARE((onAll<QString>(w, [&](const Communicator &c, int r) { return c.reduce(QStringLiteral("[%1]").arg(r), concat, root); },
+                                     [&](int r, const QString &v) { return differs(v, r == root ? ordered : QString()); })),
+                     QString());
+        QCOMPARE((onAll<QString>(w, [&](const Communicator &c, int r) { return c.allreduce(QStringLiteral("[%1]").arg(r), concat); },
+                                 [&](int, const QString &v) { return differs(v, ordered); })),
+                 QString());
+        // 2x2 integer matrix products (not commutative), element type a whole matrix as an object
+        const auto matrixOf = [](int r) { return QList<qint64>{1, r + 1, 0, 1 + r % 2}; };
+        const auto multiply = [](const QList<qint64> &a, const QList<qint64> &b) {
+            return QList<qint64>{a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                                 a[2] * b[1] + a[3] * b[3]};
+        };
+        QList<qint64> product = matrixOf(0);
+        for (int r = 1; r < n; ++r)
+            product = multiply(product, matrixOf(r));
+        QCOMPARE((onAll<QList<QList<qint64>>>(w, [&](const Communicator &c, int r) {
+                      return c.allreduce(QList<QList<qint64>>{matrixOf(r)},
+                                         ReduceOp<QList<QList<qint64>>>([&](const QList<QList<qint64>> &a, const QList<QList<qint64>> &b) {
+                                             return QList<QList<qint64>>{multiply(a.at(0), b.at(0))};
+                                         }, Commutativity::NonCommutative));
+                  }, [&](int, const QList<QList<qint64>> &v) { return differs(v.value(0), product); })),
+                 QString());
+        // A commutative user op on items, element by element
+        QCOMPARE((onAll<QList<qint32>>(w, [&](const Communicator &c, int r) {
+                      return c.allreduce(QList<qint32>{r, -r}, ReduceOp<qint32>([](qint32 a, qint32 b) { return a > b ? a : b; }));
+                  }, [&](int, const QList<qint32> &v) { return differs(v, QList<qint32>{n - 1, 0}); })),
+                 QString());
+    }
+}
+
+void TestCollectives::errors()
+{
+    const CommWorld &w = sized(3);
+    // A bad root: every rank fails at once, nobody waits
+    QCOMPARE((allFail<qint32>(w, [](const Communicator &c, int) { return c.bcast(qint32(1), 5); }, ErrorCode::InvalidRank)), QString());
+    QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int) { return c.gather(qint32(1), -1); }, ErrorCode::InvalidRank)), QString());
+    QCOMPARE((allFail<qint32>(w, [](const Communicator &c, int) { return c.reduce(qint32(1), Op::Sum, 3); }, ErrorCode::InvalidRank)), QString());
+    // Mismatched sizes: rank 1 contributes 3 items, the others 2
+    QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 3 : 2, 1), Op::Sum); },
+                                     ErrorCode::CountMismatch)),
+             QString());
+    // An indivisible scatter at the root fails every rank
+    const QList<qint32> seven(7, 1);
+    QCOMPARE((allFail<QList<qint32>>(w, [&](const Communicator &c, int) { return c.scatter(std::span<const qint32>(seven), 1); },
+                                     ErrorCode::CountMismatch)),
+             QString());
+    // Wrong type: the root sends doubles, a rank receives Int; the root is fine
+    {
+        auto atRoot = w[0].bcast(QList<double>{1.5}, 0);
+        auto wrong = w[1].bcast(QList<qint32>{}, 0);
+        auto right = w[2].bcast(QList<double>{}, 0);
+        QVERIFY(within(atRoot));
+        const auto mismatch = within(wrong);
+        QVERIFY(!mismatch);
+        QCOMPARE(mismatch.error().code, ErrorCode::TypeMismatch);
+        QVERIFY2(mismatch.error().message.contains(QLatin1String("Double")), qPrintable(mismatch.error().message));
+        QCOMPARE(*within(right), QList<double>{1.5});
+    }
+    // A reduction over the wrong type (Sum of booleans) fails everywhere
+    QCOMPARE((allFail<bool>(w, [](const Communicator &c, int) { return c.allreduce(true, Op::Sum); }, ErrorCode::TypeMismatch)), QString());
+    // A type that differs between ranks fails the reduction everywhere, with both types named
+    {
+        auto a = w[0].allreduce(QList<qint32>{1}, Op::Max);
+        auto b = w[1].allreduce(QList<qint32>{1}, Op::Max);
+        auto c = w[2].allreduce(std::span<const double>(QList<double>{1.0}), Op::Max);
+        for (const auto &got : {within(a), within(b)}) {
+            QVERIFY(!got);
+            QCOMPARE(got.error().code, ErrorCode::TypeMismatch);
+        }
+        const auto doubles = within(c);
+        QVERIFY(!doubles);
+        QCOMPARE(doubles.error().code, ErrorCode::TypeMismatch);
+        QVERIFY2(doubles.error().message.contains(QLatin1String("Double")) && doubles.error().message.contains(QLatin1String("Int")),
+                 qPrintable(doubles.error().message));
+    }
+    // Unequal gather counts: the root says which rank
+    {
+        std::vector<Operation<QList<qint32>>> ops;
+        for (int r = 0; r < 3; ++r) {
+            const QList<qint32> mine(r == 2 ? 1 : 2, r);
+            ops.push_back(w[r].gather(std::span<const qint32>(mine), 0));
+        }
+        const auto atRoot = within(ops[0]);
+        QVERIFY(!atRoot);
+        QCOMPARE(atRoot.error().code, ErrorCode::CountMismatch);
+        QVERIFY2(atRoot.error().message.contains(QLatin1String("rank 2")), qPrintable(atRoot.error().message));
+    }
+    // And everything still works afterwards
+    QCOMPARE((onAll<qint32>(w, [](const Communicator &c, int r) { return c.allreduce(qint32(r), Op::Sum); },
+                            [](int, const qint32 &v) { return differs(v, 3); })),
+             QString());
+    // Null and unformed communicators
+    QCOMPARE(within(Communicator().barrier()).error().code, ErrorCode::NotFormed);
+    World idle;
+    const auto unformed = Communicator::world(idle);
+    QVERIFY(unformed);
+    QCOMPARE(within(unformed->bcast(qint32(1), 0)).error().code, ErrorCode::NotFormed);
+}
+
+void TestCollectives::splitAndDup()
+{
+    const CommWorld &w = sized(7);
+    // Given the 7 ranks split by rank % 3, keyed by minus the rank
+    std::vector<Operation<Communicator>> splits;
+    for (int r = 0; r < 7; ++r)
+        splits.push_back(w[r].split(r % 3, -r));
+    std::vector<Communicator> sub;
+    for (int r = 0; r < 7; ++r) {
+        const auto c = within(splits[size_t(r)]);
+        QVERIFY2(c, qPrintable(problem(c)));
+        sub.push_back(*c);
+    }
+    // Then each rank sees its color's ranks, in key order, with one id per split
+    for (int r = 0; r < 7; ++r) {
+        QList<int> expected;
+        for (int i = 6; i >= 0; --i)
+            if (i % 3 == r % 3)
+                expected.append(i);
+        QCOMPARE(sub[size_t(r)].group(), expected);
+        QCOMPARE(sub[size_t(r)].rank(), int(expected.indexOf(r)));
+        QCOMPARE(sub[size_t(r)].worldRank(sub[size_t(r)].rank()), r);
+        QCOMPARE(sub[size_t(r)].id(), sub[0].id());
+        QVERIFY(sub[size_t(r)].id() != 0);
+    }
+    // And the three communicators run collectives at the same time
+    std::vector<Operation<qint32>> sums;
+    for (int r = 0; r < 7; ++r)
+        sums.push_back(sub[size_t(r)].allreduce(qint32(r), Op::Sum));
+    for (int r = 0; r < 7; ++r) {
+        qint32 expected = 0;
+        for (int i = r % 3; i < 7; i += 3)
+            expected += i;
+        QCOMPARE(*within(sums[size_t(r)]), expected);
+    }
+    // And point-to-point inside one reports sources as its ranks
+    // (color 0 is world ranks 6, 3, 0 in that order)
+    QVERIFY(within(sub[6].send(1, 5, QStringLiteral("from sub rank 0"))));
+    Request got = sub[3].irecv(AnySource, 5);
+    const auto status = within(received(got));
+    QVERIFY2(status, qPrintable(problem(status)));
+    QCOMPARE(status->source, 0);
+    QCOMPARE(*got.value<QString>(), QStringLiteral("from sub rank 0"));
+    QCOMPARE(sub[0].iprobe(), std::nullopt);
+    // A dup has its own matching: a message on it is not seen on the original
+    std::vector<Operation<Communicator>> dups;
+    for (int r = 0; r < 7; ++r)
+        dups.push_back(w[r].dup());
+    std::vector<Communicator> copy;
+    for (int r = 0; r < 7; ++r)
+        copy.push_back(*within(dups[size_t(r)]));
+    QVERIFY(copy[0].id() != 0 && copy[0].id() != sub[0].id());
+    QCOMPARE(copy[3].group(), w[3].group());
+    QVERIFY(within(copy[2].send(4, 1, qint32(99))));
+    QVERIFY(QTest::qWaitFor([&] { return copy[4].iprobe(2, 1).has_value(); }, Patience));
+    QCOMPARE(w[4].iprobe(2, 1), std::nullopt);
+    QCOMPARE(*within(copy[4].recv<qint32>(2, 1)), 99);
+    // Undefined leaves a rank out; a negative color is an error on every rank
+    std::vector<Operation<Communicator>> partial;
+    for (int r = 0; r < 7; ++r)
+        partial.push_back(w[r].split(r < 2 ? 0 : Undefined));
+    for (int r = 0; r < 7; ++r) {
+        const auto c = within(partial[size_t(r)]);
+        QVERIFY(c);
+        QCOMPARE(c->isNull(), r >= 2);
+        if (r < 2)
+            QCOMPARE(c->size(), 2);
+    }
+    QCOMPARE((allFail<Communicator>(w, [](const Communicator &c, int r) { return c.split(r == 4 ? -5 : 0); }, ErrorCode::BadConfiguration)),
+             QString());
+    // Split of a split
+    std::vector<Operation<Communicator>> again;
+    for (int r : {0, 3, 6})
+        again.push_back(sub[size_t(r)].split(0, r == 3 ? -1 : 1));
+    const auto c3 = within(again[1]);
+    QVERIFY(c3);
+    QCOMPARE(c3->rank(), 0);
+    QCOMPARE(c3->group(), (QList<int>{3, 6, 0})); // key -1 first, then by rank in the parent (6 is 0, 0 is 2)
+    (void)within(again[0]);
+    (void)within(again[2]);
+}
+
+void TestCollectives::intercommunicator()
+{
+    const CommWorld &w = sized(7);
+    // Given two groups, ranks 0-2 and 3-6, and an intercommunicator between them
+    std::vector<Operation<Communicator>> halves;
+    for (int r = 0; r < 7; ++r)
+        halves.push_back(w[r].split(r < 3 ? 0 : 1, r));
+    std::vector<Communicator> local;
+    for (auto &h : halves)
+        local.push_back(*within(h));
+    std::vector<Operation<Intercommunicator>> creating;
+    for (int r = 0; r < 7; ++r)
+        creating.push_back(Intercommunicator::create(local[size_t(r)], 0, w[r], r < 3 ? 3 : 0, 77));
+    std::vector<Intercommunicator> inter;
+    for (int r = 0; r < 7; ++r) {
+        const auto c = within(creating[size_t(r)]);
+        QVERIFY2(c, qPrintable(QStringLiteral("rank %1: %2").arg(r).arg(problem(c))));
+        inter.push_back(*c);
+    }
+    // Then each side sees its own group and the other as remote
+    QVERIFY(inter[0].isInter());
+    QCOMPARE(inter[1].size(), 3);
+    QCOMPARE(inter[1].rank(), 1);
+    QCOMPARE(inter[1].remoteSize(), 4);
+    QCOMPARE(inter[1].remoteGroup(), (QList<int>{3, 4, 5, 6}));
+    QCOMPARE(inter[5].remoteGroup(), (QList<int>{0, 1, 2}));
+    QCOMPARE(inter[5].rank(), 2);
+    QCOMPARE(inter[5].id(), inter[0].id());
+    // And point-to-point goes across, with remote ranks in statuses
+    for (int r = 0; r < 3; ++r)
+        QVERIFY(within(inter[size_t(r)].send(r + 1, 3, QStringLiteral("manager %1").arg(r))));
+    for (int r = 4; r < 7; ++r) {
+        Request got = inter[size_t(r)].irecv(AnySource, 3);
+        const auto status = within(received(got));
+        QVERIFY2(status, qPrintable(problem(status)));
+        QCOMPARE(status->source, r - 4);
+        QCOMPARE(*got.value<QString>(), QStringLiteral("manager %1").arg(r - 4));
+    }
+    QVERIFY(within(inter[3].send(2, 4, qint32(-3))));
+    QCOMPARE(*within(inter[2].recv<qint32>(0, 4)), -3);
+    // And collectives need an intracommunicator
+    QCOMPARE(within(inter[0].barrier()).error().code, ErrorCode::BadConfiguration);
+    QCOMPARE(inter[0].localCommunicator().group(), (QList<int>{0, 1, 2}));
+    // When merged with the workers low, Then the workers come first
+    for (bool managersHigh : {true, false}) {
+        std::vector<Operation<Communicator>> merging;
+        for (int r = 0; r < 7; ++r)
+            merging.push_back(inter[size_t(r)].merge(r < 3 ? managersHigh : !managersHigh));
+        const QList<int> expected = managersHigh ? QList<int>{3, 4, 5, 6, 0, 1, 2} : QList<int>{0, 1, 2, 3, 4, 5, 6};
+        std::vector<Communicator> merged;
+        for (int r = 0; r < 7; ++r) {
+            const auto c = within(merging[size_t(r)]);
+            QVERIFY2(c, qPrintable(QStringLiteral("rank %1: %2").arg(r).arg(problem(c))));
+            QCOMPARE(c->group(), expected);
+            QCOMPARE(c->rank(), int(expected.indexOf(r)));
+            merged.push_back(*c);
+        }
+        // And the merged one runs collectives over everybody
+        QString ordered;
+        for (int i : expected)
+            ordered += QString::number(i);
+        std::vector<Operation<QString>> joined;
+        const ReduceOp<QString> concat([](const QString &a, const QString &b) { return a + b; }, Commutativity::NonCommutative);
+        for (int r = 0; r < 7; ++r)
+            joined.push_back(merged[size_t(r)].allreduce(QString::number(r), concat));
+        for (auto &j : joined)
+            QCOMPARE(*within(j), ordered);
+    }
+    // A creation whose leader names a rank of its own group is refused everywhere
+    std::vector<Operation<Intercommunicator>> bad;
+    for (int r = 0; r < 3; ++r)
+        bad.push_back(Intercommunicator::create(local[size_t(r)], 0, w[r], 0, 78));
+    for (auto &b : bad)
+        QCOMPARE(within(b).error().code, ErrorCode::InvalidRank);
+}
+
+void TestCollectives::peerLostMidCollective()
+{
+    // Given 4 ranks of which 3 are in an allreduce, a bcast from rank 3 and a barrier
+    CommWorld w(QStringLiteral("local"), 4);
+    QVERIFY(w.formed());
+    std::vector<Operation<qint32>> sums, bcasts;
+    std::vector<Operation<void>> barriers;
+    for (int r = 0; r < 3; ++r) {
+        sums.push_back(w[r].allreduce(qint32(r), Op::Sum));
+        bcasts.push_back(w[r].bcast(qint32(0), 3));
+        barriers.push_back(w[r].barrier());
+    }
+    QTest::qWait(20);
+    QVERIFY(!sums[0].request().isFinished());
+    // When rank 3 vanishes without a goodbye
+    w.kill(3);
+    // Then every one of them fails with NodeLost instead of waiting
+    for (int r = 0; r < 3; ++r)
+        for (const auto *op : {&sums[size_t(r)], &bcasts[size_t(r)]}) {
+            const auto got = within(*op);
+            QVERIFY(!got);
+            QVERIFY2(got.error().code == ErrorCode::NodeLost, qPrintable(got.error().toString()));
+        }
+    for (const auto &b : barriers) {
+        const auto got = within(b);
+        QVERIFY(!got);
+        QVERIFY2(got.error().code == ErrorCode::NodeLost, qPrintable(got.error().toString()));
+    }
+    // And a collective started afterwards fails at once too
+    const auto late = within(w[0].bcast(qint32(5), 0, {BcastTopology::Serial}));
+    QVERIFY(!late);
+}
+
+void TestCollectives::cleanLeaveDoesNotFailAWaitingBcast()
+{
+    for (bool clean : {true, false}) {
+        // Given a pipe 0 -> 1 -> 2 where rank 1 has not called bcast yet
+        CommWorld w(QStringLiteral("local"), 3);
+        QVERIFY(w.formed());
+        auto waiting = w[2].bcast(QString(), 0, {BcastTopology::Pipe});
+        QVERIFY(within(w[0].bcast(QStringLiteral("hello"), 0, {BcastTopology::Pipe})));
+        // When the root leaves (with or without a goodbye) while rank 2 waits
+        QSignalSpy left(w.world(2), &World::nodeLeft);
+        QSignalSpy lost(w.world(2), &World::nodeLost);
+        QSignalSpy &gone = clean ? left : lost;
+        if (clean)
+            w.world(0)->close();
+        else
+            w.kill(0);
+        QVERIFY(gone.wait(Patience));
+        if (clean) {
+            // Then a goodbye does not fail it: whatever the root sent has arrived
+            QVERIFY(!waiting.request().isFinished());
+            QVERIFY(within(w[1].bcast(QString(), 0, {BcastTopology::Pipe})));
+            QCOMPARE(*within(waiting), QStringLiteral("hello"));
+        } else {
+            // Then a lost rank fails it: it may have been the one to forward
+            QCOMPARE(within(waiting).error().code, ErrorCode::NodeLost);
+        }
+    }
+}
+
+QTEST_GUILESS_MAIN(TestCollectives)
+#include "tst_collectives.moc"

@@ -1,0 +1,248 @@
+// The broadcast decision function (seed 004) as a pure function: the
+// delegations of every topology, the Fibonacci-like split against the
+// issue's integer recurrence, the model's predictions and the choice of auto.
+#include <mmpi/comm/bcastplan.h>
+#include <mmpi/wire/frame.h>
+
+#include <QTest>
+
+#include <cmath>
+#include <vector>
+
+using namespace mmpi;
+
+namespace {
+
+constexpr BcastTopology Concrete[] = {BcastTopology::Serial, BcastTopology::Pipe, BcastTopology::Binary,
+                                      BcastTopology::Binomial, BcastTopology::Fibonacci};
+
+// Follows the delegations from the root down (every node re-applying the
+// topology to its own range) and counts how often each rank is reached.
+QString coverageProblem(BcastTopology topology, int ranks, const BcastPlan &plan)
+{
+    std::vector<int> reached(size_t(ranks), 0);
+    reached[0] = 1;
+    struct Range
+    {
+        int start, length;
+    };
+    std::vector<Range> pending{{0, ranks}};
+    while (!pending.empty()) {
+        const Range r = pending.back();
+        pending.pop_back();
+        std::vector<char> taken(size_t(r.length), 0);
+        for (const Delegation &d : bcastDelegations(topology, r.length, plan)) {
+            bool overlaps = false;
+            for (int i = d.offset; i >= 1 && i < d.offset + d.length && i < r.length; ++i)
+                overlaps = overlaps || std::exchange(taken[size_t(i)], char(1)) != 0;
+            if (d.offset < 1 || d.length < 1 || d.offset + d.length > r.length || overlaps)
+                return QStringLiteral("%1 at %2: bad delegation (%3, %4) of a range of %5")
+                    .arg(bcastTopologyName(topology)).arg(ranks).arg(d.offset).arg(d.length).arg(r.length);
+            ++reached[size_t(r.start + d.offset)];
+            pending.push_back({r.start + d.offset, d.length});
+        }
+    }
+    for (int i = 0; i < ranks; ++i)
+        if (reached[size_t(i)] != 1)
+            return QStringLiteral("%1 at %2: rank %3 reached %4 times")
+                .arg(bcastTopologyName(topology)).arg(ranks).arg(i).arg(reached[size_t(i)]);
+    return {};
+}
+
+// The recurrence, literally: a(n,m) = a(n-1,m) + a(n-m,m), a = 1 for
+// 0 <= n < m; smallest n with a(n,m) >= k; keep k * a(n-m,m) / a(n,m).
+int referenceKeep(int k, int m)
+{
+    std::vector<long long> a;
+    for (int n = 0;; ++n) {
+        a.push_back(n < m ? 1 : a[size_t(n - 1)] + a[size_t(n - m)]);
+        if (a.back() >= k) {
+            const long long kept = n >= m ? a[size_t(n - m)] : 1;
+            return std::clamp(int(std::lround(double(k) * double(kept) / double(a.back()))), 1, k - 1);
+        }
+    }
+}
+
+LinkModel bluetooth()
+{
+    return {30000.0, 0.09, 0.0}; // 30 ms, 90 kB/s
+}
+
+LinkModel loopback()
+{
+    return {20.0, 2000.0, 4.0};
+}
+
+} // namespace
+
+class TestCollectivesPlan : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void names();
+    void everyTopologyReachesEveryRankOnce();
+    void namedTopologiesHaveTheirShape();
+    void fibonacciMatchesTheRecurrence();
+    void fibonacciLimits();
+    void predictionsFollowTheModel();
+    void autoPicksTheFastestPrediction_data();
+    void autoPicksTheFastestPrediction();
+    void bluetoothChoices();
+    void forcedTopologyIsKept();
+};
+
+void TestCollectivesPlan::names()
+{
+    for (BcastTopology t : {BcastTopology::Auto, BcastTopology::Serial, BcastTopology::Pipe, BcastTopology::Binary,
+                            BcastTopology::Binomial, BcastTopology::Fibonacci})
+        QCOMPARE(bcastTopologyFromName(bcastTopologyName(t)), std::optional<BcastTopology>(t));
+    QCOMPARE(bcastTopologyFromName(u"ring"), std::nullopt);
+}
+
+void TestCollectivesPlan::everyTopologyReachesEveryRankOnce()
+{
+    // Given every topology (Fibonacci with several g:h), When followed down from the root,
+    // Then every rank is reached exactly once, at 1..16 ranks and at 100
+    for (int ranks : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 100})
+        for (BcastTopology t : Concrete)
+            for (auto gh : {std::pair{1.0, 1.0}, {5.0, 1.0}, {1.0, 5.0}, {2.0, 1.0}, {1e6, 1.0}, {1.0, 1e6}}) {
+                BcastPlan plan;
+                plan.gUs = gh.first;
+                plan.hUs = gh.second;
+                QCOMPARE(coverageProblem(t, ranks, plan), QString());
+            }
+}
+
+void TestCollectivesPlan::namedTopologiesHaveTheirShape()
+{
+    using D = QList<Delegation>;
+    QCOMPARE(bcastDelegations(BcastTopology::Serial, 4), (D{{1, 1}, {2, 1}, {3, 1}}));
+    QCOMPARE(bcastDelegations(BcastTopology::Pipe, 7), (D{{1, 6}}));
+    QCOMPARE(bcastDelegations(BcastTopology::Binary, 7), (D{{1, 3}, {4, 3}}));
+    QCOMPARE(bcastDelegations(BcastTopology::Binary, 2), (D{{1, 1}}));
+    QCOMPARE(bcastDelegations(BcastTopology::Binomial, 8), (D{{4, 4}, {2, 2}, {1, 1}}));
+    QCOMPARE(bcastDelegations(BcastTopology::Binomial, 7), (D{{4, 3}, {2, 2}, {1, 1}}));
+    QCOMPARE(bcastDelegations(BcastTopology::Serial, 1), D{});
+}
+
+void TestCollectivesPlan::fibonacciMatchesTheRecurrence()
+{
+    // Given a message m forwarding delays long (g = m, h = 1), Then the split
+    // is the integer recurrence's, for every range size
+    for (int m = 1; m <= 6; ++m)
+        for (int k = 2; k <= 40; ++k) {
+            const int keep = fibonacciKeep(k, double(m), 1.0);
+            QVERIFY2(keep == referenceKeep(k, m),
+                     qPrintable(QStringLiteral("m=%1 k=%2: %3, the recurrence says %4").arg(m).arg(k).arg(keep).arg(referenceKeep(k, m))));
+        }
+    // The textbook values: m = 2 is Fibonacci, 8 = 3 + 5 and 13 = 5 + 8
+    QCOMPARE(fibonacciKeep(8, 2.0, 1.0), 3);
+    QCOMPARE(fibonacciKeep(13, 2.0, 1.0), 5);
+    // The scale of time does not matter, only g : h
+    QCOMPARE(fibonacciKeep(13, 2000.0, 1000.0), 5);
+}
+
+void TestCollectivesPlan::fibonacciLimits()
+{
+    // g = h: the binomial tree (keep half); g >> h: the pipe (keep only
+    // yourself); h >> g: serial (keep all but one)
+    for (int k = 2; k <= 33; ++k) {
+        QCOMPARE(fibonacciKeep(k, 1.0, 1.0), (k + 1) / 2);
+        QCOMPARE(fibonacciKeep(k, 1e9, 1.0), 1);
+        QCOMPARE(fibonacciKeep(k, 1.0, 1e9), k - 1);
+        QCOMPARE(fibonacciKeep(k, 0.0, 1.0), k - 1);
+        QCOMPARE(fibonacciKeep(k, 1.0, 0.0), 1);
+    }
+    // (a serial node sends to the same children, from the far end)
+    QList<Delegation> serial = bcastDelegations(BcastTopology::Fibonacci, 6, BcastPlan{BcastTopology::Fibonacci, 0, 1.0, 1e9});
+    std::reverse(serial.begin(), serial.end());
+    QCOMPARE(serial, bcastDelegations(BcastTopology::Serial, 6));
+    QCOMPARE(bcastDelegations(BcastTopology::Fibonacci, 6, BcastPlan{BcastTopology::Fibonacci, 0, 1e9, 1.0}),
+             bcastDelegations(BcastTopology::Pipe, 6));
+}
+
+void TestCollectivesPlan::predictionsFollowTheModel()
+{
+    const LinkModel link{100.0, 1.0, 0.0}; // 100 us, 1 byte/us
+    const double g = 1000.0 + FrameHeaderSize; // a 1000-byte frame occupies the sender this long
+    // Serial: the last of 4 children gets it after 4 sends and one latency
+    QCOMPARE(predictBcastUs(5, 1000, BcastTopology::Serial, 0, link), 4 * g + 100.0);
+    // Store-and-forward pipe of 4 hops
+    QCOMPARE(predictBcastUs(5, 1000, BcastTopology::Pipe, 0, link), 4 * (g + 100.0));
+    // Binomial of 8: three rounds
+    QCOMPARE(predictBcastUs(8, 1000, BcastTopology::Binomial, 0, link), 3 * (g + 100.0));
+    // A segmented pipe overlaps the hops: much faster than store-and-forward
+    QVERIFY(predictBcastUs(8, 100000, BcastTopology::Pipe, 10000, link)
+            < 0.3 * predictBcastUs(8, 100000, BcastTopology::Pipe, 0, link));
+    QCOMPARE(predictBcastUs(1, 1000, BcastTopology::Serial, 0, link), 0.0);
+}
+
+void TestCollectivesPlan::autoPicksTheFastestPrediction_data()
+{
+    QTest::addColumn<int>("ranks");
+    QTest::addColumn<qint64>("bytes");
+    QTest::addColumn<bool>("radio");
+    for (int n : {2, 3, 7, 8, 16})
+        for (qint64 bytes : {0LL, 16LL, 1024LL, 65536LL, 1LL << 20})
+            for (bool radio : {false, true})
+                QTest::addRow("%d-%lld-%s", n, bytes, radio ? "bluetooth" : "loopback") << n << bytes << radio;
+}
+
+void TestCollectivesPlan::autoPicksTheFastestPrediction()
+{
+    QFETCH(int, ranks);
+    QFETCH(qint64, bytes);
+    QFETCH(bool, radio);
+    const LinkModel link = radio ? bluetooth() : loopback();
+    // Given the plan auto makes, When compared with every forced topology's best plan,
+    // Then none is predicted more than 1 % faster (auto prefers a named shape within 1 %)
+    const BcastPlan chosen = planBcast(ranks, bytes, link);
+    QVERIFY(chosen.topology != BcastTopology::Auto);
+    QCOMPARE(chosen.predictedUs, predictBcastUs(ranks, bytes, chosen.topology, chosen.segmentBytes, link));
+    for (BcastTopology t : Concrete) {
+        const BcastPlan forced = planBcast(ranks, bytes, link, t);
+        QCOMPARE(forced.topology, t);
+        QVERIFY2(chosen.predictedUs <= forced.predictedUs * 1.0101,
+                 qPrintable(QStringLiteral("auto chose %1 (%2 us), %3 predicts %4 us")
+                                .arg(bcastTopologyName(chosen.topology)).arg(chosen.predictedUs)
+                                .arg(bcastTopologyName(t)).arg(forced.predictedUs)));
+    }
+    if (chosen.segmentBytes > 0) {
+        QVERIFY(chosen.segmentBytes >= MinBcastSegment);
+        QVERIFY(bytes / chosen.segmentBytes <= MaxBcastSegments);
+    }
+}
+
+void TestCollectivesPlan::bluetoothChoices()
+{
+    // Given a Bluetooth-like radio (30 ms latency, 90 kB/s, one radio per node)
+    // Then tiny messages go out serially (latency dominates, sending is cheap)
+    QCOMPARE(planBcast(8, 16, bluetooth()).topology, BcastTopology::Serial);
+    QCOMPARE(planBcast(16, 16, bluetooth()).topology, BcastTopology::Serial);
+    // And a megabyte streams down a segmented pipe (transfer dominates)
+    const BcastPlan big = planBcast(16, 1 << 20, bluetooth());
+    QCOMPARE(big.topology, BcastTopology::Pipe);
+    QVERIFY(big.segmentBytes > 0);
+    // And in between, a tree that is neither
+    const BcastPlan mid = planBcast(16, 4096, bluetooth());
+    QVERIFY2(mid.topology != BcastTopology::Serial && mid.topology != BcastTopology::Pipe,
+             qPrintable(bcastTopologyName(mid.topology)));
+    // And on loopback a megabyte at 16 ranks is never sent whole to one child after another
+    const BcastPlan loop = planBcast(16, 1 << 20, loopback());
+    QVERIFY2(loop.topology != BcastTopology::Serial, qPrintable(bcastTopologyName(loop.topology)));
+}
+
+void TestCollectivesPlan::forcedTopologyIsKept()
+{
+    for (BcastTopology t : Concrete) {
+        const BcastPlan p = planBcast(16, 1 << 20, bluetooth(), t);
+        QCOMPARE(p.topology, t);
+        if (t == BcastTopology::Pipe)
+            QVERIFY(p.segmentBytes > 0); // a pipe of a large message forwards segments as they arrive
+        if (t == BcastTopology::Serial)
+            QCOMPARE(p.segmentBytes, 0);
+    }
+}
+
+QTEST_GUILESS_MAIN(TestCollectivesPlan)
+#include "tst_collectives_plan.moc"
