@@ -7,6 +7,7 @@
 #include <mmpi/comm/unpacker.h>
 
 #include <QCoroTask>
+#include <QElapsedTimer>
 #include <QDataStream>
 #include <QSignalSpy>
 #include <QTest>
@@ -14,6 +15,8 @@
 
 #include <functional>
 
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -145,6 +148,7 @@ private Q_SLOTS:
     void anySourceAnyTag();
     void orderUnderInterleavedSenders();
     void largeMessageOvertakenBySmallOne();
+    void blockingRoundTripsFromTwoThreads();
     void unexpectedMessagesAreBounded_data();
     void unexpectedMessagesAreBounded();
     void truncationAndTypeMismatch();
@@ -279,6 +283,45 @@ void TestPointToPoint::largeMessageOvertakenBySmallOne()
     QVERIFY(*got == big);
     QVERIFY(bigSend.wait());
     QVERIFY(smallSend.wait());
+}
+
+// Rank 1 echoes every message back; it runs on its own thread.
+void echo(Communicator comm, int rounds, std::atomic<int> *done)
+{
+    std::array<qint32, 4> buffer{};
+    for (int i = 0; i < rounds; ++i) {
+        if (!comm.recv(std::span<qint32>(buffer), 0, 1).wait()
+            || !comm.send(0, 2, std::span<const qint32>(buffer)).wait())
+            return;
+        done->store(i + 1);
+    }
+}
+
+void TestPointToPoint::blockingRoundTripsFromTwoThreads()
+{
+    // Many short waits on both sides: a completion that loses its wake-up
+    // leaves one side asleep for good, which this catches as a hang.
+    constexpr int Rounds = 20000;
+    CommWorld w(QStringLiteral("local"), 2);
+    QVERIFY(w.formed());
+    std::atomic<int> echoed = 0;
+    std::unique_ptr<QThread> peer(QThread::create(echo, w[1], Rounds, &echoed));
+    peer->start();
+    std::array<qint32, 4> ping{1, 2, 3, 4};
+    std::array<qint32, 4> pong{};
+    int completed = 0;
+    QElapsedTimer clock;
+    clock.start();
+    for (; completed < Rounds && clock.elapsed() < 120000; ++completed) {
+        ping[0] = completed;
+        const auto sent = w[0].send(1, 1, std::span<const qint32>(ping)).wait();
+        const auto got = w[0].recv(std::span<qint32>(pong), 1, 2).wait();
+        if (!sent || !got || pong != ping)
+            break;
+    }
+    QVERIFY(peer->wait(10000));
+    QCOMPARE(completed, Rounds);
+    QCOMPARE(echoed.load(), Rounds);
 }
 
 void TestPointToPoint::unexpectedMessagesAreBounded_data()
