@@ -13,7 +13,10 @@
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTcpServer>
+#include <QThread>
 #include <QUuid>
+
+#include <atomic>
 
 #ifdef Q_OS_UNIX
 #include <sys/socket.h>
@@ -81,6 +84,8 @@ private Q_SLOTS:
     void manyFramesBothWaysInOrder();
     void largeFrame();
     void everyFrameKind();
+    void trySendNowFromAnotherThread();
+    void pausedLinkHoldsFramesUntilResumed();
     void closeIsSeenByPeer();
     void framesQueuedBeforeCloseAreDelivered();
     void connectToDeadAddressFails();
@@ -174,16 +179,16 @@ void tst_Links::manyFramesBothWaysInOrder()
     QCOMPARE(receivedFrames(atServer), up);
     QCOMPARE(receivedFrames(atClient), down);
 
-    const LinkCounters &client = pair.connecting->counters();
-    const LinkCounters &server = pair.accepted->counters();
+    const LinkCounters client = pair.connecting->counters();
+    const LinkCounters server = pair.accepted->counters();
     QCOMPARE(client.framesSent, quint64(up.size()));
     QCOMPARE(server.framesReceived, quint64(up.size()));
     QCOMPARE(server.framesSent, quint64(down.size()));
     QCOMPARE(client.framesReceived, quint64(down.size()));
     QCOMPARE(server.bytesReceived, encodedSize(up));
     QCOMPARE(client.bytesReceived, encodedSize(down));
-    QTRY_COMPARE_WITH_TIMEOUT(client.bytesSent, encodedSize(up), Timeout);
-    QTRY_COMPARE_WITH_TIMEOUT(server.bytesSent, encodedSize(down), Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(pair.connecting->counters().bytesSent, encodedSize(up), Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(pair.accepted->counters().bytesSent, encodedSize(down), Timeout);
     QTRY_COMPARE_WITH_TIMEOUT(pair.connecting->bytesToWrite(), qint64(0), Timeout);
 }
 
@@ -235,6 +240,71 @@ void tst_Links::everyFrameKind()
     const QList<FrameKind> kinds = {FrameKind::Data, FrameKind::Control, FrameKind::Heartbeat, FrameKind::Goodbye};
     for (int i = 0; i < kinds.size(); ++i)
         QCOMPARE(receivedFrames(atServer).at(i).header.kind, kinds.at(i));
+}
+
+void tst_Links::trySendNowFromAnotherThread()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    // Given a link that refuses when its limit leaves no room
+    QVERIFY(!pair.connecting->trySendNow(numberedFrame(0), 0));
+    // When another thread writes frames through it directly
+    QList<Frame> frames;
+    for (int i = 0; i < 2000; ++i)
+        frames << numberedFrame(quint64(i), 1 + i % 13);
+    std::atomic<int> refused = 0;
+    Link *link = pair.connecting;
+    std::unique_ptr<QThread> sender(QThread::create([&frames, &refused, link] {
+        for (const Frame &frame : frames)
+            if (!link->trySendNow(frame, 64 * 1024 * 1024))
+                ++refused;
+    }));
+    sender->start();
+    QVERIFY(sender->wait(Timeout));
+    // Then every frame arrives once, in order, and is counted
+    QCOMPARE(refused.load(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), frames.size(), Timeout);
+    QCOMPARE(receivedFrames(atServer), frames);
+    QCOMPARE(pair.connecting->counters().framesSent, quint64(frames.size()));
+    QTRY_COMPARE_WITH_TIMEOUT(pair.connecting->counters().bytesSent, encodedSize(frames), Timeout);
+    // And a closed link takes nothing
+    pair.connecting->close();
+    QVERIFY(!pair.connecting->trySendNow(numberedFrame(1), 64 * 1024 * 1024));
+}
+
+void tst_Links::pausedLinkHoldsFramesUntilResumed()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QList<Frame> frames;
+    for (int i = 0; i < 200; ++i)
+        frames << numberedFrame(quint64(i), 1 + i % 7);
+    // Given a receiver that pauses itself in the slot of the 10th frame, so
+    // that frames read together with it are held back
+    QList<Frame> received;
+    Link *accepted = pair.accepted;
+    connect(accepted, &Link::frameReceived, accepted, [&received, accepted](const Frame &frame) {
+        received << frame;
+        if (received.size() == 10)
+            accepted->setReading(false);
+    });
+    // When the sender sends them all at once
+    for (const Frame &frame : frames)
+        pair.connecting->sendFrame(frame);
+    QTRY_COMPARE_WITH_TIMEOUT(received.size(), 10, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(pair.connecting->bytesToWrite(), qint64(0), Timeout);
+    // Then nothing more arrives while paused
+    QTest::qWait(200);
+    QCOMPARE(received.size(), 10);
+    // And after resuming the rest arrives, in order
+    accepted->setReading(true);
+    QTRY_COMPARE_WITH_TIMEOUT(received.size(), frames.size(), Timeout);
+    QCOMPARE(received, frames);
 }
 
 void tst_Links::closeIsSeenByPeer()
