@@ -41,9 +41,15 @@ function(mmpi_add_transport_plugin name)
     set_target_properties(${target} PROPERTIES
         LIBRARY_OUTPUT_DIRECTORY ${MMPI_PLUGIN_BUILD_DIR}
         EXPORT_NAME transport_${name})
-    install(TARGETS ${target} EXPORT MMPITargets
+    set(installed ${target})
+    if(MMPI_STATIC_PLUGINS)
+        # Qt's object library that registers the static plugin goes along.
+        list(APPEND installed ${target}_init)
+    endif()
+    install(TARGETS ${installed} EXPORT MMPITargets
         LIBRARY DESTINATION ${MMPI_PLUGIN_INSTALL_DIR}
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/mmpi/objects)
 endfunction()
 
 # mmpi_add_test(<name> SOURCES ... LIBS ... LABELS ... [TIMEOUT s])

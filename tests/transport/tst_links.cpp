@@ -68,6 +68,40 @@ QString deadAddress(const QString &transport)
     return QStringLiteral("local://mmpi-test-dead-") + QUuid::createUuid().toString(QUuid::Id128);
 }
 
+// A few valid frames of random kinds, item types and sizes (now and then
+// over a megabyte, so that payloads are read in several pieces), then maybe
+// one flipped byte or a cut: what a buggy or hostile peer might send.
+QByteArray randomStream(QRandomGenerator &rng)
+{
+    static const ItemType types[] = {ItemType::Byte, ItemType::Short, ItemType::Int, ItemType::Long,
+                                     ItemType::Double, ItemType::Boolean};
+    QByteArray stream;
+    const int frames = rng.bounded(1, 12);
+    for (int i = 0; i < frames; ++i) {
+        const ItemType type = types[rng.bounded(int(std::size(types)))];
+        const int bytes = rng.bounded(8) == 0 ? rng.bounded(1, 1536 * 1024) : rng.bounded(0, 300);
+        const quint32 count = quint32(bytes / itemSize(type));
+        QByteArray payload(qsizetype(count) * itemSize(type), Qt::Uninitialized);
+        for (char &c : payload)
+            c = type == ItemType::Boolean ? char(rng.bounded(2)) : char(rng.bounded(256));
+        Frame frame = makeFrame(FrameKind::Data, type, count, payload);
+        frame.header.tag = i;
+        stream += encodeFrame(frame);
+    }
+    switch (rng.bounded(6)) {
+    case 0:
+    case 1:
+        stream[rng.bounded(int(stream.size()))] ^= char(1 << rng.bounded(8));
+        break;
+    case 2:
+        stream.truncate(rng.bounded(1, int(stream.size())));
+        break;
+    default:
+        break;
+    }
+    return stream;
+}
+
 } // namespace
 
 class tst_Links : public QObject
@@ -95,6 +129,7 @@ private Q_SLOTS:
     void sendOnUnconnectedLinkIsIgnored();
     void receiverMayCloseAndDeleteLinkInSlot();
     void garbageFailsOnlyThatLink();
+    void randomStreamsMatchTheDecoder();
     void halfFrameThenDisconnect();
     void oversizedHeaderIsRefused();
     void frameOverConfiguredLimitIsRefused();
@@ -520,6 +555,57 @@ void tst_Links::garbageFailsOnlyThatLink()
     QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), 1, Timeout);
     QTRY_COMPARE_WITH_TIMEOUT(atClient.size(), 1, Timeout);
     QCOMPARE(pair.accepted->state(), Link::State::Connected);
+}
+
+// The link reads sockets its own way (staging buffer, payloads read in
+// place); whatever the bytes and however they are chunked, it must deliver
+// exactly what the reference decoder makes of them, and fail the same way.
+void tst_Links::randomStreamsMatchTheDecoder()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
+    for (int seed = 1; seed <= 30; ++seed) {
+        QRandomGenerator rng{quint32(seed)};
+        const QByteArray stream = randomStream(rng);
+        FrameDecoder reference;
+        QVERIFY(reference.feed(stream));
+        QList<Frame> expected;
+        ErrorCode expectedError = ErrorCode::NoError;
+        for (;;) {
+            auto next = reference.next();
+            if (!next) {
+                expectedError = next.error().code;
+                break;
+            }
+            if (!next->has_value())
+                break;
+            expected << **next;
+        }
+        if (expectedError == ErrorCode::NoError && reference.bufferedBytes() > 0)
+            expectedError = ErrorCode::LinkClosed; // the peer leaves in the middle of a frame
+
+        std::unique_ptr<QIODevice> raw;
+        QPointer<Link> link = acceptRaw(pair, incoming, raw);
+        QVERIFY(link);
+        QList<Frame> got;
+        connect(link, &Link::frameReceived, link, [&got](const Frame &frame) { got << frame; });
+        for (qsizetype at = 0; at < stream.size() && isConnected(raw.get());) {
+            const qsizetype chunk = qMin<qsizetype>(stream.size() - at, rng.bounded(1, 200000));
+            raw->write(stream.constData() + at, chunk);
+            at += chunk;
+            QTest::qWait(rng.bounded(3) == 0 ? 1 : 0);
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(raw->bytesToWrite(), qint64(0), Timeout);
+        if (expectedError == ErrorCode::NoError || expectedError == ErrorCode::LinkClosed)
+            disconnectRaw(raw.get());
+        QTRY_COMPARE_WITH_TIMEOUT(link->state(), Link::State::Closed, Timeout);
+        QVERIFY2(got == expected, qPrintable(QStringLiteral("seed %1: %2 frames, expected %3")
+                                                 .arg(seed).arg(got.size()).arg(expected.size())));
+        QCOMPARE(link->error().code, expectedError);
+    }
 }
 
 void tst_Links::halfFrameThenDisconnect()
