@@ -1,6 +1,7 @@
 // mmpi-bench: MMPI's benchmarks, started by mmpirun on every rank, e.g.
 //   mmpirun -n 2 --transport tcp mmpi-bench pingpong --sizes 1,1024 --json
 // Rank 0 prints a table (or one JSON line with --json).
+#include "collectives.h"
 #include "pingpong.h"
 
 #include <mmpi/world/world.h>
@@ -18,8 +19,12 @@ int usage(FILE *out, int status)
     std::fprintf(out,
                  "usage: mmpirun -n 2 [--transport local|tcp] mmpi-bench pingpong [--sizes N,N,...] "
                  "[--iterations K] [--json]\n"
+                 "       mmpirun -n N [--transport local|tcp|sim] mmpi-bench bcast|allreduce|barrier|alltoall "
+                 "[--topology T,...] [--sizes N,N,...] [--iterations K] [--json]\n"
                  "  pingpong   round-trip latency and one-way bandwidth between ranks 0 and 1\n"
-                 "Run `mmpi-bench pingpong --help` for the options of a benchmark.\n");
+                 "  bcast      broadcast from rank 0 (per topology), allreduce (sum of doubles), barrier,\n"
+                 "  alltoall   and alltoall: time until the last rank is done\n"
+                 "Run `mmpi-bench <benchmark> --help` for the options of a benchmark.\n");
     return status;
 }
 
@@ -29,7 +34,8 @@ int main(int argc, char *argv[])
 {
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)
         return usage(argc < 2 ? stderr : stdout, argc < 2 ? 2 : 0);
-    if (std::strcmp(argv[1], "pingpong") != 0) {
+    const bool collective = mmpi::bench::isCollective(argv[1]);
+    if (std::strcmp(argv[1], "pingpong") != 0 && !collective) {
         std::fprintf(stderr, "mmpi-bench: unknown benchmark '%s'\n", argv[1]);
         return usage(stderr, 2);
     }
@@ -39,7 +45,8 @@ int main(int argc, char *argv[])
         // --help works outside mmpirun too.
         for (int i = 2; i < argc; ++i)
             if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0)
-                return mmpi::bench::runPingPong({}, argc - 1, argv + 1, {});
+                return collective ? mmpi::bench::runCollective({}, argc - 1, argv + 1, {}, {})
+                                  : mmpi::bench::runPingPong({}, argc - 1, argv + 1, {});
         std::fprintf(stderr, "mmpi-bench: %s\nStart it with mmpirun, e.g.: mmpirun -n 2 mmpi-bench pingpong\n",
                      qPrintable(config.error().message));
         return 2;
@@ -51,7 +58,11 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "mmpi-bench: %s\n", qPrintable(formed.error().toString()));
         return 1;
     }
-    const int status = mmpi::bench::runPingPong(*comm, argc - 1, argv + 1, config->transport);
+    const QString link = config->transport == QLatin1String("sim")
+                             ? config->transportOptions.value(QStringLiteral("link"), QStringLiteral("bluetooth")).toString()
+                             : QString();
+    const int status = collective ? mmpi::bench::runCollective(*comm, argc - 1, argv + 1, config->transport, link)
+                                  : mmpi::bench::runPingPong(*comm, argc - 1, argv + 1, config->transport);
     // Leave cleanly: the peer may still be receiving our last message.
     QEventLoop leaving;
     QObject::connect(&world, &mmpi::World::stateChanged, &leaving, [&](mmpi::World::State state) {

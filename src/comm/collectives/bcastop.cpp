@@ -141,10 +141,9 @@ void BcastOp::planForwarding()
     for (int v = vrank + 1; v < vrank + m_rangeLength; ++v)
         peers.append(m_setup.group.at((v + m_treeRoot) % size()));
     BcastPlan plan;
-    if (!peers.isEmpty()) {
-        const LinkModel model = m_setup.router->estimator().model(peers);
-        plan = planBcast(m_rangeLength, m_totalBytes, model, m_options.topology);
-    } else if (m_options.topology != BcastTopology::Auto) {
+    if (!peers.isEmpty())
+        plan = m_setup.router->bcastPlan(m_rangeLength, m_totalBytes, m_options.topology, peers);
+    else if (m_options.topology != BcastTopology::Auto) {
         plan.topology = m_options.topology;
     }
     m_result->plan = plan;

@@ -4,6 +4,7 @@
 #include <mmpi/comm/communicator.h>
 #include <mmpi/comm/intercommunicator.h>
 
+#include "allreduceop.h"
 #include "barrierop.h"
 #include "bcastop.h"
 #include "communicatoraccess.h"
@@ -178,6 +179,23 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
     std::optional<Error> problem;
     if (!combiner)
         problem = combiner.error();
+    if (all && payload.bytes.size() <= detail::AllreduceOp::MaxBytes) {
+        auto op = std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
+                                                        combiner ? *combiner : detail::Combiner{}, problem);
+        const auto data = m_data;
+        op->request()->whenFinished([op, data, first] {
+            // A rank whose contribution was larger took reduce + bcast and
+            // may wait in the bcast: tell it too.
+            if (!outcomeOf(op->request())) {
+                auto bcast = std::make_shared<detail::BcastOp>(setupFor(*data, first + 1, "allreduce"), 0, Payload{},
+                                                               BcastOptions{});
+                bcast->poison(outcomeOf(op->request()).error());
+                bcast->start();
+            }
+        });
+        op->start();
+        return {Request(op->request()), op->result()};
+    }
     auto reduce = std::make_shared<detail::ReductionOp>(setupFor(*m_data, first, name), std::move(payload),
                                                         combiner ? *combiner : detail::Combiner{}, root, problem);
     if (!all) {

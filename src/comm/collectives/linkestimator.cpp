@@ -15,8 +15,6 @@ namespace {
 
 constexpr qint32 PingTag = 1;
 constexpr qint32 PongTag = 2;
-constexpr int SmallPings = 3;
-constexpr int BulkRepeats = 2;
 constexpr int NonceBytes = 8;
 
 Frame probeFrame(qint32 tag, quint64 nonce, qint64 bytes)
@@ -46,19 +44,20 @@ LinkEstimator::LinkEstimator(World *world)
 
 LinkModel LinkEstimator::model(const QList<int> &peers)
 {
-    std::optional<std::pair<int, Frame>> ping;
+    std::optional<std::pair<int, QList<Frame>>> pings;
     LinkModel model;
     {
         QMutexLocker lock(&m_mutex);
         if (m_fixed)
             return *m_fixed;
         const qint64 now = m_clock.elapsed();
-        QList<double> latencies, rates;
+        QList<double> latencies, rates, overheads;
         const auto collect = [&](auto keep) {
             for (auto it = m_estimates.cbegin(); it != m_estimates.cend(); ++it)
                 if (keep(it.key())) {
                     latencies.append(it->latencyUs);
                     rates.append(it->bytesPerUs);
+                    overheads.append(it->overheadUs);
                 }
         };
         collect([&](int peer) { return peers.contains(peer); });
@@ -67,6 +66,7 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
         if (!latencies.isEmpty()) {
             model.latencyUs = median(latencies);
             model.bytesPerUs = median(rates);
+            model.overheadUs = median(overheads);
         }
         if (m_probe && now - m_probe->startedAtMs > GiveUpAfterMs) {
             qCDebug(lcComm) << "link probe of rank" << m_probe->peer << "gave no answer; abandoned";
@@ -78,14 +78,14 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
                 const auto it = m_estimates.constFind(peer);
                 if (peer != me && (it == m_estimates.cend() || now - it->measuredAtMs > StaleAfterMs)) {
                     startProbe(peer);
-                    ping = {{peer, nextPing()}};
+                    pings = {{peer, burst(1, NonceBytes)}};
                     break;
                 }
             }
         }
     }
-    if (ping)
-        sendPing(ping->first, std::move(ping->second));
+    if (pings)
+        sendPings(pings->first, std::move(pings->second));
     return model;
 }
 
@@ -109,42 +109,89 @@ void LinkEstimator::startProbe(int peer)
     m_probe->startedAtMs = m_clock.elapsed();
 }
 
-Frame LinkEstimator::nextPing()
+QList<Frame> LinkEstimator::burst(int count, qint64 bytes)
 {
-    m_probe->nonce = m_nextNonce++;
-    m_probe->sentAtUs = nowUs();
-    return probeFrame(PingTag, m_probe->nonce, m_probe->bulkBytes);
+    Probe &p = *m_probe;
+    p.firstNonce = m_nextNonce;
+    m_nextNonce += quint64(count);
+    p.sent = count;
+    p.answered = 0;
+    p.sentAtUs = nowUs();
+    QList<Frame> frames;
+    for (int i = 0; i < count; ++i)
+        frames.append(probeFrame(PingTag, p.firstNonce + quint64(i), bytes));
+    return frames;
 }
 
-void LinkEstimator::sendPing(int peer, Frame ping)
+// Latency: single small pings, one after the other. Overhead: a burst of
+// small ones costs one round trip plus a frame's cost per further ping. Rate:
+// a burst of large ones costs one round trip plus their bytes at the rate of
+// the slowest stage (the radio, on a radio), grown until that is measurable.
+QList<Frame> LinkEstimator::burstDone(double elapsedUs)
 {
-    if (auto sent = m_world->sendFrame(peer, std::move(ping)); !sent) {
-        QMutexLocker lock(&m_mutex);
-        if (m_probe && m_probe->peer == peer)
-            m_probe.reset();
+    Probe &p = *m_probe;
+    switch (p.phase) {
+    case Phase::Latency:
+        p.roundTrips.append(elapsedUs);
+        if (p.roundTrips.size() < LatencyPings)
+            return burst(1, NonceBytes);
+        p.latencyRttUs = median(p.roundTrips);
+        p.phase = Phase::Overhead;
+        return burst(OverheadBurst, NonceBytes);
+    case Phase::Overhead:
+        p.overheadUs = std::max(0.0, (elapsedUs - p.latencyRttUs) / (OverheadBurst - 1));
+        p.phase = Phase::Rate;
+        return burst(RateBurst, p.bulkBytes);
+    case Phase::Rate: {
+        const double extraUs = elapsedUs - p.latencyRttUs;
+        if (extraUs < std::max(200.0, p.latencyRttUs) && p.bulkBytes < MaxBulkBytes && p.rateRounds == 0) {
+            p.bulkBytes *= 4; // too quick to tell yet
+            return burst(RateBurst, p.bulkBytes);
+        }
+        // Too fast to see even with the largest pings: call it 100 GB/s.
+        const double rate = extraUs > 0 ? double(RateBurst * p.bulkBytes) / extraUs : 1e5;
+        p.bestRate = std::max(p.bestRate, rate);
+        if (++p.rateRounds < RateRounds)
+            return burst(RateBurst, p.bulkBytes);
+        finishProbe();
+        return {};
     }
+    }
+    return {};
+}
+
+void LinkEstimator::sendPings(int peer, QList<Frame> pings)
+{
+    for (Frame &ping : pings)
+        if (auto sent = m_world->sendFrame(peer, std::move(ping)); !sent) {
+            QMutexLocker lock(&m_mutex);
+            if (m_probe && m_probe->peer == peer)
+                m_probe.reset();
+            return;
+        }
 }
 
 void LinkEstimator::finishProbe()
 {
-    Probe &p = *m_probe;
-    const double extraUs = p.bulkRttUs - p.smallRttUs;
-    // Too fast to see even with the largest ping: call it 100 GB/s.
-    const double rate = extraUs > 0 ? double(p.bulkBytes) / extraUs : 1e5;
-    const double smallFrameUs = double(NonceBytes + FrameHeaderSize) / rate;
+    const Probe &p = *m_probe;
     Estimate e;
-    e.bytesPerUs = std::min(rate, 1e5);
-    e.latencyUs = std::max(0.0, p.smallRttUs / 2 - smallFrameUs);
+    e.bytesPerUs = std::min(p.bestRate, 1e5);
+    // The model adds each frame's bytes at the rate by itself: what the small
+    // pings measured beyond that is the per-frame cost.
+    const double smallFrameUs = double(NonceBytes + FrameHeaderSize) / e.bytesPerUs;
+    e.overheadUs = std::max(0.0, p.overheadUs - smallFrameUs);
+    e.latencyUs = std::max(0.0, p.latencyRttUs / 2 - smallFrameUs);
     e.measuredAtMs = m_clock.elapsed();
     m_estimates.insert(p.peer, e);
-    qCDebug(lcComm) << "link to rank" << p.peer << ": latency" << e.latencyUs << "us," << e.bytesPerUs
-                    << "bytes/us (" << p.bulkBytes << "byte pings)";
+    qCDebug(lcComm) << "link to rank" << p.peer << ": latency" << e.latencyUs << "us, overhead" << e.overheadUs
+                    << "us per frame," << e.bytesPerUs << "bytes/us (" << RateBurst << "x" << p.bulkBytes
+                    << "byte pings)";
     m_probe.reset();
 }
 
 void LinkEstimator::handleFrame(const Frame &frame)
 {
-    if (frame.header.payloadLength < NonceBytes && frame.payload.size() < NonceBytes)
+    if (frame.payload.size() < NonceBytes)
         return;
     const quint64 nonce = qFromBigEndian<quint64>(frame.payload.constData());
     if (frame.header.tag == PingTag) {
@@ -154,34 +201,21 @@ void LinkEstimator::handleFrame(const Frame &frame)
     }
     if (frame.header.tag != PongTag)
         return;
-    std::optional<Frame> ping;
+    QList<Frame> next;
     int peer = -1;
     {
         QMutexLocker lock(&m_mutex);
-        if (!m_probe || m_probe->peer != frame.header.source || m_probe->nonce != nonce)
+        if (!m_probe || m_probe->peer != frame.header.source || nonce < m_probe->firstNonce
+            || nonce >= m_probe->firstNonce + quint64(m_probe->sent))
             return;
-        Probe &p = *m_probe;
-        const double rtt = nowUs() - p.sentAtUs;
-        if (p.bulkBytes == 0) {
-            p.smallRttUs = std::min(p.smallRttUs, rtt);
-            if (++p.step == SmallPings)
-                p.bulkBytes = FirstBulkBytes;
-        } else {
-            const double threshold = std::max(100.0, p.smallRttUs / 2);
-            if (rtt - p.smallRttUs < threshold && p.bulkBytes < MaxBulkBytes && p.bulkRepeats == 0) {
-                p.bulkBytes *= 2; // not measurable yet: a bigger ping
-            } else {
-                p.bulkRttUs = std::min(p.bulkRttUs, rtt);
-                if (++p.bulkRepeats == BulkRepeats) {
-                    finishProbe();
-                    return;
-                }
-            }
-        }
-        peer = p.peer;
-        ping = nextPing();
+        if (++m_probe->answered < m_probe->sent)
+            return;
+        next = burstDone(nowUs() - m_probe->sentAtUs);
+        if (!m_probe)
+            return;
+        peer = m_probe->peer;
     }
-    sendPing(peer, std::move(*ping));
+    sendPings(peer, std::move(next));
 }
 
 void LinkEstimator::handlePeerGone(int rank)

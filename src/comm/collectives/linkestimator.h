@@ -1,9 +1,10 @@
 // LinkEstimator: this node's estimates of its links, measured by the comm
-// layer itself (the world layer keeps none yet). A probe is a small ping that
-// the peer's router answers at once on its progress thread: half the round
-// trip is the latency; a larger ping's extra round-trip time gives the rate at
-// which this node's link carries bytes. Peers are probed one at a time, on
-// demand, when a broadcast needs a model of links it has not measured yet.
+// layer itself (the world layer keeps none yet). A probe sends pings that the
+// peer's router answers at once on its progress thread: half the median round
+// trip of single small pings is the latency; a burst of small pings, how much
+// each further frame costs; a burst of large pings, the rate at which bytes
+// leave. Peers are probed one at a time, on demand, when a broadcast needs a
+// model of links it has not measured yet.
 #pragma once
 
 #include <mmpi/comm/bcastplan.h>
@@ -29,6 +30,7 @@ public:
     {
         double latencyUs = 0;
         double bytesPerUs = 0;
+        double overheadUs = 0;
         qint64 measuredAtMs = 0;
     };
 
@@ -45,30 +47,41 @@ public:
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank);
 
-    // Ping payloads grow from this until their extra time is measurable.
+    static constexpr int LatencyPings = 5;
+    static constexpr int OverheadBurst = 8;
+    static constexpr int RateBurst = 4;
+    static constexpr int RateRounds = 2;
+    // Rate pings grow from this until the burst's time is measurable.
     static constexpr qint64 FirstBulkBytes = 4096;
-    static constexpr qint64 MaxBulkBytes = 1 << 20;
+    static constexpr qint64 MaxBulkBytes = 256 * 1024;
     static constexpr qint64 StaleAfterMs = 60000;
     static constexpr qint64 GiveUpAfterMs = 20000;
 
 private:
+    enum class Phase { Latency, Overhead, Rate };
     struct Probe
     {
         int peer = -1;
-        int step = 0;          // pings answered so far
-        qint64 bulkBytes = 0;  // 0 while measuring latency
-        double smallRttUs = 1e300;
-        double bulkRttUs = 1e300;
-        int bulkRepeats = 0;
-        quint64 nonce = 0;
+        Phase phase = Phase::Latency;
+        QList<double> roundTrips;
+        double latencyRttUs = 0;  // median of the single pings
+        double overheadUs = 0;
+        qint64 bulkBytes = FirstBulkBytes;
+        double bestRate = 0;       // bytes/us
+        int rateRounds = 0;
+        // The burst in flight: pings with nonces [firstNonce, firstNonce + sent).
+        quint64 firstNonce = 0;
+        int sent = 0;
+        int answered = 0;
         double sentAtUs = 0;
         qint64 startedAtMs = 0;
     };
 
-    void startProbe(int peer);          // m_mutex held
-    Frame nextPing();                   // m_mutex held
-    void finishProbe();                 // m_mutex held
-    void sendPing(int peer, Frame ping); // without m_mutex
+    void startProbe(int peer);                 // m_mutex held
+    QList<Frame> burst(int count, qint64 bytes); // m_mutex held
+    QList<Frame> burstDone(double elapsedUs);  // m_mutex held: the next burst, or none when finished
+    void finishProbe();                        // m_mutex held
+    void sendPings(int peer, QList<Frame> pings); // without m_mutex
     double nowUs() const { return double(m_clock.nsecsElapsed()) / 1000.0; }
 
     World *m_world;

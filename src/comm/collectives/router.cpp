@@ -20,6 +20,22 @@ void Router::claimId(quint32 id)
     }
 }
 
+BcastPlan Router::bcastPlan(int ranks, qint64 bytes, BcastTopology topology, const QList<int> &peers)
+{
+    const PlanKey key{ranks, bytes, topology, m_estimator->model(peers)};
+    {
+        QMutexLocker lock(&m_planMutex);
+        if (const auto it = m_plans.constFind(key); it != m_plans.cend())
+            return *it;
+    }
+    const BcastPlan plan = planBcast(ranks, bytes, key.model, topology);
+    QMutexLocker lock(&m_planMutex);
+    if (m_plans.size() >= 1024) // sizes vary without bound; the recent ones matter
+        m_plans.clear();
+    m_plans.insert(key, plan);
+    return plan;
+}
+
 std::optional<BcastPlan> Router::lastBcastPlan() const
 {
     QMutexLocker lock(&m_planMutex);

@@ -37,6 +37,11 @@ public:
     // Records that `id` is in use, so later ones are larger.
     void claimId(quint32 id);
 
+    // planBcast() for a node that forwards `bytes` to a range of `ranks` whose
+    // other members are `peers`, with this node's link model; remembered,
+    // since the same calls come again and the simulation is not free.
+    BcastPlan bcastPlan(int ranks, qint64 bytes, BcastTopology topology, const QList<int> &peers);
+
     // What the last broadcast this node forwarded chose (Communicator::lastBcastPlan()).
     std::optional<BcastPlan> lastBcastPlan() const;
     void setLastBcastPlan(const BcastPlan &plan);
@@ -57,6 +62,25 @@ private:
     std::atomic<quint32> m_nextFreeId{1};
     mutable QMutex m_planMutex;
     std::optional<BcastPlan> m_lastPlan;
+    struct PlanKey
+    {
+        int ranks;
+        qint64 bytes;
+        BcastTopology topology;
+        LinkModel model;
+        bool operator==(const PlanKey &o) const
+        {
+            return ranks == o.ranks && bytes == o.bytes && topology == o.topology
+                   && model.latencyUs == o.model.latencyUs && model.bytesPerUs == o.model.bytesPerUs
+                   && model.overheadUs == o.model.overheadUs;
+        }
+        friend size_t qHash(const PlanKey &k, size_t seed = 0)
+        {
+            return qHashMulti(seed, k.ranks, k.bytes, int(k.topology), k.model.latencyUs, k.model.bytesPerUs,
+                              k.model.overheadUs);
+        }
+    };
+    QHash<PlanKey, BcastPlan> m_plans; // guarded by m_planMutex
 };
 
 } // namespace mmpi::detail

@@ -7,6 +7,9 @@
 #include <mmpi/comm/messagecodec.h>
 
 #include <QDataStream>
+#include <QtEndian>
+
+#include <cstring>
 
 #include <functional>
 #include <optional>
@@ -220,12 +223,71 @@ struct Combiner
 
 Error combineCountMismatch(qsizetype left, qsizetype right);
 
+// One item in its big-endian wire form (ItemValue types).
+template<ItemValue E>
+E loadItem(const char *at)
+{
+    if constexpr (std::is_same_v<E, bool>) {
+        return *at != 0;
+    } else if constexpr (std::is_floating_point_v<E>) {
+        using Bits = std::conditional_t<sizeof(E) == 4, quint32, quint64>;
+        const Bits bits = qFromBigEndian<Bits>(at);
+        E value;
+        std::memcpy(&value, &bits, sizeof value);
+        return value;
+    } else if constexpr (std::is_same_v<E, char16_t>) {
+        return char16_t(qFromBigEndian<quint16>(at));
+    } else {
+        return qFromBigEndian<E>(at);
+    }
+}
+
+template<ItemValue E>
+void storeItem(char *at, E value)
+{
+    if constexpr (std::is_same_v<E, bool>) {
+        *at = value ? 1 : 0;
+    } else if constexpr (std::is_floating_point_v<E>) {
+        using Bits = std::conditional_t<sizeof(E) == 4, quint32, quint64>;
+        Bits bits;
+        std::memcpy(&bits, &value, sizeof bits);
+        qToBigEndian(bits, at);
+    } else if constexpr (std::is_same_v<E, char16_t>) {
+        qToBigEndian(quint16(value), at);
+    } else {
+        qToBigEndian(value, at);
+    }
+}
+
 template<typename T>
 Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
 {
     using E = ElementOf<T>;
     Combiner c;
     c.commutative = op.isCommutative();
+    if constexpr (ItemValue<E>) {
+        // Items combine in their wire form, in place: one pass, no lists.
+        c.combine = [op = std::move(op)](const Payload &left, const Payload &right) -> Result<Payload> {
+            constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
+            for (const Payload *p : {&left, &right}) {
+                if (!itemTypeDecodesAs<E>(p->itemType) || p->bytes.size() != qsizetype(p->count) * size)
+                    return MessageCodec<T>::decode(*p).error();
+            }
+            if constexpr (std::is_same_v<E, T>) {
+                if (left.count != 1 || right.count != 1)
+                    return MessageCodec<T>::decode(left.count != 1 ? left : right).error();
+            }
+            if (left.count != right.count)
+                return combineCountMismatch(left.count, right.count);
+            Payload out = left;
+            char *to = out.bytes.data();
+            const char *from = right.bytes.constData();
+            for (qsizetype at = 0; at < out.bytes.size(); at += size)
+                storeItem<E>(to + at, op.apply(loadItem<E>(to + at), loadItem<E>(from + at)));
+            return out;
+        };
+        return c;
+    }
     c.combine = [op = std::move(op)](const Payload &left, const Payload &right) -> Result<Payload> {
         auto a = MessageCodec<T>::decode(left);
         if (!a)

@@ -1,0 +1,252 @@
+/* Shared by `mmpi-bench bcast|allreduce|barrier|alltoall` and the Open MPI
+ * baseline (mpicollectives.c) so that both measure and report alike: options,
+ * iteration rule, what one timed call is, statistics (pingpong.h's), JSON.
+ * Plain C, for mpicc, that C++ takes. See docs/benchmarks.md.
+ *
+ * One timed call: every rank waits in an untimed barrier, reads CLOCK_MONOTONIC
+ * (one clock for every process of the machine), makes the call, reads the
+ * clock again, and the ranks' two readings are gathered to rank 0 (untimed).
+ * bcast: from the root's start to the last rank's end; the root starts a
+ * pause after the barrier (twice the slowest of 5 barriers measured first), so
+ * that every other rank already waits and a late exit from the barrier is not
+ * counted as broadcast time. The others: from the last rank's start to the
+ * last rank's end. The barrier before each call keeps back-to-back calls from
+ * overlapping. */
+#ifndef MMPI_BENCH_COLLECTIVES_H
+#define MMPI_BENCH_COLLECTIVES_H
+
+#include "pingpong.h"
+
+#define CB_DEFAULT_SIZES "16,1024,65536,1048576"
+#define CB_DEFAULT_ITERATIONS 200L
+#define CB_BYTES_PER_SIZE (64UL << 20) /* a size's timed calls move at most this much per rank */
+#define CB_MIN_ITERATIONS 3L
+#define CB_MAX_TOPOLOGIES 6
+
+enum cb_op { CB_BCAST, CB_ALLREDUCE, CB_BARRIER, CB_ALLTOALL, CB_UNKNOWN };
+
+static const char *const cb_op_names[] = {"bcast", "allreduce", "barrier", "alltoall"};
+static const char *const cb_topology_names[CB_MAX_TOPOLOGIES] = {"auto", "serial", "pipe", "binary", "binomial",
+                                                                 "fibonacci"};
+
+struct cb_options {
+    enum cb_op op;
+    size_t sizes[PP_MAX_SIZES]; /* bytes: bcast message, allreduce doubles x 8, alltoall bytes per peer */
+    int size_count;
+    long iterations;
+    int json;
+    int topologies[CB_MAX_TOPOLOGIES]; /* indexes into cb_topology_names */
+    int topology_count;
+};
+
+static inline enum cb_op cb_op_from_name(const char *name)
+{
+    int i;
+    for (i = 0; i < 4; ++i)
+        if (strcmp(name, cb_op_names[i]) == 0)
+            return (enum cb_op)i;
+    return CB_UNKNOWN;
+}
+
+/* K timed calls, fewer for big messages (64 MiB per size), never fewer than 3. */
+static inline long cb_iterations(size_t size, long k)
+{
+    long budget = size > 0 ? (long)(CB_BYTES_PER_SIZE / size) : k;
+    long n = k < budget ? k : budget;
+    return n > CB_MIN_ITERATIONS ? n : (k < CB_MIN_ITERATIONS ? k : CB_MIN_ITERATIONS);
+}
+
+/* Untimed calls first: a tenth, at least 1. */
+static inline long cb_warmup(long iterations)
+{
+    return iterations / 10 > 1 ? iterations / 10 : 1;
+}
+
+static inline int cb_usage(const char *program, FILE *out, int status)
+{
+    fprintf(out,
+            "usage: %s bcast|allreduce|barrier|alltoall [--sizes N,N,...] [--iterations K]\n"
+            "       [--topology auto|serial|pipe|binary|binomial|fibonacci|all[,...]] [--json]\n"
+            "  --sizes       bytes: the bcast message, the allreduce vector (of doubles), what alltoall\n"
+            "                sends each rank; 1 to %lu (default " CB_DEFAULT_SIZES "); barrier ignores it\n"
+            "  --iterations  K, timed calls per size: max(%ld, min(K, %lu / size)) (default %ld)\n"
+            "  --topology    bcast topologies to measure, a list or `all` (default auto)\n"
+            "  --json        print one JSON line instead of a table\n",
+            program, PP_MAX_MESSAGE, CB_MIN_ITERATIONS, CB_BYTES_PER_SIZE, CB_DEFAULT_ITERATIONS);
+    return status;
+}
+
+static inline int cb_parse_sizes(const char *list, struct cb_options *o)
+{
+    char item[32];
+    unsigned long size;
+    o->size_count = 0;
+    for (;;) {
+        const char *comma = strchr(list, ',');
+        size_t length = comma ? (size_t)(comma - list) : strlen(list);
+        if (length >= sizeof item || o->size_count == PP_MAX_SIZES)
+            return 0;
+        memcpy(item, list, length);
+        item[length] = '\0';
+        if (!pp_parse_count(item, PP_MAX_MESSAGE, &size))
+            return 0;
+        o->sizes[o->size_count++] = size;
+        if (!comma)
+            return 1;
+        list = comma + 1;
+    }
+}
+
+static inline int cb_parse_topologies(const char *list, struct cb_options *o)
+{
+    char item[32];
+    int i;
+    o->topology_count = 0;
+    if (strcmp(list, "all") == 0) {
+        for (i = 0; i < CB_MAX_TOPOLOGIES; ++i)
+            o->topologies[o->topology_count++] = i;
+        return 1;
+    }
+    for (;;) {
+        const char *comma = strchr(list, ',');
+        size_t length = comma ? (size_t)(comma - list) : strlen(list);
+        int found = -1;
+        if (length >= sizeof item || o->topology_count == CB_MAX_TOPOLOGIES)
+            return 0;
+        memcpy(item, list, length);
+        item[length] = '\0';
+        for (i = 0; i < CB_MAX_TOPOLOGIES; ++i)
+            if (strcmp(item, cb_topology_names[i]) == 0)
+                found = i;
+        if (found < 0)
+            return 0;
+        o->topologies[o->topology_count++] = found;
+        if (!comma)
+            return 1;
+        list = comma + 1;
+    }
+}
+
+/* argv[0] is the benchmark's name (bcast, ...). Returns PP_RUN, or the exit
+ * status after --help (0) or a usage error (2). */
+static inline int cb_parse_options(int argc, char **argv, const char *program, struct cb_options *o)
+{
+    unsigned long k = CB_DEFAULT_ITERATIONS;
+    const char *value;
+    int i, ok = 1;
+    o->op = argc > 0 ? cb_op_from_name(argv[0]) : CB_UNKNOWN;
+    o->json = 0;
+    o->topologies[0] = 0;
+    o->topology_count = 1;
+    cb_parse_sizes(CB_DEFAULT_SIZES, o);
+    for (i = 1; i < argc && ok; ++i) {
+        if (strcmp(argv[i], "--json") == 0)
+            o->json = 1;
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return cb_usage(program, stdout, 0);
+        else if ((value = pp_option_value(argc, argv, &i, "--sizes")))
+            ok = cb_parse_sizes(value, o);
+        else if ((value = pp_option_value(argc, argv, &i, "--iterations")))
+            ok = pp_parse_count(value, 100000000UL, &k);
+        else if ((value = pp_option_value(argc, argv, &i, "--topology")))
+            ok = cb_parse_topologies(value, o);
+        else
+            ok = 0;
+    }
+    o->iterations = (long)k;
+    if (!ok || o->op == CB_UNKNOWN) {
+        fprintf(stderr, "%s: bad argument '%s'\n", program, ok ? (argc > 0 ? argv[0] : "") : argv[i - 1]);
+        return cb_usage(program, stderr, 2);
+    }
+    if (o->op == CB_BARRIER) { /* one row, nothing to size */
+        o->sizes[0] = 0;
+        o->size_count = 1;
+    }
+    return PP_RUN;
+}
+
+#define CB_CALIBRATION_BARRIERS 5
+
+/* How long the bcast root waits after the barrier, from the durations (µs) of
+ * CB_CALIBRATION_BARRIERS barriers it timed. */
+static inline double cb_pause_us(const double *barriers)
+{
+    double slowest = 0;
+    int i;
+    for (i = 0; i < CB_CALIBRATION_BARRIERS; ++i)
+        slowest = barriers[i] > slowest ? barriers[i] : slowest;
+    return 2 * slowest;
+}
+
+/* Sleeps until pp_now_us() reaches `until` (a rank that sleeps yields its core). */
+static inline void cb_pause_until(double until)
+{
+    double now;
+    while ((now = pp_now_us()) < until) {
+        double left = until - now;
+        struct timespec t;
+        t.tv_sec = (time_t)(left / 1e6);
+        t.tv_nsec = (long)((left - (double)t.tv_sec * 1e6) * 1e3);
+        nanosleep(&t, NULL);
+    }
+}
+
+/* The time of one call from every rank's start and end (µs), rank `root`'s start for bcast. */
+static inline double cb_elapsed(const struct cb_options *o, const double *starts, const double *ends, int ranks,
+                                int root)
+{
+    double first = o->op == CB_BCAST ? starts[root] : starts[0], last = ends[0];
+    int r;
+    for (r = 0; r < ranks; ++r) {
+        if (o->op != CB_BCAST && starts[r] > first)
+            first = starts[r];
+        if (ends[r] > last)
+            last = ends[r];
+    }
+    return last - first;
+}
+
+struct cb_row {
+    size_t size;
+    const char *topology; /* as asked ("" when not applicable) */
+    const char *chosen;   /* what the root used most often ("" when not applicable) */
+    struct pp_result result;
+};
+
+static inline void cb_print(const struct cb_options *o, const struct cb_row *rows, int count, const char *transport,
+                            const char *link, int ranks)
+{
+    int i;
+    if (o->json) {
+        printf("{\"op\":\"%s\",\"transport\":\"%s\",", cb_op_names[o->op], transport);
+        if (link && *link)
+            printf("\"link\":\"%s\",", link);
+        printf("\"ranks\":%d,\"results\":[", ranks);
+        for (i = 0; i < count; ++i) {
+            const struct cb_row *r = &rows[i];
+            printf("%s{\"size\":%zu,", i ? "," : "", r->size);
+            if (r->topology && *r->topology)
+                printf("\"topology\":\"%s\",", r->topology);
+            if (r->chosen && *r->chosen)
+                printf("\"chosen\":\"%s\",", r->chosen);
+            printf("\"iterations\":%ld,\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f}", r->result.iterations,
+                   r->result.median_us, r->result.min_us, r->result.max_us);
+        }
+        printf("]}\n");
+    } else {
+        printf("%s over %s%s%s, %d ranks, microseconds per call\n", cb_op_names[o->op], transport,
+               link && *link ? " " : "", link ? link : "", ranks);
+        printf("%10s %10s %10s %10s %11s %11s %11s\n", "size", "topology", "chosen", "iterations", "median", "min",
+               "max");
+        for (i = 0; i < count; ++i) {
+            const struct cb_row *r = &rows[i];
+            printf("%10zu %10s %10s %10ld %11.2f %11.2f %11.2f\n", r->size,
+                   r->topology && *r->topology ? r->topology : "-",
+                   r->chosen && *r->chosen ? r->chosen : "-", r->result.iterations, r->result.median_us,
+                   r->result.min_us, r->result.max_us);
+        }
+    }
+    fflush(stdout);
+}
+
+#endif /* MMPI_BENCH_COLLECTIVES_H */

@@ -1,0 +1,111 @@
+#include "allreduceop.h"
+
+namespace mmpi::detail {
+
+AllreduceOp::AllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner, std::optional<Error> problem)
+    : CollectiveOp(std::move(setup)), m_accumulated(std::move(contribution)), m_combiner(std::move(combiner)),
+      m_problem(std::move(problem))
+{
+}
+
+void AllreduceOp::begin()
+{
+    if (m_problem)
+        return fail(*m_problem);
+    while (m_powerOfTwo * 2 <= size())
+        m_powerOfTwo *= 2;
+    m_remainder = size() - m_powerOfTwo;
+    if (rank() < 2 * m_remainder) {
+        if (rank() % 2 == 0) {
+            // Paired off: hand the contribution to the odd neighbour, wait for the result.
+            send(rank() + 1, m_accumulated, Pairing);
+            m_step = Result;
+        } else {
+            m_newRank = rank() / 2;
+        }
+    } else {
+        m_newRank = rank() - m_remainder;
+        m_step = 1;
+    }
+    advance();
+}
+
+int AllreduceOp::senderOf(int step) const
+{
+    const bool paired = rank() < 2 * m_remainder;
+    if (step == Result)
+        return paired && rank() % 2 == 0 ? rank() + 1 : -1;
+    if (step == Pairing)
+        return paired && rank() % 2 == 1 ? rank() - 1 : -1;
+    if (m_newRank < 0 || step > 30)
+        return -1;
+    const int mask = 1 << (step - 1);
+    if (mask >= m_powerOfTwo)
+        return -1;
+    const int partner = m_newRank ^ mask;
+    return partner < m_remainder ? partner * 2 + 1 : partner + m_remainder;
+}
+
+bool AllreduceOp::combineWith(int from, const Payload &theirs, bool theirsFirst)
+{
+    auto combined = theirsFirst ? m_combiner.combine(theirs, m_accumulated) : m_combiner.combine(m_accumulated, theirs);
+    if (!combined) {
+        fail({combined.error().code, describe(QStringLiteral("combining rank %1's contribution: %2")
+                                                  .arg(from).arg(combined.error().message))});
+        return false;
+    }
+    m_accumulated = std::move(*combined);
+    return true;
+}
+
+void AllreduceOp::advance()
+{
+    for (;;) {
+        if (isOver())
+            return;
+        const int from = expectedFrom();
+        if (from < 0) {
+            // Rounds done: a rank with a paired-off neighbour hands it the result.
+            if (rank() < 2 * m_remainder)
+                send(rank() - 1, m_accumulated, Result);
+            m_result->payload = std::move(m_accumulated);
+            return succeed();
+        }
+        if (m_step >= 1 && m_step != Result && m_sentStep < m_step) {
+            // Our half of this round goes out once, before waiting for theirs.
+            m_sentStep = m_step;
+            send(from, m_accumulated, m_step);
+        }
+        const auto it = m_arrived.find(m_step);
+        if (it == m_arrived.end())
+            return;
+        const auto [sender, payload] = *it;
+        m_arrived.erase(it);
+        if (m_step == Result) {
+            m_result->payload = payload;
+            return succeed();
+        }
+        if (!combineWith(sender, payload, sender < rank()))
+            return;
+        ++m_step;
+    }
+}
+
+void AllreduceOp::handleData(int from, const Frame &frame, const CollectiveTag &tag)
+{
+    // Each step has one sender: anything else (a rank running another
+    // algorithm because its contribution differs in size, say) fails at once.
+    if (m_arrived.contains(tag.argument) || senderOf(tag.argument) != from || tag.argument < m_step)
+        return fail({ErrorCode::ProtocolViolation,
+                     describe(QStringLiteral("unexpected message of step %1 from rank %2 (contributions of "
+                                             "different sizes?)").arg(tag.argument).arg(from))});
+    m_arrived.insert(tag.argument, {from, {frame.header.itemType, frame.header.count, frame.payload}});
+    advance();
+}
+
+bool AllreduceOp::waitsOn(int r) const
+{
+    return !isOver() && r == expectedFrom();
+}
+
+} // namespace mmpi::detail

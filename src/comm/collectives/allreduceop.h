@@ -1,0 +1,51 @@
+// AllreduceOp: allreduce by recursive doubling, for messages small enough
+// that latency matters more than volume: log2(n) rounds in which partners
+// swap what they have combined so far. A non-power-of-two group first pairs
+// ranks 2i and 2i+1 (i < n - 2^k) so that 2^k ranks remain; each partial
+// result covers a run of consecutive ranks and combines with its neighbour's
+// in rank order, so a non-commutative op gives (x0 op x1) op ... as well.
+#pragma once
+
+#include "collectiveop.h"
+
+#include <mmpi/comm/reduceop.h>
+
+#include <QMap>
+
+namespace mmpi::detail {
+
+class AllreduceOp : public CollectiveOp
+{
+public:
+    AllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner, std::optional<Error> problem);
+
+    // Larger contributions go through reduce + bcast (less volume).
+    static constexpr qint64 MaxBytes = 64 * 1024;
+
+protected:
+    void begin() override;
+    void handleData(int rank, const Frame &frame, const CollectiveTag &tag) override;
+    bool waitsOn(int rank) const override;
+
+private:
+    // Frame arguments: the pairing, the rounds (1...), the result for a paired-off rank.
+    static constexpr int Pairing = 0;
+    static constexpr int Result = MaxArgument;
+
+    int expectedFrom() const { return senderOf(m_step); }
+    int senderOf(int step) const; // who sends this rank `step`'s message, or -1
+    void advance();
+    bool combineWith(int from, const Payload &theirs, bool theirsFirst);
+
+    Payload m_accumulated;
+    Combiner m_combiner;
+    std::optional<Error> m_problem;
+    int m_powerOfTwo = 1;
+    int m_remainder = 0;
+    int m_newRank = -1; // in the power-of-two group, -1 if paired off
+    int m_step = 0;     // 0 pairing, 1.. rounds, then the hand-back
+    int m_sentStep = 0; // the last round whose half this rank has sent
+    QMap<int, std::pair<int, Payload>> m_arrived; // by argument: (sender, payload)
+};
+
+} // namespace mmpi::detail

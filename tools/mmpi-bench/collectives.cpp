@@ -1,0 +1,158 @@
+#include "collectives.h"
+
+#include "../../bench/collectives.h"
+
+#include <QByteArray>
+#include <QHash>
+
+#include <cstdio>
+#include <vector>
+
+namespace mmpi::bench {
+
+namespace {
+
+struct Call
+{
+    const Communicator &comm;
+    const cb_options &options;
+    size_t size;
+    BcastOptions bcast;
+    QByteArray message;    // bcast, at the root
+    QList<double> vector;  // allreduce
+    QList<quint8> blocks;  // alltoall
+
+    Call(const Communicator &c, const cb_options &o, size_t s, BcastTopology t) : comm(c), options(o), size(s)
+    {
+        bcast.topology = t;
+        if (o.op == CB_BCAST && c.rank() == 0)
+            message = QByteArray(qsizetype(s), 'x');
+        if (o.op == CB_ALLREDUCE)
+            vector = QList<double>(qMax<qsizetype>(1, qsizetype(s) / 8), 1.0 + c.rank());
+        if (o.op == CB_ALLTOALL)
+            blocks = QList<quint8>(qsizetype(s) * c.size(), quint8(c.rank()));
+    }
+
+    Result<void> run() const
+    {
+        switch (options.op) {
+        case CB_BCAST: {
+            auto got = comm.bcast(message, 0, bcast).wait();
+            if (!got)
+                return got.error();
+            if (size_t(got->size()) != size)
+                return Error{ErrorCode::CountMismatch, QStringLiteral("bcast delivered %1 bytes, not %2").arg(got->size()).arg(size)};
+            return success();
+        }
+        case CB_ALLREDUCE: {
+            auto got = comm.allreduce(vector, Op::Sum).wait();
+            if (!got)
+                return got.error();
+            const double expected = comm.size() * (comm.size() + 1) / 2.0;
+            if (got->size() != vector.size() || got->first() != expected)
+                return Error{ErrorCode::CountMismatch, QStringLiteral("allreduce gave a wrong sum")};
+            return success();
+        }
+        case CB_BARRIER:
+            return comm.barrier().wait();
+        case CB_ALLTOALL: {
+            auto got = comm.alltoall(std::span<const quint8>(blocks)).wait();
+            if (!got)
+                return got.error();
+            return success();
+        }
+        case CB_UNKNOWN:
+            break;
+        }
+        return Error{ErrorCode::BadConfiguration, QStringLiteral("unknown benchmark")};
+    }
+};
+
+int fail(const Error &error)
+{
+    std::fprintf(stderr, "mmpi-bench: %s\n", qPrintable(error.toString()));
+    return 1;
+}
+
+} // namespace
+
+bool isCollective(const char *name)
+{
+    return cb_op_from_name(name) != CB_UNKNOWN;
+}
+
+int runCollective(const Communicator &comm, int argc, char **argv, const QString &transport, const QString &link)
+{
+    cb_options options;
+    if (const int status = cb_parse_options(argc, argv, "mmpi-bench", &options); status != PP_RUN)
+        return status;
+    const bool root = comm.rank() == 0;
+    const bool topologies = options.op == CB_BCAST;
+    // The bcast root's pause after each barrier (bench/collectives.h).
+    double barriers[CB_CALIBRATION_BARRIERS];
+    for (double &b : barriers) {
+        const double start = pp_now_us();
+        if (auto ok = comm.barrier().wait(); !ok)
+            return fail(ok.error());
+        b = pp_now_us() - start;
+    }
+    const double pause = cb_pause_us(barriers);
+    std::vector<cb_row> rows;
+    std::vector<QByteArray> chosenNames; // keeps the rows' strings alive
+    chosenNames.reserve(PP_MAX_SIZES * CB_MAX_TOPOLOGIES);
+    for (int s = 0; s < options.size_count; ++s) {
+        const size_t size = options.sizes[s];
+        for (int t = 0; t < (topologies ? options.topology_count : 1); ++t) {
+            const char *topologyName = topologies ? cb_topology_names[options.topologies[t]] : "";
+            const auto topology = bcastTopologyFromName(QString::fromLatin1(topologyName)).value_or(BcastTopology::Auto);
+            const Call call(comm, options, size, topology);
+            const long timed = cb_iterations(size, options.iterations);
+            const long warmup = cb_warmup(timed);
+            std::vector<double> times;
+            QHash<QString, int> chosen;
+            for (long i = 0; i < warmup + timed; ++i) {
+                if (auto ok = comm.barrier().wait(); !ok)
+                    return fail(ok.error());
+                if (options.op == CB_BCAST && root)
+                    cb_pause_until(pp_now_us() + pause);
+                const double start = pp_now_us();
+                if (auto ok = call.run(); !ok)
+                    return fail(ok.error());
+                const double end = pp_now_us();
+                const QList<double> mine{start, end};
+                const auto all = comm.gather(std::span<const double>(mine), 0).wait();
+                if (!all)
+                    return fail(all.error());
+                if (!root || i < warmup)
+                    continue;
+                std::vector<double> starts, ends;
+                for (qsizetype r = 0; r < all->size(); r += 2) {
+                    starts.push_back(all->at(r));
+                    ends.push_back(all->at(r + 1));
+                }
+                times.push_back(cb_elapsed(&options, starts.data(), ends.data(), comm.size(), 0));
+                if (options.op == CB_BCAST || options.op == CB_ALLREDUCE)
+                    if (const auto plan = comm.lastBcastPlan())
+                        ++chosen[bcastTopologyName(plan->topology)];
+            }
+            if (!root)
+                continue;
+            cb_row row{};
+            row.size = size;
+            row.topology = options.op == CB_BCAST || options.op == CB_ALLREDUCE ? (topologies ? topologyName : "auto") : "";
+            QString most;
+            for (auto it = chosen.cbegin(); it != chosen.cend(); ++it)
+                if (most.isEmpty() || it.value() > chosen.value(most))
+                    most = it.key();
+            chosenNames.push_back(most.toLatin1());
+            row.chosen = chosenNames.back().constData();
+            pp_summarize(times.data(), long(times.size()), size, &row.result);
+            rows.push_back(row);
+        }
+    }
+    if (root)
+        cb_print(&options, rows.data(), int(rows.size()), qPrintable(transport), qPrintable(link), comm.size());
+    return 0;
+}
+
+} // namespace mmpi::bench
