@@ -45,6 +45,8 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     , m_discoveryTimer(this)
     , m_closeTimer(this)
     , m_flushTimer(this)
+    , m_heartbeatTimer(this)
+    , m_detector(std::make_shared<FailureDetector>(config.heartbeatInterval, config.heartbeatTimeout))
 {
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, &Engine::handleDeadline);
@@ -54,6 +56,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     connect(&m_closeTimer, &QTimer::timeout, this, &Engine::finishClose);
     m_flushTimer.setInterval(10);
     connect(&m_flushTimer, &QTimer::timeout, this, &Engine::finishClose);
+    connect(&m_heartbeatTimer, &QTimer::timeout, this, &Engine::handleHeartbeatCheck);
 }
 
 Engine::~Engine() = default;
@@ -470,6 +473,11 @@ void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
 
 void Engine::handleLinkFrame(int rank, const Frame &frame)
 {
+    if (m_detector->heard(rank, FailureDetector::Clock::now())) {
+        qCInfo(lcWorld) << "rank" << rank << "is no longer suspect";
+        Q_EMIT nodeAlive(rank);
+        Q_EMIT linkQualityChanged(rank);
+    }
     switch (frame.header.kind) {
     case FrameKind::Control:
         return handleControlFrame(rank, frame);
@@ -479,9 +487,11 @@ void Engine::handleLinkFrame(int rank, const Frame &frame)
         m_peers[rank].saidGoodbye = true;
         qCInfo(lcWorld) << "rank" << rank << "said goodbye";
         Q_EMIT nodeLeft(rank);
+        if (m_detector->release(rank, World::NodeStatus::Left))
+            Q_EMIT linkQualityChanged(rank);
         return checkCloseDone();
     case FrameKind::Heartbeat:
-        return;
+        return handleHeartbeat(rank, frame);
     case FrameKind::Fragment:
         return handleFragment(rank, frame);
     }
@@ -491,12 +501,8 @@ void Engine::handleFragment(int rank, const Frame &fragment)
 {
     Peer &peer = m_peers[rank];
     auto message = peer.reassembler->add(fragment);
-    if (!message) {
-        qCWarning(lcWorld).noquote() << "closing the link to rank" << rank << ":" << message.error().message;
-        if (Link *link = peer.link)
-            link->close();
-        return;
-    }
+    if (!message)
+        return closeLink(rank, message.error());
     if (message->has_value())
         handleDataFrame(rank, **message);
 }
@@ -545,10 +551,13 @@ void Engine::handleLinkClosed(int rank, Link *link)
     Peer &peer = m_peers[rank];
     if (peer.link != link)
         return;
-    const Error reason = link->error().isError()
+    const Error reason = peer.closeReason.isError() ? std::exchange(peer.closeReason, {})
+                         : link->error().isError()
                              ? link->error()
                              : Error{ErrorCode::LinkClosed, QStringLiteral("rank %1 closed its link").arg(rank)};
     detachLink(peer);
+    if (!peer.saidGoodbye && m_detector->release(rank, World::NodeStatus::Lost))
+        Q_EMIT linkQualityChanged(rank);
     link->deleteLater();
     if (peer.outbox)
         peer.outbox->failAll({ErrorCode::LinkClosed,
@@ -568,6 +577,81 @@ void Engine::handleLinkClosed(int rank, Link *link)
         return checkCloseDone();
     default:
         return;
+    }
+}
+
+void Engine::closeLink(int rank, const Error &reason)
+{
+    Peer &peer = m_peers[rank];
+    Link *link = peer.link;
+    if (!link)
+        return;
+    qCWarning(lcWorld).noquote() << "closing the link to rank" << rank << ":" << reason.message;
+    peer.closeReason = reason;
+    // Reported through handleLinkClosed(), with this reason.
+    link->close();
+}
+
+void Engine::handleHeartbeat(int rank, const Frame &frame)
+{
+    const auto reply = m_detector->receive(rank, frame, FailureDetector::Clock::now());
+    if (!reply)
+        return closeLink(rank, reply.error());
+    if (reply->echo) {
+        // Straight to the link, not through the outbox: an echo waits behind
+        // nothing this node has not yet handed to the link.
+        if (Link *link = m_peers[rank].link)
+            link->sendFrame(*reply->echo);
+    }
+    if (reply->measured)
+        Q_EMIT linkQualityChanged(rank);
+}
+
+void Engine::startFailureDetector()
+{
+    const auto now = FailureDetector::Clock::now();
+    m_detector->start(m_rank, now);
+    for (int rank = 0; rank < m_size; ++rank) {
+        if (rank == m_rank)
+            continue;
+        const Link *link = m_peers.at(rank).link;
+        m_detector->watch(rank, now, link ? link->counters().framesSent : 0);
+        if (!m_peers.at(rank).receiving)
+            m_detector->setReading(rank, false, now);
+    }
+    if (!m_detector->isEnabled())
+        return;
+    m_heartbeatTimer.start(m_detector->checkPeriod());
+    qCDebug(lcWorld) << "heartbeats every" << m_config.heartbeatInterval.count() << "ms, suspect after"
+                     << m_detector->suspectAfter().count() << "ms, lost after" << m_config.heartbeatTimeout.count()
+                     << "ms of silence";
+}
+
+void Engine::handleHeartbeatCheck()
+{
+    if (m_state != World::State::Formed && m_state != World::State::Closing)
+        return m_heartbeatTimer.stop();
+    const auto verdicts = m_detector->check(FailureDetector::Clock::now(), [this](int rank) {
+        const Link *link = m_peers.value(rank).link;
+        if (!link || link->state() != Link::State::Connected)
+            return std::optional<FailureDetector::Activity>();
+        // framesSent counts frames from every thread, direct sends included.
+        return std::optional(FailureDetector::Activity{link->counters().framesSent, link->bytesToWrite()});
+    });
+    for (const auto &verdict : verdicts) {
+        Link *link = m_peers[verdict.rank].link;
+        if (verdict.heartbeat && link)
+            link->sendFrame(*verdict.heartbeat);
+        if (verdict.becameSuspect) {
+            qCWarning(lcWorld) << "rank" << verdict.rank << "is suspect: nothing heard from it for"
+                               << m_detector->suspectAfter().count() << "ms";
+            Q_EMIT nodeSuspect(verdict.rank);
+            Q_EMIT linkQualityChanged(verdict.rank);
+        }
+        if (verdict.lost) {
+            Q_EMIT linkQualityChanged(verdict.rank);
+            closeLink(verdict.rank, *verdict.lost);
+        }
     }
 }
 
@@ -670,6 +754,7 @@ void Engine::becomeFormed()
         peer.path->setLink(peer.link);
     }
     qCInfo(lcWorld) << "world formed: rank" << m_rank << "of" << m_size << "in" << m_clock.elapsed() << "ms";
+    startFailureDetector();
     // formed() first: World publishes rank and size before the state.
     Q_EMIT formed(m_rank, nodes);
     setState(World::State::Formed);
@@ -731,6 +816,7 @@ void Engine::setReceiving(int rank, bool enabled)
     if (peer.receiving == enabled)
         return;
     peer.receiving = enabled;
+    m_detector->setReading(rank, enabled, FailureDetector::Clock::now());
     qCDebug(lcWorld) << (enabled ? "resuming" : "pausing") << "reading from rank" << rank;
     if (Link *link = peer.link)
         link->setReading(enabled);
@@ -761,6 +847,9 @@ void Engine::close()
         return setState(World::State::Closed);
     }
     setState(World::State::Closing);
+    // The goodbye is the last frame on every link; the detector keeps timing
+    // the peers whose goodbye has not come yet.
+    m_detector->stopSending();
     Frame goodbye;
     goodbye.header.kind = FrameKind::Goodbye;
     goodbye.header.source = m_rank;
@@ -801,6 +890,7 @@ void Engine::finishClose()
         return;
     m_flushTimer.stop();
     m_closeTimer.stop();
+    m_heartbeatTimer.stop();
     dropAllLinks();
     setState(World::State::Closed);
 }
@@ -835,6 +925,7 @@ void Engine::shutdown()
     m_deadline.stop();
     m_closeTimer.stop();
     m_flushTimer.stop();
+    m_heartbeatTimer.stop();
     dropAllLinks();
 }
 

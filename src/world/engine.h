@@ -6,6 +6,7 @@
 
 #include "handshake.h"
 #include "directpath.h"
+#include "failuredetector.h"
 #include "outbox.h"
 #include "reassembler.h"
 
@@ -34,6 +35,8 @@ public:
     // never changed after: another thread may read the list once it has
     // heard of formed().
     QList<std::shared_ptr<DirectPath>> directPaths() const { return m_paths; }
+    // Made with the engine and never replaced; its quality() is thread-safe.
+    std::shared_ptr<const FailureDetector> failureDetector() const { return m_detector; }
     void close();
     // Pause or resume reading from `rank`'s link (receiver flow control).
     void setReceiving(int rank, bool enabled);
@@ -49,6 +52,9 @@ Q_SIGNALS:
     void frameReceived(const mmpi::Frame &frame);
     void nodeLeft(int rank);
     void nodeLost(int rank, const mmpi::Error &reason);
+    void nodeSuspect(int rank);
+    void nodeAlive(int rank);
+    void linkQualityChanged(int rank);
 
 private:
     struct Peer
@@ -60,6 +66,8 @@ private:
         std::shared_ptr<DirectPath> path;
         bool receiving = true;
         std::shared_ptr<Reassembler> reassembler;
+        // Why this node closed the link itself (reported instead of the link's own error).
+        Error closeReason;
     };
 
     // set-up
@@ -91,6 +99,11 @@ private:
     void handleDataFrame(int rank, const Frame &frame);
     void handleFragment(int rank, const Frame &fragment);
     void handleLinkClosed(int rank, Link *link);
+    // Close the link to `rank` because of something the peer did (or did not do).
+    void closeLink(int rank, const Error &reason);
+    void handleHeartbeat(int rank, const Frame &frame);
+    void handleHeartbeatCheck();
+    void startFailureDetector();
     void handleRefused(Link *link, const Error &error);
     void detachLink(Peer &peer);
     qint64 linkHighWater() const;
@@ -136,7 +149,9 @@ private:
     QTimer m_discoveryTimer;
     QTimer m_closeTimer;
     QTimer m_flushTimer;
+    QTimer m_heartbeatTimer;
     QElapsedTimer m_clock;
+    std::shared_ptr<FailureDetector> m_detector;
 };
 
 } // namespace mmpi::detail

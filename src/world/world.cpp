@@ -30,6 +30,8 @@ public:
     QList<std::shared_ptr<detail::DirectPath>> paths;
     int chunkSize = 0;
     WorldConfig config; // guarded by mutex
+    // Set by form() before the progress thread starts; thread-safe to query.
+    std::shared_ptr<const detail::FailureDetector> detector;
 };
 
 MessageSink::~MessageSink() = default;
@@ -83,6 +85,7 @@ void World::form(const WorldConfig &config)
     auto *engine = new detail::Engine(config, d->nodeId);
     engine->moveToThread(&d->thread);
     d->engine = engine;
+    d->detector = engine->failureDetector();
     connect(engine, &detail::Engine::stateChanged, this, &World::handleEngineState);
     connect(engine, &detail::Engine::formationProgress, this, &World::formationProgress);
     connect(engine, &detail::Engine::formed, this, [this, engine](int rank, const QList<NodeInfo> &nodes) {
@@ -105,6 +108,10 @@ void World::form(const WorldConfig &config)
         Q_EMIT errorOccurred(error);
     });
     connect(engine, &detail::Engine::peerRefused, this, &World::peerRefused);
+    // Queued to this thread, in the order the engine emitted them.
+    connect(engine, &detail::Engine::nodeSuspect, this, &World::nodeSuspect);
+    connect(engine, &detail::Engine::nodeAlive, this, &World::nodeAlive);
+    connect(engine, &detail::Engine::linkQualityChanged, this, &World::linkQualityChanged);
     connectEngineTraffic(engine);
     d->state = State::Forming;
     d->thread.start();
@@ -238,6 +245,21 @@ void World::setReceiving(int rank, bool enabled)
         return engine->setReceiving(rank, enabled);
     QMetaObject::invokeMethod(engine, [engine, rank, enabled] { engine->setReceiving(rank, enabled); },
                               Qt::QueuedConnection);
+}
+
+Result<LinkQuality> World::linkQuality(int rank) const
+{
+    const int size = d->size;
+    if (size == 0 || !d->detector)
+        return Error{ErrorCode::NotFormed, QStringLiteral("no link quality: the world is not formed")};
+    if (rank < 0 || rank >= size)
+        return Error{ErrorCode::InvalidRank, QStringLiteral("rank %1 is not in this world of %2").arg(rank).arg(size)};
+    if (rank == d->rank)
+        return Error{ErrorCode::InvalidRank, QStringLiteral("rank %1 is this node, which has no link to itself").arg(rank)};
+    const auto quality = d->detector->quality(rank, detail::FailureDetector::Clock::now());
+    if (!quality)
+        return Error{ErrorCode::InvalidRank, QStringLiteral("rank %1 has no link").arg(rank)};
+    return *quality;
 }
 
 WorldConfig World::config() const

@@ -56,6 +56,18 @@ Result<void> WorldConfig::validate() const
                              .arg(maxUnexpectedBytes).arg(chunkSize));
     if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0)
         return badConfig(QStringLiteral("timeouts must be positive"));
+    if (heartbeatInterval.count() != 0) {
+        // Below 10 ms a heartbeat would be traffic of its own; the timeout
+        // must leave a heartbeat time to arrive before the peer is suspect
+        // (at half the timeout), with room for a late one.
+        if (heartbeatInterval.count() < 10 || heartbeatInterval.count() > 3600000)
+            return badConfig(QStringLiteral("heartbeat interval %1 ms is out of range 10 ms..1 h (0 turns "
+                                            "heartbeats off)").arg(heartbeatInterval.count()));
+        if (heartbeatTimeout < 3 * heartbeatInterval || heartbeatTimeout.count() > 24LL * 3600000)
+            return badConfig(QStringLiteral("heartbeat timeout %1 ms is out of range %2 ms (3 heartbeat "
+                                            "intervals)..24 h")
+                                 .arg(heartbeatTimeout.count()).arg(3 * heartbeatInterval.count()));
+    }
     return success();
 }
 
@@ -91,6 +103,17 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
             return timeout.error();
         config.formationTimeout = std::chrono::milliseconds(*timeout);
     }
+    const std::pair<const char *, std::chrono::milliseconds *> heartbeat[] = {
+        {"MMPI_HEARTBEAT_INTERVAL_MS", &config.heartbeatInterval},
+        {"MMPI_HEARTBEAT_TIMEOUT_MS", &config.heartbeatTimeout}};
+    for (const auto &[name, field] : heartbeat) {
+        if (!env.contains(QLatin1String(name)))
+            continue;
+        const auto value = intVariable(env, name);
+        if (!value)
+            return value.error();
+        *field = std::chrono::milliseconds(*value);
+    }
     if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {
         QJsonParseError parseError;
         const QJsonDocument options =
@@ -102,8 +125,14 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
         // The transport's configure() judges the keys and values.
         config.transportOptions = options.object().toVariantMap();
     }
-    if (config.isRoot())
+    config.listenAddress = env.value(QStringLiteral("MMPI_LISTEN_ADDRESS"));
+    if (config.isRoot()) {
+        // The root listens where the others join it.
+        if (!config.listenAddress.isEmpty() && config.listenAddress != config.rootAddress)
+            return badConfig(QStringLiteral("MMPI_LISTEN_ADDRESS='%1' of rank 0 is not MMPI_ROOT_ADDRESS='%2'")
+                                 .arg(config.listenAddress, config.rootAddress));
         config.listenAddress = config.rootAddress;
+    }
     if (auto valid = config.validate(); !valid)
         return valid.error();
     return config;

@@ -18,12 +18,19 @@ private Q_SLOTS:
     void validateRejectsBadFields_data();
     void validateRejectsBadFields();
     void formWithBadConfigFails();
+    void readsHeartbeatAndListenVariables();
+    void heartbeatDefaults();
+    void rootListenAddressMustBeRootAddress();
+    void validateHeartbeat_data();
+    void validateHeartbeat();
+    void linkQualityNeedsFormedWorld();
 };
 
 void TestWorldConfig::init()
 {
     for (const char *name : {"MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS",
-                             "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS"})
+                             "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
+                             "MMPI_LISTEN_ADDRESS", "MMPI_HEARTBEAT_INTERVAL_MS", "MMPI_HEARTBEAT_TIMEOUT_MS"})
         qunsetenv(name);
 }
 
@@ -67,6 +74,8 @@ void TestWorldConfig::malformedVariablesAreNamed_data()
     QTest::newRow("size") << QByteArray("MMPI_SIZE") << QByteArray("");
     QTest::newRow("key") << QByteArray("MMPI_WORLD_KEY") << QByteArray("xyz");
     QTest::newRow("timeout") << QByteArray("MMPI_FORMATION_TIMEOUT_MS") << QByteArray("soon");
+    QTest::newRow("heartbeat interval") << QByteArray("MMPI_HEARTBEAT_INTERVAL_MS") << QByteArray("often");
+    QTest::newRow("heartbeat timeout") << QByteArray("MMPI_HEARTBEAT_TIMEOUT_MS") << QByteArray("1e3");
 }
 
 void TestWorldConfig::malformedVariablesAreNamed()
@@ -125,6 +134,92 @@ void TestWorldConfig::formWithBadConfigFails()
     QCOMPARE(world.error().code, ErrorCode::BadConfiguration);
     QVERIFY(!world.waitForFormed());
     QCOMPARE(world.sendFrame(0, Frame{}).error().code, ErrorCode::NotFormed);
+}
+
+void TestWorldConfig::readsHeartbeatAndListenVariables()
+{
+    qputenv("MMPI_RANK", "1");
+    qputenv("MMPI_SIZE", "2");
+    qputenv("MMPI_ROOT_ADDRESS", "tcp://10.77.0.1:4000");
+    qputenv("MMPI_WORLD_KEY", "abcd");
+    qputenv("MMPI_LISTEN_ADDRESS", "tcp://10.77.0.2:0");
+    qputenv("MMPI_HEARTBEAT_INTERVAL_MS", "250");
+    qputenv("MMPI_HEARTBEAT_TIMEOUT_MS", "4000");
+    const auto config = WorldConfig::fromEnvironment();
+    QVERIFY2(config, config ? "" : qPrintable(config.error().toString()));
+    QCOMPARE(config->listenAddress, QStringLiteral("tcp://10.77.0.2:0"));
+    QCOMPARE(config->heartbeatInterval.count(), 250);
+    QCOMPARE(config->heartbeatTimeout.count(), 4000);
+
+    // Out of range values are judged by validate(), which names them.
+    qputenv("MMPI_HEARTBEAT_TIMEOUT_MS", "500");
+    const auto tooShort = WorldConfig::fromEnvironment();
+    QVERIFY(!tooShort);
+    QVERIFY2(tooShort.error().message.contains(QLatin1String("heartbeat timeout 500 ms")),
+             qPrintable(tooShort.error().message));
+}
+
+void TestWorldConfig::heartbeatDefaults()
+{
+    const WorldConfig config;
+    QCOMPARE(config.heartbeatInterval.count(), 1000);
+    QCOMPARE(config.heartbeatTimeout.count(), 10000);
+    QVERIFY(config.validate());
+}
+
+void TestWorldConfig::rootListenAddressMustBeRootAddress()
+{
+    qputenv("MMPI_RANK", "0");
+    qputenv("MMPI_SIZE", "2");
+    qputenv("MMPI_ROOT_ADDRESS", "tcp://10.77.0.1:4000");
+    qputenv("MMPI_WORLD_KEY", "abcd");
+    qputenv("MMPI_LISTEN_ADDRESS", "tcp://10.77.0.1:4000");
+    const auto same = WorldConfig::fromEnvironment();
+    QVERIFY2(same, same ? "" : qPrintable(same.error().toString()));
+    QCOMPARE(same->listenAddress, QStringLiteral("tcp://10.77.0.1:4000"));
+    qputenv("MMPI_LISTEN_ADDRESS", "tcp://10.77.0.9:4000");
+    const auto other = WorldConfig::fromEnvironment();
+    QVERIFY(!other);
+    QVERIFY2(other.error().message.contains(QLatin1String("MMPI_LISTEN_ADDRESS")), qPrintable(other.error().message));
+}
+
+void TestWorldConfig::validateHeartbeat_data()
+{
+    QTest::addColumn<int>("interval");
+    QTest::addColumn<int>("timeout");
+    QTest::addColumn<QString>("fragment"); // empty: valid
+    QTest::newRow("off") << 0 << 0 << QString();
+    QTest::newRow("off ignores the timeout") << 0 << 5 << QString();
+    QTest::newRow("3 intervals") << 100 << 300 << QString();
+    QTest::newRow("interval too short") << 5 << 1000 << "heartbeat interval 5 ms";
+    QTest::newRow("negative interval") << -1 << 1000 << "heartbeat interval -1 ms";
+    QTest::newRow("interval too long") << 3600001 << 24 * 3600000 << "heartbeat interval 3600001 ms";
+    QTest::newRow("under 3 intervals") << 100 << 299 << "heartbeat timeout 299 ms is out of range 300 ms";
+    QTest::newRow("timeout over a day") << 1000 << 24 * 3600000 + 1 << "heartbeat timeout 86400001 ms";
+}
+
+void TestWorldConfig::validateHeartbeat()
+{
+    QFETCH(int, interval);
+    QFETCH(int, timeout);
+    QFETCH(QString, fragment);
+    WorldConfig config;
+    config.heartbeatInterval = std::chrono::milliseconds(interval);
+    config.heartbeatTimeout = std::chrono::milliseconds(timeout);
+    const auto valid = config.validate();
+    if (fragment.isEmpty()) {
+        QVERIFY2(valid, valid ? "" : qPrintable(valid.error().message));
+        return;
+    }
+    QVERIFY(!valid);
+    QCOMPARE(valid.error().code, ErrorCode::BadConfiguration);
+    QVERIFY2(valid.error().message.contains(fragment), qPrintable(valid.error().message));
+}
+
+void TestWorldConfig::linkQualityNeedsFormedWorld()
+{
+    World world;
+    QCOMPARE(world.linkQuality(1).error().code, ErrorCode::NotFormed);
 }
 
 QTEST_GUILESS_MAIN(TestWorldConfig)

@@ -24,7 +24,8 @@ WorldHarness::WorldHarness(const QString &transport, WorldConfig::Mode mode)
                      {QStringLiteral("beaconTargets"), QStringList{QStringLiteral("127.0.0.1")}},
                      {QStringLiteral("beaconInterval"), 100}};
     } else {
-        m_rootAddress = QStringLiteral("local://mmpi-test-") + tag;
+        // local and sim both name a local server, under their own scheme.
+        m_rootAddress = transport + QStringLiteral("://mmpi-test-") + tag;
         m_options = {{QStringLiteral("discoveryDir"), m_dir.path()},
                      {QStringLiteral("discoveryInterval"), 50}};
     }
@@ -50,10 +51,18 @@ WorldConfig WorldHarness::config(int index, int size) const
     return c;
 }
 
-World *WorldHarness::start(const WorldConfig &config)
+void WorldHarness::addTransportOptions(const QVariantMap &options)
+{
+    for (auto it = options.begin(); it != options.end(); ++it)
+        m_options.insert(it.key(), it.value());
+}
+
+World *WorldHarness::start(const WorldConfig &config, std::shared_ptr<MessageSink> sink)
 {
     m_worlds.push_back(std::make_unique<World>());
     World *world = m_worlds.back().get();
+    if (sink)
+        world->setMessageSink(std::move(sink));
     world->form(config);
     return world;
 }

@@ -1,6 +1,7 @@
 // Test harness: several Worlds of one world in this process, each with its own
-// progress thread, over loopback (tcp) or local sockets, with isolated
-// discovery (a free beacon port or a private discovery directory).
+// progress thread, over loopback (tcp), local sockets or the sim transport
+// (over local sockets), with isolated discovery (a free beacon port or a
+// private discovery directory).
 #pragma once
 
 #include <mmpi/world/world.h>
@@ -21,9 +22,13 @@ public:
     // every other index becomes a NoRank node).
     WorldConfig config(int index, int size) const;
     QString transport() const { return m_transport; }
+    // Options every later config() carries besides the harness's own (e.g.
+    // the sim transport's link profile).
+    void addTransportOptions(const QVariantMap &options);
 
     // Start a World for each config; they are kept until the harness dies.
-    World *start(const WorldConfig &config);
+    // A `sink` is set before the world forms.
+    World *start(const WorldConfig &config, std::shared_ptr<MessageSink> sink = nullptr);
     // Destroy a world without close(): its peers see the links drop.
     void destroy(World *world);
 

@@ -12,6 +12,7 @@
 #include <QList>
 #include <QObject>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -25,6 +26,7 @@ struct NodeInfo
     bool operator==(const NodeInfo &) const = default;
 };
 
+struct LinkQuality;
 class WorldPrivate;
 namespace detail { class Engine; }
 
@@ -65,6 +67,16 @@ public:
     };
     Q_ENUM(State)
 
+    // How this node sees a peer, from its links and the failure detector
+    // (docs/fault-tolerance.md). Each change has its signal.
+    enum class NodeStatus {
+        Alive,   // heard from within half the heartbeat timeout
+        Suspect, // silent for half the heartbeat timeout (nodeSuspect)
+        Left,    // said goodbye (nodeLeft)
+        Lost,    // its link broke, or silent for the whole timeout (nodeLost)
+    };
+    Q_ENUM(NodeStatus)
+
     explicit World(QObject *parent = nullptr);
     ~World() override;
 
@@ -100,6 +112,11 @@ public:
     // The configuration given to form().
     WorldConfig config() const;
 
+    // How the link to `rank` is doing: status, round-trip time and when the
+    // node was last heard from. Thread-safe. Errors: NotFormed, InvalidRank
+    // (also for this node's own rank, which has no link).
+    Result<LinkQuality> linkQuality(int rank) const;
+
     // Route Data frames to `sink` (on the progress thread) instead of the
     // frameReceived() signal. Set it before form(); nullptr restores the signal.
     void setMessageSink(std::shared_ptr<MessageSink> sink);
@@ -120,8 +137,17 @@ Q_SIGNALS:
     void frameReceived(const mmpi::Frame &frame);
     // A peer said goodbye (its app is ending cleanly).
     void nodeLeft(int rank);
-    // A peer's link broke without a goodbye.
+    // A peer's link broke without a goodbye, or the peer was silent for the
+    // whole heartbeat timeout (ErrorCode::NodeLost, "no frame or heartbeat
+    // from rank 2 for 10003 ms ...") and its link was closed.
     void nodeLost(int rank, const mmpi::Error &reason);
+    // A peer has been silent for half the heartbeat timeout: it may be gone
+    // (nodeLost follows at the timeout) or only slow. Status Suspect.
+    void nodeSuspect(int rank);
+    // A suspect peer was heard from again before the timeout. Status Alive.
+    void nodeAlive(int rank);
+    // linkQuality(rank) changed: a new round trip, or a new status.
+    void linkQualityChanged(int rank);
 
 private:
     void handleEngineState(State state);
@@ -131,6 +157,27 @@ private:
     std::unique_ptr<WorldPrivate> d;
 };
 
+// A snapshot of one peer's link, from World::linkQuality().
+struct LinkQuality
+{
+    int rank = NoRank;
+    World::NodeStatus status = World::NodeStatus::Alive;
+    // Since anything (a message, a heartbeat, an echo) last arrived from the
+    // peer, at the time of the call.
+    std::chrono::milliseconds sinceHeard{0};
+    // Round trip of a heartbeat and its echo: the latest, and smoothed as TCP
+    // does (RFC 6298: 7/8 of the old value plus 1/8 of the new sample).
+    // Negative until the first echo. Measured only while the link is idle
+    // enough to carry heartbeats; a busy link keeps its last values.
+    std::chrono::microseconds roundTrip{-1};
+    std::chrono::microseconds smoothedRoundTrip{-1};
+    quint64 roundTripSamples = 0;
+    // Heartbeat requests this node sent to the peer, and received from it.
+    quint64 heartbeatsSent = 0;
+    quint64 heartbeatsReceived = 0;
+};
+
 } // namespace mmpi
 
 Q_DECLARE_METATYPE(mmpi::NodeInfo)
+Q_DECLARE_METATYPE(mmpi::LinkQuality)

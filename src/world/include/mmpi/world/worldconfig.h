@@ -49,6 +49,16 @@ struct WorldConfig
     // How long close() waits for every peer's goodbye before closing anyway.
     std::chrono::milliseconds closeTimeout{5000};
 
+    // Failure detection (docs/fault-tolerance.md). A node sends a peer a
+    // heartbeat when it has sent it nothing else for heartbeatInterval; a peer
+    // heard from (any frame) not for half of heartbeatTimeout is suspect, for
+    // all of it lost. The defaults suit phones, whose radios sleep between
+    // packets (Bluetooth sniff mode, Wi-Fi power save): a silent second means
+    // little there. heartbeatTimeout must be at least 3 × heartbeatInterval;
+    // an interval of 0 turns heartbeats and detection off (debugging).
+    std::chrono::milliseconds heartbeatInterval{1000};
+    std::chrono::milliseconds heartbeatTimeout{10000};
+
     // Messages larger than this travel as Fragment frames of this size, so a
     // big message never holds up small ones on the same link for long.
     int chunkSize = 64 * 1024;
@@ -69,7 +79,9 @@ struct WorldConfig
     // The launch environment set by mmpirun: MMPI_RANK, MMPI_SIZE,
     // MMPI_TRANSPORT, MMPI_ROOT_ADDRESS, MMPI_WORLD_KEY (hex), MMPI_WORLD_NAME,
     // MMPI_FORMATION_TIMEOUT_MS, MMPI_TRANSPORT_OPTIONS (a JSON object, into
-    // transportOptions). Errors name the missing or malformed variable.
+    // transportOptions), MMPI_LISTEN_ADDRESS (this node's listenAddress),
+    // and, if set, MMPI_HEARTBEAT_INTERVAL_MS and MMPI_HEARTBEAT_TIMEOUT_MS.
+    // Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();
     // Whether this process was started by mmpirun (MMPI_RANK is set).
     static bool isLaunched();

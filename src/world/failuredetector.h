@@ -1,0 +1,139 @@
+// FailureDetector: this node's view of whether each peer is still there
+// (brief §4.4, issue 5). It decides when a peer needs a heartbeat, when a
+// silent peer becomes suspect and when it is lost, checks the heartbeats that
+// arrive and measures round trips from their echoes (docs/fault-tolerance.md).
+// The engine drives it on the progress thread with explicit times, so its
+// rules can be tested without waiting; quality() may be called from any thread.
+#pragma once
+
+#include <mmpi/core/result.h>
+#include <mmpi/wire/frame.h>
+#include <mmpi/world/world.h>
+
+#include <QHash>
+#include <QMutex>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <optional>
+
+namespace mmpi::detail {
+
+class FailureDetector
+{
+public:
+    using Clock = std::chrono::steady_clock;
+    using TimePoint = Clock::time_point;
+
+    // Heartbeat payload (docs/protocol.md): a type byte, then a u64 nonce.
+    static constexpr qsizetype PayloadSize = 9;
+    enum class HeartbeatType : quint8 { Request = 1, Echo = 2 };
+    // Requests whose echo has not come yet, per peer; beyond this the oldest
+    // is forgotten (its echo then gives no round trip, but is still valid).
+    static constexpr qsizetype MaxOutstanding = 16;
+
+    // An interval of 0 turns heartbeats and failure detection off.
+    FailureDetector(std::chrono::milliseconds interval, std::chrono::milliseconds timeout);
+
+    bool isEnabled() const { return m_interval.count() > 0; }
+    // How often check() should run: a quarter of the interval, so a heartbeat
+    // follows the last frame after at most 1.25 intervals.
+    std::chrono::milliseconds checkPeriod() const;
+    // Silence after which a peer is suspect: half the timeout.
+    std::chrono::milliseconds suspectAfter() const { return m_timeout / 2; }
+
+    // The world is formed: this node has `ownRank` and starts timing.
+    void start(int ownRank, TimePoint now);
+    // Watch `rank` over a link whose counters read `framesSent` now.
+    void watch(int rank, TimePoint now, quint64 framesSent);
+    // Reading from `rank` paused by this node (flow control): its silence is
+    // this node's doing, so it is not timed until reading resumes.
+    void setReading(int rank, bool reading, TimePoint now);
+    // The peer left (goodbye: no longer timed, but still sent heartbeats
+    // while its link is open, as it times us until our own goodbye) or is
+    // lost (neither). False if it was not Alive or Suspect (nothing changes).
+    bool release(int rank, World::NodeStatus status);
+    // This node said goodbye: from now on it sends no heartbeats or echoes,
+    // so the goodbye stays its last frame on every link.
+    void stopSending() { m_sending = false; }
+
+    // Any frame from `rank` arrived. True when it was suspect and is not any more.
+    bool heard(int rank, TimePoint now);
+
+    // What a link to a peer has done, from its counters.
+    struct Activity
+    {
+        quint64 framesSent = 0; // frames queued on the link so far, every sender included
+        qint64 bytesToWrite = 0;
+    };
+    // What check() decided for one peer. The engine sends `heartbeat` on the
+    // peer's link (the detector counts it as sent) and closes the link when `lost`.
+    struct Verdict
+    {
+        int rank = NoRank;
+        std::optional<Frame> heartbeat;
+        bool becameSuspect = false;
+        std::optional<Error> lost;
+    };
+    // Run every checkPeriod(). `activity` gives a peer's link activity, or
+    // nothing when it has no link. Only peers with something to do are returned.
+    QList<Verdict> check(TimePoint now, const std::function<std::optional<Activity>(int rank)> &activity);
+
+    // What receive() decided: an echo to send back, and whether a round trip
+    // was measured (the link quality changed).
+    struct Reply
+    {
+        std::optional<Frame> echo;
+        bool measured = false;
+    };
+    // A Heartbeat frame from `rank`. An error is a protocol violation by the
+    // peer: the engine closes the link with it.
+    Result<Reply> receive(int rank, const Frame &frame, TimePoint now);
+
+    // Thread-safe. Rank must be a peer it watched at some point (else nullopt).
+    std::optional<LinkQuality> quality(int rank, TimePoint now) const;
+
+    static Frame makeHeartbeat(int source, int destination, HeartbeatType type, quint64 nonce);
+
+private:
+    struct Peer
+    {
+        World::NodeStatus status = World::NodeStatus::Alive;
+        bool reading = true; // false while this node does not read from it
+        TimePoint lastHeard;
+        TimePoint lastSent;          // when traffic to it was last seen, or a heartbeat went
+        quint64 dataFramesSeen = 0;  // the link's frames, less our heartbeats, at the last check
+        quint64 heartbeatFrames = 0; // requests and echoes this node queued on the link
+        quint64 nextNonce = 1;
+        quint64 lastEchoed = 0;
+        quint64 lastRequestReceived = 0;
+        std::deque<std::pair<quint64, TimePoint>> outstanding;
+        std::chrono::microseconds roundTrip{-1};
+        std::chrono::microseconds smoothedRoundTrip{-1};
+        quint64 roundTripSamples = 0;
+        quint64 requestsSent = 0;
+        quint64 requestsReceived = 0;
+    };
+
+    // Alive or Suspect: its silence counts and its heartbeats are answered.
+    static bool isTimed(const Peer &peer)
+    {
+        return peer.status == World::NodeStatus::Alive || peer.status == World::NodeStatus::Suspect;
+    }
+    Error violation(int rank, const QString &what) const;
+    void checkPeer(int rank, Peer &peer, TimePoint now, const std::optional<Activity> &activity,
+                   Verdict &verdict);
+    Frame request(int rank, Peer &peer, TimePoint now);
+    void measure(Peer &peer, quint64 nonce, TimePoint now);
+
+    const std::chrono::milliseconds m_interval;
+    const std::chrono::milliseconds m_timeout;
+    int m_ownRank = NoRank;
+    bool m_sending = true;
+    std::optional<TimePoint> m_lastCheck;
+    mutable QMutex m_mutex; // guards m_peers: quality() comes from other threads
+    QHash<int, Peer> m_peers;
+};
+
+} // namespace mmpi::detail
