@@ -139,6 +139,10 @@ private Q_SLOTS:
     void worldNameOption();
     void simTransportOptions();
     void transportOptionsOnlyForSim();
+    void rankAddresses_data();
+    void rankAddresses();
+    void listenAddressOnlyWithRankAddress();
+    void rankPrefixStartsEveryNode();
 
     void prefixedLinesNeverInterleave();
     void partialLastLineIsFlushed();
@@ -162,6 +166,7 @@ void TestMmpirun::helpListsEveryOption()
                              "--no-prefix", "--link", "--link-latency", "--link-bandwidth", "--fault", "default",
                              "MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS", "MMPI_WORLD_KEY",
                              "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS", "MMPI_LAUNCHER", "MMPI_TRANSPORT_OPTIONS",
+                             "--rank-prefix", "--rank-address", "MMPI_LISTEN_ADDRESS", "ip netns exec",
                              "Exit status", "Examples"})
         QVERIFY2(run.out.contains(QLatin1String(word)), word);
 }
@@ -219,6 +224,42 @@ void TestMmpirun::otherUsageErrors_data()
         << u"out-of-range needs 'for <time>'"_s;
     QTest::addRow("fault rank beyond -n") << sim + QStringList{u"--fault"_s, u"rank 2 terminates at 1s"_s, probe}
                                           << u"fault 'rank 2 terminates at 1s' names rank 2, but the world has 2 node(s)"_s;
+
+    const QStringList tcp{u"-n"_s, u"3"_s, u"--transport"_s, u"tcp"_s};
+    QTest::addRow("address without tcp") << QStringList{u"-n"_s, u"2"_s, u"--rank-address"_s, u"10.0.0.{rank}"_s, probe}
+                                         << u"mmpirun: --rank-address needs --transport tcp"_s;
+    QTest::addRow("address past 255") << tcp + QStringList{u"--rank-address"_s, u"10.0.0.{rank+254}"_s, probe}
+                                      << u"mmpirun: --rank-address: '10.0.0.256' (rank 2) is not an IP address"_s;
+    QTest::addRow("address a name") << tcp + QStringList{u"--rank-address"_s, u"node{rank}.local"_s, probe}
+                                    << u"mmpirun: --rank-address: 'node0.local' (rank 0) is not an IP address"_s;
+    QTest::addRow("address short form") << tcp + QStringList{u"--rank-address"_s, u"10.{rank+1}"_s, probe}
+                                        << u"mmpirun: --rank-address: '10.1' (rank 0) is not an IP address"_s;
+    QTest::addRow("address any") << tcp + QStringList{u"--rank-address"_s, u"0.0.0.0"_s, probe}
+                                 << u"mmpirun: --rank-address: 0.0.0.0 (rank 0) is not a unicast address"_s;
+    QTest::addRow("address multicast") << tcp + QStringList{u"--rank-address"_s, u"ff02::{rank+1}"_s, probe}
+                                       << u"mmpirun: --rank-address: ff02::1 (rank 0) is not a unicast address"_s;
+    QTest::addRow("address placeholder") << tcp + QStringList{u"--rank-address"_s, u"10.0.0.{node}"_s, probe}
+                                         << u"mmpirun: --rank-address: '{node}' at position 8 of '10.0.0.{node}' is not "
+                                            "a placeholder (use {rank} or {rank+N})"_s;
+    QTest::addRow("address twice") << tcp + QStringList{u"--rank-address"_s, u"10.0.0.1"_s, u"--rank-address"_s,
+                                                        u"10.0.0.2"_s, probe}
+                                   << u"mmpirun: --rank-address is given 2 times; give it once"_s;
+    QTest::addRow("prefix empty") << QStringList{u"-n"_s, u"2"_s, u"--rank-prefix"_s, u" "_s, probe}
+                                  << u"mmpirun: --rank-prefix is empty"_s;
+    QTest::addRow("prefix unclosed") << QStringList{u"-n"_s, u"2"_s, u"--rank-prefix"_s, u"ip netns exec ns{rank"_s, probe}
+                                     << u"mmpirun: --rank-prefix: '{rank' at position 3 of 'ns{rank' is not a placeholder"_s;
+    QTest::addRow("prefix stray brace") << QStringList{u"-n"_s, u"2"_s, u"--rank-prefix"_s, u"env X=}"_s, probe}
+                                        << u"mmpirun: --rank-prefix: '}' at position 3 of 'X=}' closes no placeholder"_s;
+    QTest::addRow("prefix offset") << QStringList{u"-n"_s, u"2"_s, u"--rank-prefix"_s, u"env X={rank+70000}"_s, probe}
+                                   << u"mmpirun: --rank-prefix: '{rank+70000}' in 'X={rank+70000}': N is at most 65535"_s;
+    QTest::addRow("prefix command") << QStringList{u"-n"_s, u"2"_s, u"--rank-prefix"_s, u"mmpi-no-such-wrapper x"_s, probe}
+                                    << u"mmpirun: --rank-prefix: program 'mmpi-no-such-wrapper' not found"_s;
+    QTest::addRow("prefix command per rank")
+        << QStringList{u"-n"_s, u"2"_s, u"--rank-prefix"_s, u"mmpi-wrapper-{rank}"_s, probe}
+        << u"mmpirun: --rank-prefix: program 'mmpi-wrapper-0' not found on PATH or in "_s;
+    QTest::addRow("prefix twice") << QStringList{u"-n"_s, u"2"_s, u"--rank-prefix"_s, u"env"_s, u"--rank-prefix"_s,
+                                                 u"env"_s, probe}
+                                  << u"mmpirun: --rank-prefix is given 2 times; give it once"_s;
 }
 
 void TestMmpirun::otherUsageErrors()
@@ -412,6 +453,89 @@ void TestMmpirun::transportOptionsOnlyForSim()
     if (run.exitCode != 0 || nodes.size() != 1)
         QFAIL(qPrintable(run.dump()));
     QCOMPARE(nodes[0][3], uR"({"rank":0,"worldSize":1})"_s);
+}
+
+namespace {
+
+// Each node's root and listen addresses, printed by a shell, by rank.
+QMap<int, QStringList> addressReports(const QString &out)
+{
+    static const QRegularExpression line(uR"(^\[(\d+)\] rank=(\d*) root=(\S*) listen=(\S*)$)"_s,
+                                         QRegularExpression::MultilineOption);
+    QMap<int, QStringList> result;
+    for (auto it = line.globalMatch(out); it.hasNext();) {
+        const auto m = it.next();
+        result.insert(m.captured(1).toInt(), {m.captured(2), m.captured(3), m.captured(4)});
+    }
+    return result;
+}
+
+const QStringList printAddresses{
+    u"/bin/sh"_s, u"-c"_s,
+    uR"(printf 'rank=%s root=%s listen=%s\n' "$MMPI_RANK" "$MMPI_ROOT_ADDRESS" "$MMPI_LISTEN_ADDRESS")"_s};
+
+} // namespace
+
+void TestMmpirun::rankAddresses_data()
+{
+    QTest::addColumn<QString>("address");
+    QTest::addColumn<QStringList>("hosts"); // as they appear in tcp:// addresses, by rank
+    QTest::addRow("ipv4") << u"10.77.0.{rank+1}"_s << QStringList{u"10.77.0.1"_s, u"10.77.0.2"_s, u"10.77.0.3"_s};
+    QTest::addRow("ipv6") << u"fd00::{rank+10}"_s << QStringList{u"[fd00::10]"_s, u"[fd00::11]"_s, u"[fd00::12]"_s};
+    QTest::addRow("one for all") << u"127.0.0.9"_s << QStringList{u"127.0.0.9"_s, u"127.0.0.9"_s, u"127.0.0.9"_s};
+}
+
+// The root listens at its address on a free port; every other rank listens
+// at its own address on a port of its choosing, and says so in MMPI_LISTEN_ADDRESS.
+void TestMmpirun::rankAddresses()
+{
+    QFETCH(QString, address);
+    QFETCH(QStringList, hosts);
+    const Run run = runMmpirun(QStringList{u"-n"_s, u"3"_s, u"--transport"_s, u"tcp"_s, u"--rank-address"_s, address,
+                                           u"--"_s} + printAddresses);
+    const QMap<int, QStringList> nodes = addressReports(run.out);
+    if (run.exitCode != 0 || nodes.keys() != QList<int>{0, 1, 2})
+        QFAIL(qPrintable(run.dump()));
+    const QRegularExpression root(u"^tcp://%1:(\\d+)$"_s.arg(QRegularExpression::escape(hosts[0])));
+    const auto match = root.match(nodes[0][1]);
+    QVERIFY2(match.hasMatch() && match.captured(1).toInt() > 0, qPrintable(nodes[0][1]));
+    for (int rank = 0; rank < 3; ++rank) {
+        QCOMPARE(nodes[rank][0], QString::number(rank));
+        QCOMPARE(nodes[rank][1], nodes[0][1]);
+        QCOMPARE(nodes[rank][2], rank == 0 ? nodes[0][1] : u"tcp://%1:0"_s.arg(hosts[rank]));
+    }
+}
+
+void TestMmpirun::listenAddressOnlyWithRankAddress()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(u"MMPI_LISTEN_ADDRESS"_s, u"tcp://10.9.9.9:0"_s);
+    const Run run = runMmpirun(QStringList{u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--"_s} + printAddresses, env);
+    const QMap<int, QStringList> nodes = addressReports(run.out);
+    if (run.exitCode != 0 || nodes.size() != 2)
+        QFAIL(qPrintable(run.dump()));
+    for (const QStringList &node : nodes) {
+        QVERIFY2(node[1].startsWith(u"tcp://127.0.0.1:"_s), qPrintable(node[1]));
+        QCOMPARE(node[2], QString());
+    }
+}
+
+// The prefix, with each rank's number filled in, runs first and starts the
+// program with its arguments; the node is still the one mmpirun watches.
+void TestMmpirun::rankPrefixStartsEveryNode()
+{
+    // --keep-going: rank 2's failure must not stop the others before they print.
+    const Run run = runMmpirun(QStringList{u"-n"_s, u"3"_s, u"--keep-going"_s, u"--rank-prefix"_s,
+                                           u"env \"MMPIRUN_TEST_WORD=ns {rank}\" MMPIRUN_TEST_OFFSET={rank+10}"_s, u"--"_s,
+                                           u"/bin/sh"_s, u"-c"_s,
+                                           uR"(echo "rank=$MMPI_RANK word=$MMPIRUN_TEST_WORD offset=$MMPIRUN_TEST_OFFSET args=$0,$1" && exit $((MMPI_RANK == 2 ? 7 : 0)))"_s,
+                                           u"first"_s, u"second"_s});
+    QVERIFY2(run.exitCode == 7, qPrintable(run.dump()));
+    for (int rank = 0; rank < 3; ++rank) {
+        const QString line = u"[%1] rank=%1 word=ns %1 offset=%2 args=first,second"_s.arg(rank).arg(rank + 10);
+        QVERIFY2(run.out.contains(line), qPrintable(line + u"\n"_s + run.dump()));
+    }
+    QVERIFY2(run.err.contains(u"mmpirun: node 2 exited with status 7"_s), qPrintable(run.dump()));
 }
 
 void TestMmpirun::prefixedLinesNeverInterleave()

@@ -34,6 +34,11 @@ QString localRootAddress(const QString &scheme)
         .arg(salt, 8, 16, QLatin1Char('0'));
 }
 
+QString tcpAddress(const QString &host, quint16 port)
+{
+    return host.contains(u':') ? u"tcp://[%1]:%2"_s.arg(host).arg(port) : u"tcp://%1:%2"_s.arg(host).arg(port);
+}
+
 } // namespace
 
 LaunchEnvironment::LaunchEnvironment(LaunchEnvironment &&) noexcept = default;
@@ -48,7 +53,12 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
         if (!env.m_portHolder->listen(QHostAddress::LocalHost, 0))
             return Error(ErrorCode::ListenFailed, u"cannot find a free TCP port on 127.0.0.1: %1"_s
                                                       .arg(env.m_portHolder->errorString()));
-        env.m_rootAddress = u"tcp://127.0.0.1:%1"_s.arg(env.m_portHolder->serverPort());
+        // With --rank-address rank 0 may live in another network namespace,
+        // where this port, free here, is as good a guess as any.
+        const quint16 port = env.m_portHolder->serverPort();
+        env.m_rootAddress = tcpAddress(options.rankAddresses.value(0, u"127.0.0.1"_s), port);
+        for (int rank = 0; rank < int(options.rankAddresses.size()); ++rank)
+            env.m_listenAddresses.append(rank == 0 ? env.m_rootAddress : tcpAddress(options.rankAddresses.at(rank), 0));
     } else {
         env.m_rootAddress = localRootAddress(options.transport);
     }
@@ -66,6 +76,7 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     env.m_common.insert(u"MMPI_LAUNCHER"_s, u"mmpirun"_s);
     // Options meant for another job's transport must not leak into this one.
     env.m_common.remove(u"MMPI_TRANSPORT_OPTIONS"_s);
+    env.m_common.remove(u"MMPI_LISTEN_ADDRESS"_s);
     if (options.transport == u"sim"_s) {
         env.m_transportOptions = options.transportOptions;
         env.m_transportOptions.insert(u"worldSize"_s, options.nodes);
@@ -79,6 +90,8 @@ QProcessEnvironment LaunchEnvironment::forRank(int rank) const
 {
     QProcessEnvironment env = m_common;
     env.insert(u"MMPI_RANK"_s, QString::number(rank));
+    if (rank < m_listenAddresses.size())
+        env.insert(u"MMPI_LISTEN_ADDRESS"_s, m_listenAddresses.at(rank));
     if (!m_transportOptions.isEmpty()) {
         // The sim transport picks the faults of its own rank out of the script.
         QVariantMap options = m_transportOptions;

@@ -9,6 +9,7 @@
 
 #include <QProcessEnvironment>
 #include <QString>
+#include <QStringList>
 #include <QVariantMap>
 
 #include <memory>
@@ -45,6 +46,8 @@ private:
     // Given to every node as MMPI_TRANSPORT_OPTIONS, with its rank; empty: none.
     QVariantMap m_transportOptions;
     QString m_rootAddress;
+    // By rank, with --rank-address; given to each node as MMPI_LISTEN_ADDRESS.
+    QStringList m_listenAddresses;
     std::unique_ptr<QTcpServer> m_portHolder;
 };
 

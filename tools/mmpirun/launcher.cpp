@@ -182,8 +182,13 @@ void Launcher::startNode(Node &node)
     node.process.setStandardInputFile(QProcess::nullDevice());
     node.process.setChildProcessModifier(m_childSetup);
     node.state = Node::State::Running;
-    qCDebug(lcTools) << "starting node" << node.rank << m_options.program << m_options.arguments;
-    node.process.start(m_options.program, m_options.arguments);
+    // With --rank-prefix the prefix's command runs and starts the program
+    // (ip netns exec, taskset, env, ...).
+    QStringList command = m_options.rankPrefixes.value(node.rank);
+    command << m_options.program << m_options.arguments;
+    qCDebug(lcTools) << "starting node" << node.rank << command;
+    const QString program = command.takeFirst();
+    node.process.start(program, command);
 }
 
 void Launcher::onStartFailed(Node &node)

@@ -1,9 +1,13 @@
 #include "launchoptions.h"
 
+#include "ranktemplate.h"
+
 #include <mmpi/transport/transportregistry.h>
 
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QHostAddress>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
 
@@ -45,6 +49,14 @@ struct CommandLine
         u"sim only, repeatable: a scripted fault, \"rank R io-error at T\", \"rank R out-of-range "
         "at T for D\" or \"rank R terminates at T\"; T and D like 3s, 1.5s or 250ms, counted from "
         "the start of the node's formation."_s, u"event"_s};
+    QCommandLineOption rankPrefix{u"rank-prefix"_s,
+        u"Start each node as COMMAND followed by the program, with {rank} and {rank+N} in it "
+        "replaced by the node's rank, e.g. 'ip netns exec ns{rank}' (words split at spaces; "
+        "double quotes group them)."_s, u"COMMAND"_s};
+    QCommandLineOption rankAddress{u"rank-address"_s,
+        u"tcp only: the IP address each node listens on, with {rank} and {rank+N} replaced by "
+        "its rank, e.g. '10.77.0.{rank+1}'; rank 0 gets a free port, the others any port."_s,
+        u"ADDRESS"_s};
     QCommandLineOption timeout{u"timeout"_s,
         u"Stop every node and exit with status 124 if the job still runs after S seconds; "
         "0 means no limit (default: 0)."_s, u"S"_s, u"0"_s};
@@ -67,8 +79,8 @@ struct CommandLine
             u"Starts N copies of a program on this machine as the ranks of one MMPI world."_s);
         // Everything after the program name belongs to the program, with or without "--".
         parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsPositionalArguments);
-        parser.addOptions({nodes, transport, link, linkLatency, linkBandwidth, fault, timeout, formationTimeout,
-                           worldName, keepGoing, noPrefix});
+        parser.addOptions({nodes, transport, link, linkLatency, linkBandwidth, fault, rankPrefix, rankAddress,
+                           timeout, formationTimeout, worldName, keepGoing, noPrefix});
         parser.addPositionalArgument(u"program"_s,
             u"The program every node runs: a path, a name on PATH, or a name next to mmpirun."_s,
             u"[--] program"_s);
@@ -83,6 +95,9 @@ Environment of every node (the rest is inherited from mmpirun):
   MMPI_TRANSPORT             local, tcp or sim
   MMPI_ROOT_ADDRESS          where rank 0 listens: local://mmpi-<pid>-<8 hex digits>,
                              tcp://127.0.0.1:<free port> or sim://mmpi-<pid>-<8 hex digits>
+                             (with --rank-address: tcp://<address of rank 0>:<free port>)
+  MMPI_LISTEN_ADDRESS        --rank-address only: where this node listens,
+                             tcp://<its address>:0 (rank 0: MMPI_ROOT_ADDRESS)
   MMPI_TRANSPORT_OPTIONS     sim only: the transport options as a JSON object (link,
                              latencyMs, bandwidth, faults, rank, worldSize)
   MMPI_WORLD_KEY             a fresh random 32-byte world key, hex-encoded (64 digits);
@@ -110,6 +125,8 @@ Examples:
   mmpirun -n 8 --transport tcp --timeout 120 -- ./myapp --rounds 10
   mmpirun -n 3 --keep-going --no-prefix ./myapp > all-ranks.txt
   mmpirun -n 4 --transport sim --link bluetooth --fault "rank 2 out-of-range at 3s for 4s" mmpi-ring
+  mmpirun -n 2 --transport tcp --rank-prefix 'ip netns exec ns{rank}' \
+          --rank-address '10.77.0.{rank+1}' mmpi-ring
 )";
 
 // Seconds as the user wrote them ("1", "0.5") to milliseconds, within what a
@@ -204,7 +221,84 @@ Result<void> checkSimOptions(const CommandLine &cl, LaunchOptions &options)
     return success();
 }
 
-Result<void> readOptions(const CommandLine &cl, LaunchOptions &options)
+// The one value of an option that may be given at most once.
+Result<std::optional<QString>> singleValue(const CommandLine &cl, const QCommandLineOption &option)
+{
+    const QStringList values = cl.parser.values(option);
+    if (values.size() > 1)
+        return usageError(u"--%1 is given %2 times; give it once"_s.arg(option.names().constFirst()).arg(values.size()));
+    if (values.isEmpty())
+        return std::optional<QString>();
+    return std::optional(values.constFirst());
+}
+
+// --rank-prefix: each word a template; the first word of every rank's
+// command resolved like the program, so that a missing command is a usage
+// error before anything starts.
+Result<void> readRankPrefix(const CommandLine &cl, const QString &ownDirectory, LaunchOptions &options)
+{
+    const auto text = singleValue(cl, cl.rankPrefix);
+    if (!text)
+        return text.error();
+    if (!*text)
+        return success();
+    const QStringList words = QProcess::splitCommand(**text);
+    if (words.isEmpty())
+        return usageError(u"--rank-prefix is empty: give a command, e.g. 'ip netns exec ns{rank}'"_s);
+    QList<RankTemplate> templates;
+    for (const QString &word : words) {
+        const auto parsed = RankTemplate::parse(word);
+        if (!parsed)
+            return usageError(u"--rank-prefix: "_s + parsed.error().message);
+        templates.append(*parsed);
+    }
+    for (int rank = 0; rank < options.nodes; ++rank) {
+        QStringList command;
+        for (const RankTemplate &word : std::as_const(templates))
+            command.append(word.expand(rank));
+        const auto resolved = resolveProgram(command.constFirst(), ownDirectory);
+        if (!resolved)
+            return usageError(u"--rank-prefix: %1%2"_s.arg(resolved.error().message,
+                templates.constFirst().hasPlaceholder() ? u" (rank %1)"_s.arg(rank) : QString()));
+        command.first() = *resolved;
+        options.rankPrefixes.append(command);
+    }
+    return success();
+}
+
+// --rank-address: an IP address for every rank that the others can connect to.
+Result<void> readRankAddress(const CommandLine &cl, LaunchOptions &options)
+{
+    const auto text = singleValue(cl, cl.rankAddress);
+    if (!text)
+        return text.error();
+    if (!*text)
+        return success();
+    if (options.transport != u"tcp"_s)
+        return usageError(u"--rank-address needs --transport tcp"_s);
+    const auto parsed = RankTemplate::parse(**text);
+    if (!parsed)
+        return usageError(u"--rank-address: "_s + parsed.error().message);
+    // QHostAddress also takes "10.1" and "0x0a000001"; only dotted quads are
+    // taken for IPv4, so that what the user reads is what the nodes get.
+    static const QRegularExpression dottedQuad(uR"(^\d{1,3}(\.\d{1,3}){3}$)"_s);
+    for (int rank = 0; rank < options.nodes; ++rank) {
+        const QString host = parsed->expand(rank);
+        QHostAddress address;
+        const bool isIp = address.setAddress(host)
+            && (address.protocol() == QAbstractSocket::IPv6Protocol || dottedQuad.match(host).hasMatch());
+        if (!isIp)
+            return usageError(u"--rank-address: '%1' (rank %2) is not an IP address"_s.arg(host).arg(rank));
+        if (address == QHostAddress::AnyIPv4 || address == QHostAddress::AnyIPv6 || address.isMulticast()
+            || address.isBroadcast())
+            return usageError(u"--rank-address: %1 (rank %2) is not a unicast address the other nodes "
+                              "could connect to"_s.arg(host).arg(rank));
+        options.rankAddresses.append(address.toString());
+    }
+    return success();
+}
+
+Result<void> readOptions(const CommandLine &cl, const QString &ownDirectory, LaunchOptions &options)
 {
     const auto nodes = parseNodeCount(cl);
     if (!nodes)
@@ -223,6 +317,11 @@ Result<void> readOptions(const CommandLine &cl, LaunchOptions &options)
                 return usageError(u"--%1 needs --transport sim"_s.arg(simOnly->names().constFirst()));
         }
     }
+
+    if (auto ok = readRankPrefix(cl, ownDirectory, options); !ok)
+        return ok;
+    if (auto ok = readRankAddress(cl, options); !ok)
+        return ok;
 
     const auto timeout = parseSeconds(cl.timeout.names().constFirst(), cl.parser.value(cl.timeout), true);
     if (!timeout)
@@ -282,7 +381,7 @@ Result<LaunchOptions> parseLaunchOptions(const QStringList &arguments, const QSt
         options.action = LaunchOptions::Action::ShowVersion;
         return options;
     }
-    if (auto read = readOptions(cl, options); !read)
+    if (auto read = readOptions(cl, ownDirectory, options); !read)
         return read.error();
 
     QStringList positional = cl.parser.positionalArguments();

@@ -31,6 +31,13 @@ struct LaunchOptions
     std::chrono::milliseconds formationTimeout{30000};
     // Empty: "mmpirun-<pid>".
     QString worldName;
+    // --rank-prefix: per rank, the words the node's command starts with (the
+    // first one resolved like the program), placeholders filled in. Empty:
+    // the program runs as it is.
+    QList<QStringList> rankPrefixes;
+    // --rank-address (tcp only): per rank, the IP address it listens on.
+    // Empty: rank 0 on 127.0.0.1, the others where the transport chooses.
+    QStringList rankAddresses;
     bool keepGoing = false;
     bool prefixOutput = true;
     // Resolved like a shell would (see resolveProgram) and made absolute.

@@ -1,0 +1,234 @@
+// tst_mmpirun_netns: mmpirun's --rank-prefix and --rank-address running real
+// worlds. First over distinct loopback addresses (no privileges needed);
+// then with each rank in a network namespace of its own, the two joined by a
+// veth pair the test makes (root and `ip` needed, else skipped): the token
+// ring runs across it, and cutting it (`ip link set ... down`) is noticed by
+// heartbeats, which TCP alone would not do for many minutes. The namespaces
+// and the veth pair are removed whatever happens.
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTest>
+
+#include <chrono>
+#include <memory>
+
+#include <unistd.h>
+
+namespace {
+
+using namespace Qt::StringLiterals;
+
+const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
+const QString ring = QStringLiteral(MMPI_RING_PATH);
+const QString ftnode = QStringLiteral(MMPIRUN_FTNODE_PATH);
+
+qint64 monotonicMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Run
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+    QString dump() const { return u"exit %1\n--- stdout\n%2\n--- stderr\n%3"_s.arg(exitCode).arg(out, err); }
+};
+
+Run runMmpirun(const QStringList &args)
+{
+    QProcess process;
+    process.start(mmpirun, args);
+    Run run;
+    if (!process.waitForFinished(60000)) {
+        process.kill();
+        process.waitForFinished(5000);
+    }
+    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    run.out = QString::fromUtf8(process.readAllStandardOutput());
+    run.err = QString::fromUtf8(process.readAllStandardError());
+    return run;
+}
+
+// `ip` with arguments; the error names the command and what it said.
+bool ip(const QStringList &args, QString *error = nullptr)
+{
+    QProcess process;
+    process.start(u"ip"_s, args);
+    const bool ok = process.waitForFinished(10000) && process.exitStatus() == QProcess::NormalExit
+                    && process.exitCode() == 0;
+    if (!ok && error)
+        *error = u"ip %1: %2"_s.arg(args.join(u' '), QString::fromUtf8(process.readAllStandardError()).trimmed());
+    return ok;
+}
+
+// Two network namespaces, ns0 with 10.77.0.1/24 and ns1 with 10.77.0.2/24 on
+// the two ends of a veth pair. Names carry the test's pid, so parallel runs
+// do not meet; the destructor deletes both namespaces (and with them the pair).
+class TwoNamespaces
+{
+public:
+    static std::unique_ptr<TwoNamespaces> create(QString *error)
+    {
+        std::unique_ptr<TwoNamespaces> n(new TwoNamespaces);
+        const QString a = n->veth(0), b = n->veth(1);
+        const QList<QStringList> steps = {
+            {u"netns"_s, u"add"_s, n->name(0)},
+            {u"netns"_s, u"add"_s, n->name(1)},
+            {u"link"_s, u"add"_s, a, u"type"_s, u"veth"_s, u"peer"_s, u"name"_s, b},
+            {u"link"_s, u"set"_s, a, u"netns"_s, n->name(0)},
+            {u"link"_s, u"set"_s, b, u"netns"_s, n->name(1)},
+            {u"-n"_s, n->name(0), u"addr"_s, u"add"_s, u"10.77.0.1/24"_s, u"dev"_s, a},
+            {u"-n"_s, n->name(1), u"addr"_s, u"add"_s, u"10.77.0.2/24"_s, u"dev"_s, b},
+            {u"-n"_s, n->name(0), u"link"_s, u"set"_s, a, u"up"_s},
+            {u"-n"_s, n->name(1), u"link"_s, u"set"_s, b, u"up"_s},
+        };
+        for (const QStringList &step : steps) {
+            if (!ip(step, error))
+                return nullptr; // the destructor removes what was made
+        }
+        return n;
+    }
+
+    ~TwoNamespaces()
+    {
+        for (int i = 0; i < 2; ++i)
+            ip({u"netns"_s, u"del"_s, name(i)});
+        // Still there only if a namespace was never made.
+        ip({u"link"_s, u"del"_s, veth(0)});
+    }
+
+    QString name(int i) const { return u"mmpit%1-%2"_s.arg(::getpid()).arg(i); }
+    // At most 15 characters, an interface name's limit.
+    QString veth(int i) const { return u"mt%1%2"_s.arg(::getpid()).arg(i == 0 ? u'a' : u'b'); }
+    QString prefix() const { return u"ip netns exec mmpit%1-{rank}"_s.arg(::getpid()); }
+    bool setLink(bool up, QString *error) const
+    {
+        return ip({u"-n"_s, name(0), u"link"_s, u"set"_s, veth(0), up ? u"up"_s : u"down"_s}, error);
+    }
+
+private:
+    TwoNamespaces() = default;
+};
+
+// Only root can make namespaces; a machine without `ip` cannot either.
+QString whyNoNamespaces()
+{
+    if (::geteuid() != 0)
+        return u"network namespaces need root (run the test as root to include it)"_s;
+    if (QStandardPaths::findExecutable(u"ip"_s).isEmpty())
+        return u"the 'ip' command (iproute2) is not installed"_s;
+    return {};
+}
+
+} // namespace
+
+class TestMmpirunNetns : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void ringOverLoopbackAddresses();
+    void ringAcrossNamespaces();
+    void cutLinkIsNoticedByHeartbeats();
+};
+
+void TestMmpirunNetns::ringOverLoopbackAddresses()
+{
+    // The whole of 127/8 is loopback on Linux: three ranks, three addresses.
+    const Run run = runMmpirun({u"-n"_s, u"3"_s, u"--transport"_s, u"tcp"_s, u"--rank-address"_s,
+                                u"127.0.0.{rank+2}"_s, u"--timeout"_s, u"60"_s, ring});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    QVERIFY2(run.out.contains(u"[0] World of 3 node(s) over tcp formed"_s), qPrintable(run.dump()));
+    QVERIFY2(run.out.contains(u"[0] 9 hops in"_s), qPrintable(run.dump()));
+}
+
+void TestMmpirunNetns::ringAcrossNamespaces()
+{
+    if (const QString why = whyNoNamespaces(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    QString error;
+    const auto namespaces = TwoNamespaces::create(&error);
+    QVERIFY2(namespaces, qPrintable(error));
+    const Run run = runMmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--rank-prefix"_s,
+                                namespaces->prefix(), u"--rank-address"_s, u"10.77.0.{rank+1}"_s,
+                                u"--timeout"_s, u"60"_s, ring});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    QVERIFY2(run.out.contains(u"[0] World of 2 node(s) over tcp formed"_s), qPrintable(run.dump()));
+    QVERIFY2(run.out.contains(u"[0] 6 hops in"_s), qPrintable(run.dump()));
+}
+
+void TestMmpirunNetns::cutLinkIsNoticedByHeartbeats()
+{
+    if (const QString why = whyNoNamespaces(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    QString error;
+    const auto namespaces = TwoNamespaces::create(&error);
+    QVERIFY2(namespaces, qPrintable(error));
+
+    constexpr int Interval = 100;
+    constexpr int Timeout = 1500;
+    QProcess job;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(u"MMPI_HEARTBEAT_INTERVAL_MS"_s, QString::number(Interval));
+    env.insert(u"MMPI_HEARTBEAT_TIMEOUT_MS"_s, QString::number(Timeout));
+    job.setProcessEnvironment(env);
+    job.start(mmpirun, {u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--rank-prefix"_s, namespaces->prefix(),
+                        u"--rank-address"_s, u"10.77.0.{rank+1}"_s, u"--timeout"_s, u"60"_s, ftnode,
+                        u"--max-ms"_s, u"30000"_s});
+    QVERIFY(job.waitForStarted(10000));
+
+    QString out;
+    QElapsedTimer clock;
+    clock.start();
+    while (out.count(u"event=formed"_s) < 2 && job.state() == QProcess::Running && clock.elapsed() < 30000) {
+        job.waitForReadyRead(100);
+        out += QString::fromUtf8(job.readAllStandardOutput());
+    }
+    QVERIFY2(out.count(u"event=formed"_s) == 2, qPrintable(out + QString::fromUtf8(job.readAllStandardError())));
+    QTest::qWait(500); // heartbeats flow; nobody is suspect
+
+    const qint64 cutAt = monotonicMs();
+    QVERIFY2(namespaces->setLink(false, &error), qPrintable(error));
+    const bool finished = job.waitForFinished(30000);
+    out += QString::fromUtf8(job.readAllStandardOutput());
+    const QString err = QString::fromUtf8(job.readAllStandardError());
+    const QString dump = u"exit %1\n--- stdout\n%2\n--- stderr\n%3"_s.arg(job.exitCode()).arg(out, err);
+    if (!finished) {
+        job.kill();
+        job.waitForFinished(5000);
+    }
+    QVERIFY2(finished && job.exitStatus() == QProcess::NormalExit && job.exitCode() == 0, qPrintable(dump));
+
+    static const QRegularExpression event(uR"(^\[(\d)\] event=(suspect|alive|lost) peer=(\d) mono_ms=(\d+)(.*)$)"_s,
+                                          QRegularExpression::MultilineOption);
+    QHash<int, qint64> suspectAt, lostAt;
+    QHash<int, QString> lostDetails;
+    for (auto it = event.globalMatch(out); it.hasNext();) {
+        const auto m = it.next();
+        const int rank = m.captured(1).toInt();
+        QCOMPARE(m.captured(3).toInt(), 1 - rank);
+        QVERIFY2(m.captured(2) != u"alive"_s, qPrintable(dump));
+        QVERIFY2(!(m.captured(2) == u"suspect"_s ? suspectAt : lostAt).contains(rank), qPrintable(dump));
+        (m.captured(2) == u"suspect"_s ? suspectAt : lostAt).insert(rank, m.captured(4).toLongLong());
+        if (m.captured(2) == u"lost"_s)
+            lostDetails.insert(rank, m.captured(5));
+    }
+    for (int rank = 0; rank < 2; ++rank) {
+        QVERIFY2(suspectAt.contains(rank) && lostAt.contains(rank), qPrintable(dump));
+        const qint64 suspect = suspectAt.value(rank) - cutAt;
+        const qint64 lost = lostAt.value(rank) - cutAt;
+        qInfo() << "rank" << rank << "suspect" << suspect << "ms and lost" << lost << "ms after the cut";
+        // Last heard at most ~1.25 intervals before the cut: never earlier
+        // than the timeouts less that, and not much later than the timeouts.
+        QVERIFY2(suspect >= Timeout / 2 - 2.5 * Interval && suspect <= Timeout / 2 + 5000, qPrintable(dump));
+        QVERIFY2(lost >= Timeout - 2.5 * Interval && lost <= Timeout + 5000, qPrintable(dump));
+        QVERIFY2(lostDetails.value(rank).contains(u"code=NodeLost reason=no frame or heartbeat from rank %1"_s.arg(1 - rank)),
+                 qPrintable(dump));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestMmpirunNetns)
+#include "tst_mmpirun_netns.moc"
