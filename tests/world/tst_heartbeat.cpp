@@ -9,6 +9,7 @@
 #include <mmpi/wire/itemcodec.h>
 
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QTest>
@@ -270,6 +271,8 @@ void TestHeartbeat::frozenPeerIsSuspectThenLost()
     QVERIFY(!worlds.empty());
     Events watcher(worlds[0]);
     Events frozen(worlds[1]);
+    // Thawed however the test ends, so the world can be destroyed.
+    const auto thaw = qScopeGuard([&] { sink->release(); });
 
     QVERIFY(worlds[0]->sendFrame(1, dataFrame(1)));
     QVERIFY(sink->waitUntilFrozen());
@@ -318,6 +321,8 @@ void TestHeartbeat::suspectPeerThatSpeaksAgainIsAlive()
     QVERIFY(!worlds.empty());
     Events watcher(worlds[0]);
     Events frozen(worlds[1]);
+    // Thawed however the test ends, so the world can be destroyed.
+    const auto thaw = qScopeGuard([&] { sink->release(); });
 
     QVERIFY(worlds[0]->sendFrame(1, dataFrame(1)));
     QVERIFY(sink->waitUntilFrozen());
@@ -346,19 +351,19 @@ void TestHeartbeat::suspectPeerThatSpeaksAgainIsAlive()
 void TestHeartbeat::closingNodeKeepsHearingItsPeers()
 {
     WorldHarness harness(QStringLiteral("local"), WorldConfig::Mode::Launched);
-    // Suspect after 300 ms, lost after 600 ms of silence.
-    const auto worlds = formWorlds(harness, 2, 100, 600);
+    // Suspect after 600 ms, lost after 1200 ms of silence.
+    const auto worlds = formWorlds(harness, 2, 100, 1200);
     QVERIFY(!worlds.empty());
     Events closing(worlds[0]);
     Events staying(worlds[1]);
 
-    // Rank 0 closes and waits for rank 1's goodbye, which comes 1.5 s later:
-    // meanwhile each must hear the other.
+    // Rank 0 closes and waits for rank 1's goodbye, which comes 2 s later
+    // (longer than the timeout): meanwhile each must hear the other.
     worlds[0]->close();
     QTRY_COMPARE_WITH_TIMEOUT(worlds[0]->state(), World::State::Closing, 5000);
     QTRY_COMPARE_WITH_TIMEOUT(staying.left.size(), 1, 5000);
     const quint64 sentAfterGoodbye = worlds[0]->linkQuality(1)->heartbeatsSent;
-    QTest::qWait(1500);
+    QTest::qWait(2000);
     QCOMPARE(worlds[0]->state(), World::State::Closing);
     QVERIFY(closing.suspect.isEmpty());
     QVERIFY(closing.lost.isEmpty());
@@ -368,7 +373,7 @@ void TestHeartbeat::closingNodeKeepsHearingItsPeers()
     QCOMPARE(worlds[0]->linkQuality(1)->status, World::NodeStatus::Alive);
     // The goodbye was rank 0's last frame.
     QCOMPARE(worlds[0]->linkQuality(1)->heartbeatsSent, sentAfterGoodbye);
-    // Rank 1 goes on sending heartbeats to rank 0 (about 12 by now).
+    // Rank 1 goes on sending heartbeats to rank 0 (about 16 by now).
     QVERIFY(worlds[0]->linkQuality(1)->heartbeatsReceived >= 5);
 
     // Not closeAll(): a second close() would end rank 0's wait at once.
