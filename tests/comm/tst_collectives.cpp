@@ -185,6 +185,7 @@ private Q_SLOTS:
     void errors();
     void splitAndDup();
     void intercommunicator();
+    void measuredLinks();
     void peerLostMidCollective();
     void cleanLeaveDoesNotFailAWaitingBcast();
 
@@ -808,6 +809,35 @@ void TestCollectives::intercommunicator()
         bad.push_back(Intercommunicator::create(local[size_t(r)], 0, w[r], 0, 78));
     for (auto &b : bad)
         QCOMPARE(within(b).error().code, ErrorCode::InvalidRank);
+}
+
+void TestCollectives::measuredLinks()
+{
+    CommWorld w(QStringLiteral("local"), 3);
+    QVERIFY(w.formed());
+    // Given no measurement yet, the model is the defaults
+    const LinkModel defaults;
+    QCOMPARE(w[0].linkModel().latencyUs, defaults.latencyUs);
+    // When rank 0 measures its links (the peers answer on their progress threads)
+    const auto measured = within(w[0].measureLinks());
+    QVERIFY2(measured, qPrintable(problem(measured)));
+    // Then its model is what it measured: a positive latency and rate, not the defaults
+    const LinkModel model = w[0].linkModel();
+    QVERIFY(model.latencyUs > 0 && model.latencyUs < 1e6);
+    QVERIFY(model.bytesPerUs > 0);
+    QVERIFY(model.latencyUs != defaults.latencyUs || model.bytesPerUs != defaults.bytesPerUs);
+    // And a fixed model overrides it for every communicator of the world
+    const LinkModel radio{30000.0, 0.09, 0.0};
+    w[0].setLinkModel(radio);
+    QCOMPARE(w[0].linkModel().latencyUs, radio.latencyUs);
+    w[0].setLinkModel(std::nullopt);
+    QCOMPARE(w[0].linkModel().latencyUs, model.latencyUs);
+    // And a lost peer is skipped rather than waited for
+    QSignalSpy lost(w.world(1), &World::nodeLost);
+    w.kill(2);
+    QVERIFY(lost.wait(Patience));
+    const auto afterLoss = within(w[1].measureLinks());
+    QVERIFY2(afterLoss, qPrintable(problem(afterLoss)));
 }
 
 void TestCollectives::peerLostMidCollective()

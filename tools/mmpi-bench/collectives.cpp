@@ -88,6 +88,10 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
         return status;
     const bool root = comm.rank() == 0;
     const bool topologies = options.op == CB_BCAST;
+    // Link estimates first, so that probes do not share the links with timed
+    // calls and auto decides from measurements from the first call on.
+    if (auto ok = comm.measureLinks().wait(); !ok)
+        return fail(ok.error());
     // The bcast root's pause after each barrier (bench/collectives.h).
     double barriers[CB_CALIBRATION_BARRIERS];
     for (double &b : barriers) {

@@ -42,9 +42,47 @@ LinkEstimator::LinkEstimator(World *world)
     m_clock.start();
 }
 
+LinkEstimator::~LinkEstimator()
+{
+    {
+        QMutexLocker lock(&m_mutex);
+        m_stopping = true;
+    }
+    m_probeStarted.notify_all();
+    if (m_watchdog.joinable())
+        m_watchdog.join();
+}
+
+// Runs on its own thread and touches only this object: it may outlive the
+// world's progress thread by the time the router is destroyed.
+void LinkEstimator::watch()
+{
+    std::unique_lock<QMutex> lock(m_mutex);
+    while (!m_stopping) {
+        if (!m_probe) {
+            m_probeStarted.wait(lock);
+            continue;
+        }
+        const qint64 left = m_probe->startedAtMs + GiveUpAfterMs - m_clock.elapsed();
+        if (left > 0) {
+            m_probeStarted.wait_for(lock, std::chrono::milliseconds(left));
+            continue;
+        }
+        qCWarning(lcComm) << "link probe of rank" << m_probe->peer << "got no answer for" << GiveUpAfterMs
+                          << "ms; giving up on" << m_queue.size() + 1 << "probe(s)";
+        m_probe.reset();
+        m_queue.clear();
+        const auto waiters = std::exchange(m_waiters, {});
+        lock.unlock();
+        for (const auto &f : waiters)
+            f();
+        lock.lock();
+    }
+}
+
 LinkModel LinkEstimator::model(const QList<int> &peers)
 {
-    std::optional<std::pair<int, QList<Frame>>> pings;
+    Next next;
     LinkModel model;
     {
         QMutexLocker lock(&m_mutex);
@@ -72,21 +110,68 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
             qCDebug(lcComm) << "link probe of rank" << m_probe->peer << "gave no answer; abandoned";
             m_probe.reset();
         }
-        if (!m_probe) {
+        if (!m_probe && m_queue.isEmpty()) {
             const int me = m_world->rank();
             for (int peer : peers) {
                 const auto it = m_estimates.constFind(peer);
-                if (peer != me && (it == m_estimates.cend() || now - it->measuredAtMs > StaleAfterMs)) {
-                    startProbe(peer);
-                    pings = {{peer, burst(1, NonceBytes)}};
+                const bool unknown = it == m_estimates.cend();
+                if (peer == me || m_gone.contains(peer))
+                    continue;
+                if ((unknown && m_autoProbed.size() < MaxAutoProbes) || (!unknown && now - it->measuredAtMs > StaleAfterMs)) {
+                    m_autoProbed.insert(peer);
+                    m_queue.append(peer);
                     break;
                 }
             }
         }
+        next = nextProbe();
     }
-    if (pings)
-        sendPings(pings->first, std::move(pings->second));
+    run(std::move(next));
     return model;
+}
+
+void LinkEstimator::measure(const QList<int> &peers, std::function<void()> done)
+{
+    Next next;
+    {
+        QMutexLocker lock(&m_mutex);
+        if (m_probe && m_clock.elapsed() - m_probe->startedAtMs > GiveUpAfterMs)
+            m_probe.reset();
+        const int me = m_world->rank();
+        for (int peer : peers)
+            if (peer != me && !m_gone.contains(peer) && !m_queue.contains(peer)
+                && !(m_probe && m_probe->peer == peer))
+                m_queue.append(peer);
+        m_waiters.append(std::move(done));
+        next = nextProbe();
+    }
+    run(std::move(next));
+}
+
+LinkEstimator::Next LinkEstimator::nextProbe()
+{
+    Next next;
+    if (m_probe)
+        return next;
+    while (!m_queue.isEmpty()) {
+        const int peer = m_queue.takeFirst();
+        if (m_gone.contains(peer))
+            continue;
+        startProbe(peer);
+        next.peer = peer;
+        next.pings = burst(1, NonceBytes);
+        return next;
+    }
+    next.finished = std::exchange(m_waiters, {});
+    return next;
+}
+
+void LinkEstimator::run(Next next)
+{
+    if (next.peer >= 0)
+        sendPings(next.peer, std::move(next.pings));
+    for (const auto &f : next.finished)
+        f();
 }
 
 std::optional<LinkEstimator::Estimate> LinkEstimator::estimate(int peer) const
@@ -107,6 +192,9 @@ void LinkEstimator::startProbe(int peer)
     m_probe = Probe{};
     m_probe->peer = peer;
     m_probe->startedAtMs = m_clock.elapsed();
+    if (!m_watchdog.joinable())
+        m_watchdog = std::thread([this] { watch(); });
+    m_probeStarted.notify_all();
 }
 
 QList<Frame> LinkEstimator::burst(int count, qint64 bytes)
@@ -144,7 +232,7 @@ QList<Frame> LinkEstimator::burstDone(double elapsedUs)
         return burst(RateBurst, p.bulkBytes);
     case Phase::Rate: {
         const double extraUs = elapsedUs - p.latencyRttUs;
-        if (extraUs < std::max(200.0, p.latencyRttUs) && p.bulkBytes < MaxBulkBytes && p.rateRounds == 0) {
+        if (extraUs < std::max(1000.0, 2 * p.latencyRttUs) && p.bulkBytes < MaxBulkBytes && p.rateRounds == 0) {
             p.bulkBytes *= 4; // too quick to tell yet
             return burst(RateBurst, p.bulkBytes);
         }
@@ -164,10 +252,14 @@ void LinkEstimator::sendPings(int peer, QList<Frame> pings)
 {
     for (Frame &ping : pings)
         if (auto sent = m_world->sendFrame(peer, std::move(ping)); !sent) {
-            QMutexLocker lock(&m_mutex);
-            if (m_probe && m_probe->peer == peer)
-                m_probe.reset();
-            return;
+            Next next;
+            {
+                QMutexLocker lock(&m_mutex);
+                if (m_probe && m_probe->peer == peer)
+                    m_probe.reset();
+                next = nextProbe();
+            }
+            return run(std::move(next));
         }
 }
 
@@ -201,8 +293,7 @@ void LinkEstimator::handleFrame(const Frame &frame)
     }
     if (frame.header.tag != PongTag)
         return;
-    QList<Frame> next;
-    int peer = -1;
+    Next next;
     {
         QMutexLocker lock(&m_mutex);
         if (!m_probe || m_probe->peer != frame.header.source || nonce < m_probe->firstNonce
@@ -210,20 +301,29 @@ void LinkEstimator::handleFrame(const Frame &frame)
             return;
         if (++m_probe->answered < m_probe->sent)
             return;
-        next = burstDone(nowUs() - m_probe->sentAtUs);
-        if (!m_probe)
-            return;
-        peer = m_probe->peer;
+        const int peer = m_probe->peer;
+        next.pings = burstDone(nowUs() - m_probe->sentAtUs);
+        if (m_probe)
+            next.peer = peer;
+        else
+            next = nextProbe(); // that one is measured: the next in the queue
     }
-    sendPings(peer, std::move(next));
+    run(std::move(next));
 }
 
 void LinkEstimator::handlePeerGone(int rank)
 {
-    QMutexLocker lock(&m_mutex);
-    m_estimates.remove(rank);
-    if (m_probe && m_probe->peer == rank)
+    Next next;
+    {
+        QMutexLocker lock(&m_mutex);
+        m_gone.insert(rank);
+        m_estimates.remove(rank);
+        if (!m_probe || m_probe->peer != rank)
+            return;
         m_probe.reset();
+        next = nextProbe();
+    }
+    run(std::move(next));
 }
 
 } // namespace mmpi::detail

@@ -13,6 +13,11 @@
 #include <QElapsedTimer>
 #include <QHash>
 #include <QMutex>
+#include <QSet>
+
+#include <condition_variable>
+#include <functional>
+#include <thread>
 
 #include <memory>
 #include <optional>
@@ -35,6 +40,7 @@ public:
     };
 
     explicit LinkEstimator(World *world);
+    ~LinkEstimator();
 
     // The model for a node that sends to `peers` (world ranks): the median of
     // their estimates, else of any, else the defaults. Starts a probe of one
@@ -43,18 +49,24 @@ public:
     std::optional<Estimate> estimate(int peer) const;
     // Overrides what is measured (an app that knows its medium; tests).
     void setFixedModel(std::optional<LinkModel> model);
+    // Probes every one of `peers` (again), one after the other; `done` runs,
+    // on the thread that finished the last probe, once none is left to probe.
+    void measure(const QList<int> &peers, std::function<void()> done);
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank);
 
-    static constexpr int LatencyPings = 5;
+    static constexpr int LatencyPings = 3;
+    // Peers probed on demand, without measure(): a node's links share its
+    // radio, so a few tell most of the story and probing all would load it.
+    static constexpr int MaxAutoProbes = 3;
     static constexpr int OverheadBurst = 8;
     static constexpr int RateBurst = 4;
     static constexpr int RateRounds = 2;
     // Rate pings grow from this until the burst's time is measurable.
     static constexpr qint64 FirstBulkBytes = 4096;
     static constexpr qint64 MaxBulkBytes = 256 * 1024;
-    static constexpr qint64 StaleAfterMs = 60000;
+    static constexpr qint64 StaleAfterMs = 300000;
     static constexpr qint64 GiveUpAfterMs = 20000;
 
 private:
@@ -77,11 +89,22 @@ private:
         qint64 startedAtMs = 0;
     };
 
+    struct Next
+    {
+        int peer = -1;
+        QList<Frame> pings;
+        QList<std::function<void()>> finished; // measure() callers whose peers are all probed
+    };
+    Next nextProbe();                          // m_mutex held: start the next queued probe
+    void run(Next next);                       // without m_mutex
     void startProbe(int peer);                 // m_mutex held
     QList<Frame> burst(int count, qint64 bytes); // m_mutex held
     QList<Frame> burstDone(double elapsedUs);  // m_mutex held: the next burst, or none when finished
     void finishProbe();                        // m_mutex held
     void sendPings(int peer, QList<Frame> pings); // without m_mutex
+    // Gives up on a probe that has gone unanswered for GiveUpAfterMs (a peer
+    // without MMPI's comm layer never answers), so measure() never hangs.
+    void watch();
     double nowUs() const { return double(m_clock.nsecsElapsed()) / 1000.0; }
 
     World *m_world;
@@ -89,6 +112,13 @@ private:
     mutable QMutex m_mutex;
     QHash<int, Estimate> m_estimates;
     std::optional<Probe> m_probe;
+    QList<int> m_queue;                         // peers to probe next
+    QList<std::function<void()>> m_waiters;     // measure() callers
+    QSet<int> m_gone;
+    QSet<int> m_autoProbed;
+    std::thread m_watchdog;
+    std::condition_variable_any m_probeStarted;
+    bool m_stopping = false;
     std::optional<LinkModel> m_fixed;
     quint64 m_nextNonce = 1;
 };

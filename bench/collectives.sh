@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Collectives on this machine (docs/benchmarks.md):
+#  - tcp: `mmpi-bench bcast|allreduce|barrier|alltoall` over tcp beside Open MPI
+#    over TCP (mpirun --mca btl tcp,self) at 2, 4 and 8 ranks, in one run;
+#  - sim: the broadcast time of every topology and of auto on the `bluetooth`
+#    profile of the sim transport at 4, 8 and 16 ranks, 16 B to 1 MiB.
+# Prints a table per section and the issue's targets.
+#   bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick]
+#
+# --quick measures fewer sizes and calls (a first look in a few minutes); the
+# full sim section takes about an hour, mostly 1 MiB broadcasts at 90 kB/s.
+# Both sides use bench/collectives.h: after an untimed barrier every rank reads
+# CLOCK_MONOTONIC, makes the call and reads it again; bcast is timed from the
+# root's start (a pause after the barrier, so the others already wait) to the
+# last rank's end, the others from the last start to the last end. Medians.
+#
+# Open MPI: if mpirun or mpicc is missing, the script installs Debian's
+# openmpi-bin and libopenmpi-dev with apt-get when run as root (not with
+# MMPI_BENCH_INSTALL=0), or else skips it and says why. Every run is limited
+# to MMPI_BENCH_TIMEOUT seconds (3600). JSON lines: <build>/collectives.jsonl.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$here/build
+time_limit=${MMPI_BENCH_TIMEOUT:-3600}
+do_tcp=1
+do_sim=1
+quick=0
+
+usage() {
+    echo "usage: bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick]"
+}
+
+parse_arguments() {
+    if [ $# -gt 0 ] && [[ $1 != -* ]]; then
+        build=$(cd "$1" && pwd)
+        shift
+    fi
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --tcp-only) do_sim=0; shift ;;
+        --sim-only) do_tcp=0; shift ;;
+        --quick) quick=1; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; exit 2 ;;
+        esac
+    done
+}
+
+# measure NAME COMMAND...: runs one benchmark and appends its JSON line to
+# $results; a failure is reported with the start of its stderr, and not fatal.
+measure() {
+    local name=$1 status=0 out line
+    shift
+    echo "== $name"
+    out=$(timeout "$time_limit" "$@" 2>"$errors") || status=$?
+    line=$(printf '%s\n' "$out" | sed 's/^\[[0-9]*\] //' | grep -m1 '^{"op":' || true)
+    if [ -n "$line" ]; then
+        echo "$line" >>"$results"
+    else
+        echo "   $name failed (exit $status); its stderr begins:"
+        grep -v -e '^-*$' -e '^ *$' "$errors" | head -n 6 | sed 's/^/   | /'
+    fi
+}
+
+skip() {
+    echo "== $1: skipped, $2"
+}
+
+# Succeeds when mpirun and mpicc are there, installing them if allowed;
+# otherwise sets $why.
+ensure_openmpi() {
+    command -v mpirun >/dev/null && command -v mpicc >/dev/null && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        why="mpirun or mpicc not found; install openmpi-bin and libopenmpi-dev (as root this script does)"
+        return 1
+    fi
+    if [ "${MMPI_BENCH_INSTALL:-1}" = 0 ]; then
+        why="mpirun or mpicc not found and MMPI_BENCH_INSTALL=0"
+        return 1
+    fi
+    echo "== installing openmpi-bin libopenmpi-dev"
+    if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends openmpi-bin libopenmpi-dev; } >"$errors" 2>&1; then
+        why="apt-get install openmpi-bin libopenmpi-dev failed: $(tail -n 1 "$errors")"
+        return 1
+    fi
+}
+
+# Builds $bin/mpi-collectives from bench/mpicollectives.c when missing or older.
+build_mpi_collectives() {
+    local source=$here/bench/mpicollectives.c target=$bin/mpi-collectives
+    if [ -x "$target" ] && [ "$target" -nt "$source" ] && [ "$target" -nt "$here/bench/collectives.h" ] \
+        && [ "$target" -nt "$here/bench/pingpong.h" ]; then
+        return 0
+    fi
+    mkdir -p "$bin"
+    mpicc -O2 -Wall -Wextra -I"$here/bench" -o "$target" "$source" 2>"$errors" && return 0
+    why="mpicc failed: $(head -n 3 "$errors")"
+    return 1
+}
+
+run_tcp() {
+    local n op sizes iterations why="" mpi_options=(--oversubscribe --mca btl tcp,self) openmpi=1
+    sizes=16,1024,65536,1048576
+    iterations=500
+    [ "$quick" = 1 ] && sizes=16,65536,1048576 && iterations=100
+    if [ ! -x "$bin/mmpi-bench" ]; then
+        skip "tcp" "$bin/mmpi-bench does not exist yet (build the target mmpi-bench)"
+        return
+    fi
+    if ! ensure_openmpi || ! build_mpi_collectives; then
+        skip "openmpi" "$why"
+        openmpi=0
+    fi
+    [ "$(id -u)" -eq 0 ] && mpi_options+=(--allow-run-as-root)
+    for n in 2 4 8; do
+        for op in bcast allreduce barrier alltoall; do
+            measure "mmpi tcp $op $n" "$bin/mmpirun" -n "$n" --transport tcp --no-prefix --timeout "$time_limit" \
+                -- "$bin/mmpi-bench" "$op" --sizes "$sizes" --iterations "$iterations" --json
+            [ "$openmpi" = 1 ] && measure "openmpi $op $n" mpirun -n "$n" "${mpi_options[@]}" \
+                "$bin/mpi-collectives" "$op" --sizes "$sizes" --iterations "$iterations" --json
+        done
+    done
+}
+
+run_sim() {
+    local n sizes iterations
+    sizes=16,256,4096,16384,65536,262144,1048576
+    iterations=3
+    [ "$quick" = 1 ] && sizes=16,4096,65536 && iterations=2
+    if [ ! -e "$build/lib/mmpi/plugins/libmmpi_transport_sim.so" ]; then
+        skip "sim" "the sim transport is not built (target mmpi_transport_sim)"
+        return
+    fi
+    for n in 4 8 16; do
+        measure "mmpi sim bluetooth bcast $n" "$bin/mmpirun" -n "$n" --transport sim --link bluetooth --no-prefix \
+            --timeout "$time_limit" -- "$bin/mmpi-bench" bcast --topology all --sizes "$sizes" \
+            --iterations "$iterations" --json
+    done
+}
+
+# Tables and targets from the JSON lines in $results.
+report() {
+    python3 - "$results" <<'PYTHON'
+import json
+import sys
+
+runs = [json.loads(line) for line in open(sys.argv[1])]
+
+
+def human(size):
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def find(op, transport, ranks):
+    for run in runs:
+        if run["op"] == op and run["transport"] == transport and run["ranks"] == ranks:
+            return run
+    return None
+
+
+verdicts = []
+
+
+def judge(ok, text):
+    verdicts.append(("met" if ok else "not met", text))
+
+
+tcp_ops = ["bcast", "allreduce", "barrier", "alltoall"]
+if any(run["transport"] in ("tcp", "openmpi-tcp") for run in runs):
+    print("\ntcp loopback: median microseconds per call (x = mmpi / Open MPI)")
+    print(f"  {'op':<10}{'ranks':>6}{'size':>10}{'mmpi':>12}{'chosen':>11}{'openmpi':>12}{'x':>7}")
+    for op in tcp_ops:
+        for n in (2, 4, 8):
+            mine, theirs = find(op, "tcp", n), find(op, "openmpi-tcp", n)
+            if not mine:
+                continue
+            for r in mine["results"]:
+                other = next((o for o in (theirs or {}).get("results", []) if o["size"] == r["size"]), None)
+                ratio = r["median_us"] / other["median_us"] if other else None
+                print(f"  {op:<10}{n:>6}{human(r['size']):>10}{r['median_us']:>12.1f}{r.get('chosen', '-') or '-':>11}"
+                      f"{(other['median_us'] if other else float('nan')):>12.1f}{(ratio or float('nan')):>7.2f}")
+                if ratio is None or op not in ("bcast", "allreduce"):
+                    continue
+                where = f"{op} {n} ranks {human(r['size'])}: {ratio:.2f}x"
+                if n in (4, 8):
+                    judge(ratio <= 1.0, f"tcp {where} (no slower than Open MPI)")
+                elif r["size"] <= 1024:
+                    judge(ratio <= 2.5, f"tcp {where} (within 2.5x at 2 ranks, small)")
+                elif r["size"] >= 1 << 20:
+                    judge(ratio <= 1.0, f"tcp {where} (equal from 1 MiB at 2 ranks)")
+
+for run in runs:
+    if run["transport"] != "sim" or run["op"] != "bcast":
+        continue
+    n = run["ranks"]
+    sizes = sorted({r["size"] for r in run["results"]})
+    topologies = ["auto", "serial", "pipe", "binary", "binomial", "fibonacci"]
+    print(f"\nsim {run.get('link', '')}, {n} ranks: bcast median milliseconds (auto's choice; auto / best forced)")
+    print(f"  {'size':>9}" + "".join(f"{t:>11}" for t in topologies) + f"{'chosen':>11}{'auto/best':>10}")
+    for size in sizes:
+        by = {r["topology"]: r for r in run["results"] if r["size"] == size}
+        cells = "".join(f"{by[t]['median_us'] / 1000:>11.1f}" if t in by else f"{'-':>11}" for t in topologies)
+        forced = [by[t]["median_us"] for t in topologies[1:] if t in by]
+        ratio = by["auto"]["median_us"] / min(forced) if "auto" in by and forced else None
+        chosen = by.get("auto", {}).get("chosen", "-")
+        print(f"  {human(size):>9}{cells}{chosen:>11}{(ratio or float('nan')):>10.2f}")
+        if ratio is not None:
+            judge(ratio <= 1.10, f"sim {n} ranks {human(size)}: auto {ratio:.2f}x the best forced topology (at most 1.10)")
+
+print("\nTargets")
+if not verdicts:
+    print("  nothing to judge (no results)")
+for verdict, text in verdicts:
+    print(f"  {verdict:<8} {text}")
+PYTHON
+}
+
+main() {
+    parse_arguments "$@"
+    bin=$build/bin
+    mkdir -p "$build"
+    results=$build/collectives.jsonl
+    errors=$(mktemp)
+    trap 'rm -f "$errors"' EXIT
+    : >"$results"
+    echo "collectives on $(hostname), $(nproc) cores; build $build"
+    [ "$do_tcp" = 1 ] && run_tcp
+    [ "$do_sim" = 1 ] && run_sim
+    if [ ! -s "$results" ]; then
+        echo "no benchmark produced results" >&2
+        exit 1
+    fi
+    report
+    echo
+    echo "JSON lines: $results"
+}
+
+main "$@"
