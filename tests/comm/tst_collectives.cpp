@@ -8,7 +8,9 @@
 #include <mmpi/comm/intercommunicator.h>
 
 #include <QDataStream>
+#include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
@@ -34,12 +36,20 @@ constexpr int Patience = 20000; // ms: a collective that takes longer has hung
 class CommWorld
 {
 public:
-    CommWorld(const QString &transport, int size) : m_harness(transport, WorldConfig::Mode::Launched)
+    // `simLink`: the sim transport with that profile, over the harness's local set-up.
+    CommWorld(const QString &transport, int size, const QString &simLink = {})
+        : m_harness(transport, WorldConfig::Mode::Launched)
     {
         for (int r = 0; r < size; ++r) {
             auto world = std::make_unique<World>();
             m_comms.push_back(*Communicator::world(*world));
-            world->form(m_harness.config(r, size));
+            WorldConfig config = m_harness.config(r, size);
+            if (!simLink.isEmpty()) {
+                config.transport = QStringLiteral("sim");
+                config.rootAddress.replace(QStringLiteral("local://"), QStringLiteral("sim://"));
+                config.transportOptions.insert(QStringLiteral("link"), simLink);
+            }
+            world->form(config);
             m_worlds.push_back(std::move(world));
         }
         for (auto &w : m_worlds)
@@ -176,6 +186,7 @@ private Q_SLOTS:
     void bcastEveryTypeEveryRoot();
     void bcastEveryTopology();
     void bcastStreamsLargeMessages();
+    void bcastOnSixteenSimRanks();
     void scatterAndScatterv();
     void gatherAndGatherv();
     void allgatherAndAlltoall();
@@ -315,6 +326,29 @@ void TestCollectives::bcastStreamsLargeMessages()
     }
     for (int r = 0; r < w.size(); ++r)
         w[r].setLinkModel(std::nullopt);
+}
+
+void TestCollectives::bcastOnSixteenSimRanks()
+{
+    const QString plugin = QStringLiteral("/libmmpi_transport_sim.so");
+    if (!QFileInfo::exists(qEnvironmentVariable("MMPI_PLUGIN_PATH") + plugin)
+        && !QFileInfo::exists(QCoreApplication::applicationDirPath() + QStringLiteral("/../lib/mmpi/plugins") + plugin))
+        QSKIP("the sim transport is not built");
+    // Given 16 ranks over the sim transport's ideal links
+    CommWorld w(QStringLiteral("local"), 16, QStringLiteral("ideal"));
+    QVERIFY(w.formed());
+    // When every topology broadcasts from every root, small and segmented
+    for (int r = 0; r < 16; ++r)
+        w[r].setLinkModel(LinkModel{30000.0, 0.09, 0.0}); // a radio's model: segments for 64 KiB
+    for (BcastTopology t : Topologies)
+        for (int root = 0; root < 16; ++root) {
+            const QByteArray bytes = bytesOf(root, root % 4 == 0 ? 65536 : 100);
+            const QString p = onAll<QByteArray>(
+                w, [&](const Communicator &c, int r) { return c.bcast(r == root ? bytes : QByteArray(), root, {t}); },
+                [&](int, const QByteArray &v) { return v == bytes ? QString() : QStringLiteral("wrong bytes"); });
+            // Then every rank has the root's message
+            QVERIFY2(p.isEmpty(), qPrintable(QStringLiteral("%1 root %2: %3").arg(bcastTopologyName(t)).arg(root).arg(p)));
+        }
 }
 
 void TestCollectives::scatterAndScatterv()

@@ -5,6 +5,7 @@
 #include <mmpi/core/logging.h>
 #include <mmpi/world/world.h>
 
+#include <QTimer>
 #include <QtEndian>
 
 #include <algorithm>
@@ -286,11 +287,8 @@ void LinkEstimator::handleFrame(const Frame &frame)
     if (frame.payload.size() < NonceBytes)
         return;
     const quint64 nonce = qFromBigEndian<quint64>(frame.payload.constData());
-    if (frame.header.tag == PingTag) {
-        // Answered here, on the progress thread, whatever the app is doing.
-        (void)m_world->sendFrame(frame.header.source, probeFrame(PongTag, nonce, NonceBytes));
-        return;
-    }
+    if (frame.header.tag == PingTag)
+        return answer(frame.header.source, nonce, 0);
     if (frame.header.tag != PongTag)
         return;
     Next next;
@@ -309,6 +307,21 @@ void LinkEstimator::handleFrame(const Frame &frame)
             next = nextProbe(); // that one is measured: the next in the queue
     }
     run(std::move(next));
+}
+
+// Answered here, on the progress thread, whatever the app is doing. A ping
+// can come before this node's World says it is formed (the root's Start is
+// in, the World's own thread has not seen it yet): then the pong waits for it.
+void LinkEstimator::answer(int peer, quint64 nonce, int attempt)
+{
+    const auto sent = m_world->sendFrame(peer, probeFrame(PongTag, nonce, NonceBytes));
+    if (sent || sent.error().code != ErrorCode::NotFormed || attempt >= MaxAnswerRetries)
+        return;
+    std::weak_ptr<LinkEstimator> self = weak_from_this();
+    QTimer::singleShot(1, [self, peer, nonce, attempt] {
+        if (const auto estimator = self.lock())
+            estimator->answer(peer, nonce, attempt + 1);
+    });
 }
 
 void LinkEstimator::handlePeerGone(int rank)

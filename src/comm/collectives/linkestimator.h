@@ -68,6 +68,9 @@ public:
     static constexpr qint64 MaxBulkBytes = 256 * 1024;
     static constexpr qint64 StaleAfterMs = 300000;
     static constexpr qint64 GiveUpAfterMs = 20000;
+    // A pong waits this many milliseconds at most for this node's World to
+    // say it is formed.
+    static constexpr int MaxAnswerRetries = 5000;
 
 private:
     enum class Phase { Latency, Overhead, Rate };
@@ -102,6 +105,7 @@ private:
     QList<Frame> burstDone(double elapsedUs);  // m_mutex held: the next burst, or none when finished
     void finishProbe();                        // m_mutex held
     void sendPings(int peer, QList<Frame> pings); // without m_mutex
+    void answer(int peer, quint64 nonce, int attempt); // on the progress thread
     // Gives up on a probe that has gone unanswered for GiveUpAfterMs (a peer
     // without MMPI's comm layer never answers), so measure() never hangs.
     void watch();
