@@ -131,7 +131,10 @@ void TestSimMmpirun::ioErrorIsReportedAsALostNode()
 void TestSimMmpirun::terminatesCrashesTheNode()
 {
     const Run r = mmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
-                           u"rank 1 terminates at 500ms"_s, u"--timeout"_s, u"40"_s, QStringLiteral(MMPI_RING_PATH),
+                           u"rank 1 terminates at 500ms"_s, u"--timeout"_s, u"40"_s,
+                           // Rank 0 fails too once it loses rank 1; without this, mmpirun
+                           // may stop rank 1 before it has seen it crash.
+                           u"--keep-going"_s, QStringLiteral(MMPI_RING_PATH),
                            u"--rounds"_s, u"1000"_s});
     if (r.exitCode != 128 + SIGKILL
         || !QRegularExpression(uR"(\[1\] .*sim: rank 1 terminates now, as an app crash \(fault 'rank 1 terminates at 500ms'\))"_s)
