@@ -7,7 +7,7 @@
  * (one clock for every process of the machine), makes the call, reads the
  * clock again, and the ranks' two readings are gathered to rank 0 (untimed).
  * bcast: from the root's start to the last rank's end; the root starts a
- * pause after the barrier (twice the slowest of 5 barriers measured first), so
+ * pause after the barrier (twice the median of 5 barriers measured first), so
  * that every other rank already waits and a late exit from the barrier is not
  * counted as broadcast time. The others: from the last rank's start to the
  * last rank's end. The barrier before each call keeps back-to-back calls from
@@ -167,15 +167,12 @@ static inline int cb_parse_options(int argc, char **argv, const char *program, s
 
 #define CB_CALIBRATION_BARRIERS 5
 
-/* How long the bcast root waits after the barrier, from the durations (µs) of
- * CB_CALIBRATION_BARRIERS barriers it timed. */
-static inline double cb_pause_us(const double *barriers)
+/* How long the bcast root waits after the barrier: twice the median duration
+ * (µs) of CB_CALIBRATION_BARRIERS barriers it timed (sorts them). */
+static inline double cb_pause_us(double *barriers)
 {
-    double slowest = 0;
-    int i;
-    for (i = 0; i < CB_CALIBRATION_BARRIERS; ++i)
-        slowest = barriers[i] > slowest ? barriers[i] : slowest;
-    return 2 * slowest;
+    qsort(barriers, CB_CALIBRATION_BARRIERS, sizeof(double), pp_compare_doubles);
+    return 2 * barriers[CB_CALIBRATION_BARRIERS / 2];
 }
 
 /* Sleeps until pp_now_us() reaches `until` (a rank that sleeps yields its core). */

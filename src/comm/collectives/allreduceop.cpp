@@ -46,9 +46,10 @@ int AllreduceOp::senderOf(int step) const
     return partner < m_remainder ? partner * 2 + 1 : partner + m_remainder;
 }
 
-bool AllreduceOp::combineWith(int from, const Payload &theirs, bool theirsFirst)
+bool AllreduceOp::combineWith(int from, Payload theirs, bool theirsFirst)
 {
-    auto combined = theirsFirst ? m_combiner.combine(theirs, m_accumulated) : m_combiner.combine(m_accumulated, theirs);
+    auto combined = theirsFirst ? m_combiner.combine(std::move(theirs), m_accumulated)
+                                : m_combiner.combine(std::move(m_accumulated), theirs);
     if (!combined) {
         fail({combined.error().code, describe(QStringLiteral("combining rank %1's contribution: %2")
                                                   .arg(from).arg(combined.error().message))});
@@ -79,13 +80,14 @@ void AllreduceOp::advance()
         const auto it = m_arrived.find(m_step);
         if (it == m_arrived.end())
             return;
-        const auto [sender, payload] = *it;
+        const int sender = it->first;
+        Payload payload = std::move(it->second);
         m_arrived.erase(it);
         if (m_step == Result) {
-            m_result->payload = payload;
+            m_result->payload = std::move(payload);
             return succeed();
         }
-        if (!combineWith(sender, payload, sender < rank()))
+        if (!combineWith(sender, std::move(payload), sender < rank()))
             return;
         ++m_step;
     }

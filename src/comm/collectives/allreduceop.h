@@ -35,7 +35,7 @@ private:
     int expectedFrom() const { return senderOf(m_step); }
     int senderOf(int step) const; // who sends this rank `step`'s message, or -1
     void advance();
-    bool combineWith(int from, const Payload &theirs, bool theirsFirst);
+    bool combineWith(int from, Payload theirs, bool theirsFirst);
 
     Payload m_accumulated;
     Combiner m_combiner;

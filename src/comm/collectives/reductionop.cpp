@@ -45,7 +45,7 @@ void ReductionOp::step()
             const auto it = m_fromChildren.find(child);
             if (it == m_fromChildren.end())
                 return; // wait for it
-            auto combined = m_combiner.combine(m_accumulated, *it);
+            auto combined = m_combiner.combine(std::move(m_accumulated), *it);
             if (!combined)
                 return fail({combined.error().code,
                              describe(QStringLiteral("combining rank %1's contribution: %2")

@@ -217,28 +217,30 @@ namespace detail {
 // (on the progress thread). `context` names the contributions in errors.
 struct Combiner
 {
-    std::function<Result<Payload>(const Payload &left, const Payload &right)> combine;
+    // `left` by value: the result is written over it, without a copy when it
+    // is not shared.
+    std::function<Result<Payload>(Payload left, const Payload &right)> combine;
     bool commutative = true;
 };
 
 Error combineCountMismatch(qsizetype left, qsizetype right);
 
-// One item in its big-endian wire form (ItemValue types).
+// One item in its big-endian wire form (ItemValue types). Through an integer
+// of the item's size, so that the swap is inlined.
 template<ItemValue E>
 E loadItem(const char *at)
 {
     if constexpr (std::is_same_v<E, bool>) {
         return *at != 0;
-    } else if constexpr (std::is_floating_point_v<E>) {
-        using Bits = std::conditional_t<sizeof(E) == 4, quint32, quint64>;
-        const Bits bits = qFromBigEndian<Bits>(at);
+    } else {
+        using Bits = std::conditional_t<sizeof(E) == 1, quint8, std::conditional_t<sizeof(E) == 2, quint16,
+                     std::conditional_t<sizeof(E) == 4, quint32, quint64>>>;
+        Bits bits;
+        std::memcpy(&bits, at, sizeof bits);
+        bits = qFromBigEndian(bits);
         E value;
         std::memcpy(&value, &bits, sizeof value);
         return value;
-    } else if constexpr (std::is_same_v<E, char16_t>) {
-        return char16_t(qFromBigEndian<quint16>(at));
-    } else {
-        return qFromBigEndian<E>(at);
     }
 }
 
@@ -247,15 +249,13 @@ void storeItem(char *at, E value)
 {
     if constexpr (std::is_same_v<E, bool>) {
         *at = value ? 1 : 0;
-    } else if constexpr (std::is_floating_point_v<E>) {
-        using Bits = std::conditional_t<sizeof(E) == 4, quint32, quint64>;
+    } else {
+        using Bits = std::conditional_t<sizeof(E) == 1, quint8, std::conditional_t<sizeof(E) == 2, quint16,
+                     std::conditional_t<sizeof(E) == 4, quint32, quint64>>>;
         Bits bits;
         std::memcpy(&bits, &value, sizeof bits);
-        qToBigEndian(bits, at);
-    } else if constexpr (std::is_same_v<E, char16_t>) {
-        qToBigEndian(quint16(value), at);
-    } else {
-        qToBigEndian(value, at);
+        bits = qToBigEndian(bits);
+        std::memcpy(at, &bits, sizeof bits);
     }
 }
 
@@ -267,9 +267,9 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
     c.commutative = op.isCommutative();
     if constexpr (ItemValue<E>) {
         // Items combine in their wire form, in place: one pass, no lists.
-        c.combine = [op = std::move(op)](const Payload &left, const Payload &right) -> Result<Payload> {
+        c.combine = [op = std::move(op)](Payload left, const Payload &right) -> Result<Payload> {
             constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
-            for (const Payload *p : {&left, &right}) {
+            for (const Payload *p : {static_cast<const Payload *>(&left), &right}) {
                 if (!itemTypeDecodesAs<E>(p->itemType) || p->bytes.size() != qsizetype(p->count) * size)
                     return MessageCodec<T>::decode(*p).error();
             }
@@ -279,7 +279,7 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
             }
             if (left.count != right.count)
                 return combineCountMismatch(left.count, right.count);
-            Payload out = left;
+            Payload out = std::move(left);
             char *to = out.bytes.data();
             const char *from = right.bytes.constData();
             for (qsizetype at = 0; at < out.bytes.size(); at += size)
@@ -288,7 +288,7 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
         };
         return c;
     }
-    c.combine = [op = std::move(op)](const Payload &left, const Payload &right) -> Result<Payload> {
+    c.combine = [op = std::move(op)](Payload left, const Payload &right) -> Result<Payload> {
         auto a = MessageCodec<T>::decode(left);
         if (!a)
             return a.error();
