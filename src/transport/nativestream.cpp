@@ -114,26 +114,37 @@ bool NativeStream::readOnce(qint64 &budget)
     return m_header ? readIntoPayload(budget) : readIntoStaging(budget);
 }
 
+// One recv(): the bytes read, 0 to try again (interrupted), or -1 when
+// reading must stop (nothing more now, the end of the stream, or an error,
+// which is reported).
+qsizetype NativeStream::receive(char *into, qsizetype wanted, qint64 &budget)
+{
+    const ssize_t n = ::recv(m_fd, into, size_t(wanted), 0);
+    if (n > 0) {
+        budget -= n;
+        m_bytesReceived += quint64(n);
+        return qsizetype(n);
+    }
+    if (n < 0 && errno == EINTR)
+        return 0;
+    if (n < 0 && wouldBlock(errno))
+        return -1;
+    if (n == 0 || peerGone(errno))
+        Q_EMIT endOfStream();
+    else
+        fail(ioError("recv", errno));
+    return -1;
+}
+
 bool NativeStream::readIntoPayload(qint64 &budget)
 {
     const qsizetype length = qsizetype(m_header->payloadLength);
     if (m_filled == m_payload.size())
         m_payload.resize(qMin(length, qMax(2 * m_payload.size(), InitialPayloadLimit)));
     const qsizetype wanted = m_payload.size() - m_filled;
-    const ssize_t n = ::recv(m_fd, m_payload.data() + m_filled, size_t(wanted), 0);
-    if (n <= 0) {
-        if (n < 0 && errno == EINTR)
-            return true;
-        if (n < 0 && wouldBlock(errno))
-            return false;
-        if (n == 0 || peerGone(errno))
-            Q_EMIT endOfStream();
-        else
-            fail(ioError("recv", errno));
-        return false;
-    }
-    budget -= n;
-    m_bytesReceived += quint64(n);
+    const qsizetype n = receive(m_payload.data() + m_filled, wanted, budget);
+    if (n <= 0)
+        return n == 0;
     m_filled += n;
     if (m_filled < length)
         return n == wanted;
@@ -152,20 +163,9 @@ bool NativeStream::readIntoStaging(qint64 &budget)
         m_begin = 0;
     }
     const qsizetype wanted = m_staging.size() - m_end;
-    const ssize_t n = ::recv(m_fd, m_staging.data() + m_end, size_t(wanted), 0);
-    if (n <= 0) {
-        if (n < 0 && errno == EINTR)
-            return true;
-        if (n < 0 && wouldBlock(errno))
-            return false;
-        if (n == 0 || peerGone(errno))
-            Q_EMIT endOfStream();
-        else
-            fail(ioError("recv", errno));
-        return false;
-    }
-    budget -= n;
-    m_bytesReceived += quint64(n);
+    const qsizetype n = receive(m_staging.data() + m_end, wanted, budget);
+    if (n <= 0)
+        return n == 0;
     m_end += n;
     return decodeStaged() && n == wanted;
 }

@@ -72,6 +72,7 @@ private:
     void handleWritable();
     // One recv(); false when the loop must stop (would block, end, error).
     bool readOnce(qint64 &budget);
+    qsizetype receive(char *into, qsizetype wanted, qint64 &budget);
     bool readIntoPayload(qint64 &budget);
     bool readIntoStaging(qint64 &budget);
     // Delivers every complete frame in the staging buffer; false if the
