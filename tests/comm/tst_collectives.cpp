@@ -8,6 +8,7 @@
 #include <mmpi/comm/intercommunicator.h>
 
 #include <QDataStream>
+#include <QCoroTask>
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QFileInfo>
@@ -170,6 +171,16 @@ QByteArray bytesOf(int rank, qsizetype size)
     return b;
 }
 
+// Parameters by value: a coroutine frame outlives the caller's temporaries.
+QCoro::Task<QString> awaitBcastThenAllreduce(Communicator comm, QThread **resumedOn)
+{
+    const auto text = co_await comm.bcast(QString(), 0);
+    *resumedOn = QThread::currentThread();
+    const auto sum = co_await comm.allreduce(qint32(comm.rank()), Op::Sum);
+    co_return text && sum ? QStringLiteral("%1 %2").arg(*text).arg(*sum)
+                          : (text ? sum.error().message : text.error().message);
+}
+
 const QList<BcastTopology> Topologies{BcastTopology::Auto, BcastTopology::Serial, BcastTopology::Pipe,
                                       BcastTopology::Binary, BcastTopology::Binomial, BcastTopology::Fibonacci};
 
@@ -194,6 +205,7 @@ private Q_SLOTS:
     void reduceMinMaxLoc();
     void reduceUserOps();
     void errors();
+    void coroutineAwaitsCollectives();
     void splitAndDup();
     void intercommunicator();
     void measuredLinks();
@@ -686,6 +698,23 @@ void TestCollectives::errors()
     const auto unformed = Communicator::world(idle);
     QVERIFY(unformed);
     QCOMPARE(within(unformed->bcast(qint32(1), 0)).error().code, ErrorCode::NotFormed);
+}
+
+void TestCollectives::coroutineAwaitsCollectives()
+{
+    const CommWorld &w = sized(2);
+    QThread *const mine = QThread::currentThread();
+    QThread *resumedOn = nullptr;
+    // Given a coroutine on rank 1 that awaits a bcast and then an allreduce
+    QCoro::Task<QString> task = awaitBcastThenAllreduce(w[1], &resumedOn);
+    // When rank 0 takes part (the frames are handled on the progress threads)
+    auto sent = w[0].bcast(QStringLiteral("hello"), 0);
+    auto summed = w[0].allreduce(qint32(0), Op::Sum);
+    // Then the coroutine resumes here, on the thread that awaited, with both results
+    QCOMPARE(QCoro::waitFor(task), QStringLiteral("hello 1"));
+    QCOMPARE(resumedOn, mine);
+    QVERIFY(within(sent));
+    QCOMPARE(*within(summed), 1);
 }
 
 void TestCollectives::splitAndDup()
