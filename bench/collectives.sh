@@ -134,7 +134,10 @@ run_sim() {
         return
     fi
     for n in 4 8 16; do
-        measure "mmpi sim bluetooth bcast $n" "$bin/mmpirun" -n "$n" --transport sim --link bluetooth --no-prefix \
+        # A 1 MiB message holds a 90 kB/s radio for 12 s, and heartbeats
+        # queue behind it: the default 10 s timeout would call the sender lost.
+        measure "mmpi sim bluetooth bcast $n" env MMPI_HEARTBEAT_INTERVAL_MS="${MMPI_HEARTBEAT_INTERVAL_MS:-10000}" \
+            MMPI_HEARTBEAT_TIMEOUT_MS="${MMPI_HEARTBEAT_TIMEOUT_MS:-600000}" "$bin/mmpirun" -n "$n" --transport sim --link bluetooth --no-prefix \
             --timeout "$time_limit" -- "$bin/mmpi-bench" bcast --topology all --sizes "$sizes" \
             --iterations "$iterations" --json
     done
