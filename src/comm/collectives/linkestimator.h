@@ -70,7 +70,7 @@ public:
     static constexpr qint64 GiveUpAfterMs = 20000;
     // A pong waits this many milliseconds at most for this node's World to
     // say it is formed.
-    static constexpr int MaxAnswerRetries = 5000;
+    static constexpr int MaxAnswerRetries = 20000;
 
 private:
     enum class Phase { Latency, Overhead, Rate };
