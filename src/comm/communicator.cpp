@@ -193,6 +193,7 @@ std::shared_ptr<RequestState> CommunicatorAccess::irecv(const std::shared_ptr<co
                             QStringLiteral("tag %1 is negative (user tags are 0..%2)").arg(tag).arg(MaxTag)});
     const int from = source == AnySource ? AnySource : d->peerWorldRank(source);
     auto inner = std::make_shared<RequestState>(RequestState::Kind::Receive, d->id, from, tag);
+    inner->setReadFrom(d->world, from);
     if (!d->translates()) {
         d->matcher->post(inner);
         return inner;
@@ -200,6 +201,7 @@ std::shared_ptr<RequestState> CommunicatorAccess::irecv(const std::shared_ptr<co
     // The matcher speaks world ranks: a second state reports the source as a
     // rank of this communicator and cancels through the first.
     auto outer = std::make_shared<RequestState>(RequestState::Kind::Receive, d->id, source, tag);
+    outer->setReadFrom(d->world, from);
     d->matcher->post(inner);
     outer->canceller = [inner] { return inner->canceller && inner->canceller(); };
     inner->whenFinished([outer, inner, d] {

@@ -13,9 +13,16 @@ bool RequestState::matches(const FrameHeader &h) const
            && (tag == AnyTag || h.tag == tag);
 }
 
+void RequestState::setReadFrom(World *world, int worldSource)
+{
+    m_readWorld = world;
+    m_readSource = worldSource;
+}
+
 bool RequestState::complete(Result<Status> outcome, Payload payload)
 {
     QList<std::function<void()>> continuations;
+    std::shared_ptr<FrameWaiter> waiter;
     {
         QMutexLocker lock(&m_mutex);
         if (m_outcome)
@@ -23,12 +30,15 @@ bool RequestState::complete(Result<Status> outcome, Payload payload)
         m_payload = std::move(payload);
         m_outcome = std::move(outcome);
         continuations = std::exchange(m_continuations, {});
+        waiter = std::exchange(m_waiter, {});
     }
     // Sequentially consistent, not just release: notify_all() wakes only if it
     // sees a waiter registered, and a release store may pass that check on
     // x86 and lose the wake-up of a thread that started to sleep meanwhile.
     m_finished.store(1, std::memory_order_seq_cst);
     m_finished.notify_all();
+    if (waiter && !waiter->isCurrentThread())
+        waiter->wake();
     for (const auto &f : continuations)
         f();
     return true;
@@ -48,6 +58,17 @@ std::optional<Result<Status>> RequestState::outcome() const
 
 Result<Status> RequestState::wait() const
 {
+    if (m_readWorld && m_finished.load() == 0) {
+        auto waiter = FrameWaiter::forThisThread();
+        {
+            QMutexLocker lock(&m_mutex);
+            if (!m_outcome)
+                m_waiter = waiter;
+        }
+        // complete() wakes the waiter after setting m_finished, so no
+        // completion between the registration and the check is missed.
+        waiter->wait(*m_readWorld, m_readSource, [this] { return m_finished.load() != 0; });
+    }
     m_finished.wait(0, std::memory_order_seq_cst);
     QMutexLocker lock(&m_mutex);
     return *m_outcome;

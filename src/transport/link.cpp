@@ -1,4 +1,5 @@
 #include <mmpi/transport/link.h>
+#include <mmpi/transport/linkreader.h>
 
 namespace mmpi {
 
@@ -30,6 +31,11 @@ void Link::setError(const Error &error)
 
 void Link::setReading(bool)
 {
+}
+
+std::shared_ptr<LinkReader> Link::reader() const
+{
+    return nullptr;
 }
 
 bool Link::trySendNow(const Frame &, qint64)

@@ -14,14 +14,9 @@ namespace mmpi::detail {
 
 namespace {
 
-// Small frames are decoded from here; one recv() often brings several.
-constexpr qsizetype StagingSize = 64 * 1024;
 // Bytes read per readiness notification, so that one busy link cannot starve
 // the others (the notifier fires again while data is left).
 constexpr qint64 ReadBudget = 4 * 1024 * 1024;
-// A payload buffer starts at most this big and doubles as bytes arrive: a
-// header that announces a huge frame reserves memory only as it is sent.
-constexpr qsizetype InitialPayloadLimit = 1024 * 1024;
 constexpr int MaxIoVectors = 64;
 
 bool wouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
@@ -36,32 +31,35 @@ Error ioError(const char *what, int error)
 } // namespace
 
 NativeStream::NativeStream(int descriptor, DecoderLimits limits, QObject *parent)
-    : QObject(parent), m_fd(descriptor), m_limits(limits),
-      m_readNotifier(descriptor, QSocketNotifier::Read, this),
-      m_writeNotifier(descriptor, QSocketNotifier::Write, this),
-      m_staging(StagingSize, Qt::Uninitialized)
+    : QObject(parent), m_fd(descriptor), m_reader(std::make_shared<StreamReader>(descriptor, limits)),
+      m_readNotifier(m_reader->pollDescriptor(), QSocketNotifier::Read, this),
+      m_writeNotifier(descriptor, QSocketNotifier::Write, this)
 {
-    ::fcntl(m_fd, F_SETFL, ::fcntl(m_fd, F_GETFL) | O_NONBLOCK);
+    m_reader->setPaused(true); // until start()
     m_readNotifier.setEnabled(false);
     m_writeNotifier.setEnabled(false);
     connect(&m_readNotifier, &QSocketNotifier::activated, this, &NativeStream::handleReadable);
     connect(&m_writeNotifier, &QSocketNotifier::activated, this, &NativeStream::handleWritable);
+    // A thread that claimed the reader met the end or an error: report it
+    // from here, where the signals belong (the reader keeps the outcome).
+    m_reader->setTroubleHandler([this] {
+        QMetaObject::invokeMethod(this, [this] {
+            if (!m_stopped)
+                handleReadable();
+        }, Qt::QueuedConnection);
+    });
 }
 
 NativeStream::~NativeStream()
 {
     m_readNotifier.setEnabled(false);
     m_writeNotifier.setEnabled(false);
-    ::close(m_fd);
+    m_reader->closeDescriptor();
 }
 
 void NativeStream::prependReceived(const QByteArray &bytes)
 {
-    if (m_end + bytes.size() > m_staging.size())
-        m_staging.resize(m_end + bytes.size());
-    std::memcpy(m_staging.data() + m_end, bytes.constData(), size_t(bytes.size()));
-    m_bytesReceived += quint64(bytes.size());
-    m_end += bytes.size();
+    m_reader->prependReceived(bytes);
 }
 
 void NativeStream::start()
@@ -69,6 +67,7 @@ void NativeStream::start()
     if (m_stopped)
         return;
     m_started = true;
+    m_reader->setPaused(m_paused);
     m_readNotifier.setEnabled(!m_paused);
     decodeLater(); // queued: the owner connects its slots before the first frame
 }
@@ -78,6 +77,7 @@ void NativeStream::setReading(bool enabled)
     m_paused = !enabled;
     if (m_stopped || !m_started)
         return;
+    m_reader->setPaused(m_paused);
     m_readNotifier.setEnabled(enabled);
     if (enabled)
         decodeLater();
@@ -86,140 +86,30 @@ void NativeStream::setReading(bool enabled)
 // Frames that arrived in one read with others and were held back by a pause.
 void NativeStream::decodeLater()
 {
-    if (m_end - m_begin == 0)
+    if (!m_reader->hasStagedFrame())
         return;
     QMetaObject::invokeMethod(this, [this] {
-        if (!m_stopped && !m_paused && !m_header)
-            decodeStaged();
+        if (!m_stopped && !m_paused)
+            handleReadable();
     }, Qt::QueuedConnection);
 }
 
-qint64 NativeStream::bufferedBytes() const
-{
-    return (m_end - m_begin) + (m_header ? FrameHeaderSize + m_filled : 0);
-}
-
+// While another thread has claimed the reader the socket is out of the
+// notifier's set, so this runs at most once for input that thread reads.
 void NativeStream::handleReadable()
 {
+    const std::shared_ptr<StreamReader> reader = m_reader; // outlives a deleted this
     QPointer<NativeStream> self(this);
-    qint64 budget = ReadBudget;
-    while (self && !m_stopped && !m_paused && budget > 0 && readOnce(budget)) {
-    }
-}
-
-// A short read means the socket is drained for now: stopping there saves the
-// recv() that would only say EAGAIN (the notifier fires again for more).
-bool NativeStream::readOnce(qint64 &budget)
-{
-    return m_header ? readIntoPayload(budget) : readIntoStaging(budget);
-}
-
-// One recv(): the bytes read, 0 to try again (interrupted), or -1 when
-// reading must stop (nothing more now, the end of the stream, or an error,
-// which is reported).
-qsizetype NativeStream::receive(char *into, qsizetype wanted, qint64 &budget)
-{
-    const ssize_t n = ::recv(m_fd, into, size_t(wanted), 0);
-    if (n > 0) {
-        budget -= n;
-        m_bytesReceived += quint64(n);
-        return qsizetype(n);
-    }
-    if (n < 0 && errno == EINTR)
-        return 0;
-    if (n < 0 && wouldBlock(errno))
-        return -1;
-    if (n == 0 || peerGone(errno))
+    const auto outcome = reader->readForOwner(ReadBudget, [&](Frame &&frame) {
+        Q_EMIT frameReceived(frame);
+        return self && !m_stopped && !m_paused;
+    });
+    if (!self || m_stopped)
+        return;
+    if (outcome.status == StreamReader::Status::Ended)
         Q_EMIT endOfStream();
-    else
-        fail(ioError("recv", errno));
-    return -1;
-}
-
-bool NativeStream::readIntoPayload(qint64 &budget)
-{
-    const qsizetype length = qsizetype(m_header->payloadLength);
-    if (m_filled == m_payload.size())
-        m_payload.resize(qMin(length, qMax(2 * m_payload.size(), InitialPayloadLimit)));
-    const qsizetype wanted = m_payload.size() - m_filled;
-    const qsizetype n = receive(m_payload.data() + m_filled, wanted, budget);
-    if (n <= 0)
-        return n == 0;
-    m_filled += n;
-    if (m_filled < length)
-        return n == wanted;
-    const FrameHeader header = *std::exchange(m_header, std::nullopt);
-    m_filled = 0;
-    return deliver(header, std::exchange(m_payload, {})) && n == wanted;
-}
-
-bool NativeStream::readIntoStaging(qint64 &budget)
-{
-    if (m_end - m_begin >= FrameHeaderSize) // frames held back by a pause
-        return decodeStaged();
-    if (m_begin > 0) { // less than a header is left: move it to the front
-        std::memmove(m_staging.data(), m_staging.constData() + m_begin, size_t(m_end - m_begin));
-        m_end -= m_begin;
-        m_begin = 0;
-    }
-    const qsizetype wanted = m_staging.size() - m_end;
-    const qsizetype n = receive(m_staging.data() + m_end, wanted, budget);
-    if (n <= 0)
-        return n == 0;
-    m_end += n;
-    return decodeStaged() && n == wanted;
-}
-
-bool NativeStream::decodeStaged()
-{
-    while (!m_stopped && !m_paused) {
-        const char *head = m_staging.constData() + m_begin;
-        const qsizetype available = m_end - m_begin;
-        if (available < FrameHeaderSize) {
-            if (auto ok = FrameDecoder::checkHeaderPrefix(QByteArrayView(head, available)); !ok)
-                {
-                fail(ok.error());
-                return false;
-            }
-            return true;
-        }
-        auto header = FrameDecoder::decodeHeader(QByteArrayView(head, FrameHeaderSize), m_limits);
-        if (!header) {
-            fail(header.error());
-            return false;
-        }
-        const qsizetype length = qsizetype(header->payloadLength);
-        if (available - FrameHeaderSize < length) {
-            beginPayload(*header, head + FrameHeaderSize, available - FrameHeaderSize);
-            return true;
-        }
-        m_begin += FrameHeaderSize + length;
-        if (!deliver(*header, QByteArray(head + FrameHeaderSize, length)))
-            return false;
-    }
-    return false;
-}
-
-void NativeStream::beginPayload(const FrameHeader &header, const char *bytes, qsizetype available)
-{
-    const qsizetype length = qsizetype(header.payloadLength);
-    m_header = header;
-    m_payload = QByteArray(qMin(length, qMax(available, InitialPayloadLimit)), Qt::Uninitialized);
-    std::memcpy(m_payload.data(), bytes, size_t(available));
-    m_filled = available;
-    m_begin = m_end = 0;
-}
-
-bool NativeStream::deliver(const FrameHeader &header, QByteArray payload)
-{
-    if (auto ok = FrameDecoder::checkPayload(header, payload); !ok)
-        {
-                fail(ok.error());
-                return false;
-            }
-    QPointer<NativeStream> self(this);
-    Q_EMIT frameReceived(Frame{header, std::move(payload)});
-    return self && !m_stopped && !m_paused;
+    else if (outcome.status == StreamReader::Status::Failed)
+        fail(outcome.error);
 }
 
 void NativeStream::write(const FrameHeader &header, const QByteArray &payload)
@@ -368,6 +258,7 @@ void NativeStream::closeAfterFlush(int lingerMs)
 void NativeStream::stop()
 {
     m_stopped = true;
+    m_reader->stop();
     m_readNotifier.setEnabled(false);
 }
 

@@ -2,13 +2,15 @@
 // read and written through its descriptor. QAbstractSocket hands the kernel
 // 16 KiB per event-loop turn and copies every byte through its ring buffers;
 // this writes a whole frame with one sendmsg() and reads each payload straight
-// into the frame's own buffer. Lives in the link's thread; only tryWrite() and
-// the counters may be used from other threads.
+// into the frame's own buffer (StreamReader, which another thread may claim).
+// Lives in the link's thread; only tryWrite(), reader() and the counters may
+// be used from other threads.
 #pragma once
+
+#include "streamreader.h"
 
 #include <mmpi/core/result.h>
 #include <mmpi/wire/frame.h>
-#include <mmpi/wire/framedecoder.h>
 
 #include <QMutex>
 #include <QObject>
@@ -16,6 +18,7 @@
 
 #include <atomic>
 #include <deque>
+#include <memory>
 
 namespace mmpi::detail {
 
@@ -45,8 +48,11 @@ public:
     quint64 bytesSent() const { return m_bytesSent; }
     quint64 framesSent() const { return m_framesSent; }
     // Bytes of a frame that has not fully arrived.
-    qint64 bufferedBytes() const;
-    quint64 bytesReceived() const { return m_bytesReceived; }
+    qint64 bufferedBytes() const { return m_reader->bufferedBytes(); }
+    quint64 bytesReceived() const { return m_reader->bytesReceived(); }
+    quint64 framesReceived() const { return m_reader->framesReceived(); }
+    // For a thread that reads the stream itself for a while.
+    std::shared_ptr<LinkReader> reader() const { return m_reader; }
 
     // Stop reading and detach from the parent; the descriptor closes and the
     // object deletes itself once queued bytes are written, or after lingerMs.
@@ -70,16 +76,6 @@ private:
     void handleReadable();
     void decodeLater();
     void handleWritable();
-    // One recv(); false when the loop must stop (would block, end, error).
-    bool readOnce(qint64 &budget);
-    qsizetype receive(char *into, qsizetype wanted, qint64 &budget);
-    bool readIntoPayload(qint64 &budget);
-    bool readIntoStaging(qint64 &budget);
-    // Delivers every complete frame in the staging buffer; false if the
-    // stream failed or stopped meanwhile.
-    bool decodeStaged();
-    bool deliver(const FrameHeader &header, QByteArray payload);
-    void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
     void enqueue(const FrameHeader &header, const QByteArray &payload);
     qint64 flushQueue();
     void finishWrite(qint64 written);
@@ -88,7 +84,7 @@ private:
     void fail(const Error &error);
 
     int m_fd;
-    DecoderLimits m_limits;
+    std::shared_ptr<StreamReader> m_reader;
     QSocketNotifier m_readNotifier;
     QSocketNotifier m_writeNotifier;
     std::atomic<bool> m_stopped = false;
@@ -96,22 +92,12 @@ private:
     bool m_paused = false;
     bool m_started = false;
 
-    // Received bytes not yet decoded: [m_begin, m_end) of m_staging.
-    QByteArray m_staging;
-    qsizetype m_begin = 0;
-    qsizetype m_end = 0;
-    // A frame whose payload is being read straight into its own buffer.
-    std::optional<FrameHeader> m_header;
-    QByteArray m_payload;
-    qsizetype m_filled = 0;
-
     // Guards the write queue: tryWrite() may come from any thread.
     QMutex m_writeMutex;
     std::deque<Chunk> m_queue;
     std::atomic<qint64> m_queuedBytes = 0;
     std::atomic<quint64> m_bytesSent = 0;
     std::atomic<quint64> m_framesSent = 0;
-    quint64 m_bytesReceived = 0;
 };
 
 } // namespace mmpi::detail

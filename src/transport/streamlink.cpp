@@ -121,8 +121,16 @@ LinkCounters StreamLink::counters() const
     if (m_native) {
         counters.bytesSent = m_native->bytesSent();
         counters.framesSent = m_native->framesSent();
+        counters.bytesReceived = m_native->bytesReceived();
+        counters.framesReceived = m_native->framesReceived();
     }
     return counters;
+}
+
+std::shared_ptr<LinkReader> StreamLink::reader() const
+{
+    QMutexLocker lock(&m_nativeMutex);
+    return m_native ? m_native->reader() : nullptr;
 }
 
 qint64 StreamLink::bytesToWrite() const
@@ -206,13 +214,12 @@ void StreamLink::syncNativeCounters(const detail::NativeStream *native)
     counters.bytesSent = native->bytesSent();
     counters.framesSent = native->framesSent();
     counters.bytesReceived = native->bytesReceived();
+    counters.framesReceived = native->framesReceived();
 }
 
+// The stream counts what it receives (frames a claimer read included).
 void StreamLink::handleNativeFrame(const Frame &frame)
 {
-    auto &counters = mutableCounters();
-    counters.bytesReceived = m_native->bytesReceived();
-    ++counters.framesReceived;
     Q_EMIT frameReceived(frame);
 }
 

@@ -4,8 +4,16 @@ namespace mmpi::detail {
 
 void DirectPath::setLink(Link *link)
 {
+    std::shared_ptr<LinkReader> reader = link ? link->reader() : nullptr;
     QMutexLocker lock(&m_mutex);
     m_link = link;
+    m_reader = std::move(reader);
+}
+
+std::shared_ptr<LinkReader> DirectPath::reader() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_reader;
 }
 
 bool DirectPath::trySend(Frame &frame)

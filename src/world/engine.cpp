@@ -464,11 +464,42 @@ void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
         if (m_peers.value(rank).link == link)
             m_peers[rank].outbox->pump(link);
     });
-    connect(link, &Link::frameReceived, this, [this, rank](const Frame &f) { handleLinkFrame(rank, f); });
+    connect(link, &Link::frameReceived, this, [this, rank](const Frame &f) { handleOwnFrame(rank, f); });
     connect(link, &Link::stateChanged, this, [this, rank, link](Link::State state) {
         if (state == Link::State::Closed)
             handleLinkClosed(rank, link);
     });
+}
+
+// Frames another thread read earlier from this peer may still wait in the
+// event queue: this one goes behind them.
+void Engine::handleOwnFrame(int rank, const Frame &frame)
+{
+    const std::shared_ptr<DirectPath> path = m_peers[rank].path;
+    if (!path || path->readBacklog() == 0)
+        return handleLinkFrame(rank, frame);
+    path->deferRead();
+    QMetaObject::invokeMethod(this, [this, rank, path, frame] {
+        handleLinkFrame(rank, frame);
+        path->deferredReadHandled();
+    }, Qt::QueuedConnection);
+}
+
+void Engine::handleFrameReadElsewhere(int rank, const Frame &frame)
+{
+    if (rank >= 0 && rank < m_peers.size())
+        handleLinkFrame(rank, frame);
+}
+
+void Engine::noteHeard(int rank)
+{
+    if (!m_detector->heard(rank, FailureDetector::Clock::now()))
+        return;
+    QMetaObject::invokeMethod(this, [this, rank] {
+        qCInfo(lcWorld) << "rank" << rank << "is no longer suspect";
+        Q_EMIT nodeAlive(rank);
+        Q_EMIT linkQualityChanged(rank);
+    }, Qt::QueuedConnection);
 }
 
 void Engine::handleLinkFrame(int rank, const Frame &frame)

@@ -42,6 +42,11 @@ public:
     void setReceiving(int rank, bool enabled);
     // Drop every link at once (destruction without close()).
     void shutdown();
+    // A frame another thread read from `rank`'s link (see FrameWaiter), in
+    // the order that thread read it.
+    void handleFrameReadElsewhere(int rank, const Frame &frame);
+    // Any thread: a frame from `rank` arrived and was delivered elsewhere.
+    void noteHeard(int rank);
 
 Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
@@ -94,6 +99,7 @@ private:
     // both
     void handleIncomingLink(Link *link);
     void attachPeer(int rank, Link *link, const NodeInfo &info);
+    void handleOwnFrame(int rank, const Frame &frame);
     void handleLinkFrame(int rank, const Frame &frame);
     void handleControlFrame(int rank, const Frame &frame);
     void handleDataFrame(int rank, const Frame &frame);

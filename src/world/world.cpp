@@ -1,6 +1,7 @@
 #include <mmpi/world/world.h>
 
 #include "engine.h"
+#include "worldprivate.h"
 
 #include <mmpi/core/logging.h>
 
@@ -13,28 +14,12 @@
 
 namespace mmpi {
 
-class WorldPrivate
-{
-public:
-    QThread thread;
-    detail::Engine *engine = nullptr;
-    std::atomic<World::State> state{World::State::Idle};
-    std::atomic<int> rank{NoRank};
-    std::atomic<int> size{0};
-    const QString nodeId = QUuid::createUuid().toString(QUuid::WithoutBraces);
-    mutable QMutex mutex; // guards error and nodes
-    Error error;
-    QList<NodeInfo> nodes;
-    std::shared_ptr<MessageSink> sink; // guarded by mutex
-    // Set before the state becomes Formed and fixed after: read without a lock.
-    QList<std::shared_ptr<detail::DirectPath>> paths;
-    int chunkSize = 0;
-    WorldConfig config; // guarded by mutex
-    // Set by form() before the progress thread starts; thread-safe to query.
-    std::shared_ptr<const detail::FailureDetector> detector;
-};
-
 MessageSink::~MessageSink() = default;
+
+bool MessageSink::acceptsFromAnyThread(const FrameHeader &) const
+{
+    return false;
+}
 
 World::World(QObject *parent) : QObject(parent), d(std::make_unique<WorldPrivate>())
 {
@@ -148,8 +133,45 @@ void World::setMessageSink(std::shared_ptr<MessageSink> sink)
 
 std::shared_ptr<MessageSink> World::messageSink() const
 {
-    QMutexLocker lock(&d->mutex);
-    return d->sink;
+    return d->currentSink();
+}
+
+std::shared_ptr<MessageSink> WorldPrivate::currentSink() const
+{
+    QMutexLocker lock(&mutex);
+    return sink;
+}
+
+QList<std::pair<int, std::shared_ptr<detail::DirectPath>>> WorldPrivate::pathsFrom(int source) const
+{
+    QList<std::pair<int, std::shared_ptr<detail::DirectPath>>> found;
+    if (state != World::State::Formed)
+        return found;
+    for (int r = 0; r < paths.size(); ++r)
+        if ((source < 0 || source == r) && paths[r])
+            found.append({r, paths[r]});
+    return found;
+}
+
+void WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame)
+{
+    detail::Engine *progress = engine;
+    const FrameHeader &h = frame.header;
+    if (h.kind == FrameKind::Data && path->readBacklog() == 0 && h.source == from && h.destination == rank) {
+        auto target = currentSink();
+        if (target && target->acceptsFromAnyThread(h)) {
+            progress->noteHeard(from);
+            return target->handleFrame(frame);
+        }
+    }
+    // Everything else (control, heartbeats, fragments, frames the sink takes
+    // only on the progress thread) goes through the engine as if its link had
+    // delivered it, and holds back the peer's later frames until it has.
+    path->deferRead();
+    QMetaObject::invokeMethod(progress, [progress, from, path, f = std::move(frame)] {
+        progress->handleFrameReadElsewhere(from, f);
+        path->deferredReadHandled();
+    }, Qt::QueuedConnection);
 }
 
 void World::close()

@@ -4,9 +4,11 @@
 // oversized header — which must fail that link only, with the right error.
 #include "transporttest.h"
 
+#include <mmpi/transport/linkreader.h>
 #include <mmpi/wire/framedecoder.h>
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QPointer>
 #include <QRandomGenerator>
@@ -19,6 +21,7 @@
 #include <atomic>
 
 #ifdef Q_OS_UNIX
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -102,6 +105,33 @@ QByteArray randomStream(QRandomGenerator &rng)
     return stream;
 }
 
+#ifdef Q_OS_UNIX
+// What a waiting thread does with a claimed reader: poll its socket and read
+// until `wanted` frames came, the reader says stop, or the time is up.
+struct ClaimedRead
+{
+    QList<Frame> frames;
+    bool stopped = false; // readAvailable() said to let go
+};
+
+ClaimedRead readClaimed(LinkReader &reader, qsizetype wanted)
+{
+    ClaimedRead result;
+    QElapsedTimer clock;
+    clock.start();
+    while (result.frames.size() < wanted && clock.elapsed() < Timeout) {
+        pollfd socket{reader.descriptor(), POLLIN, 0};
+        if (::poll(&socket, 1, 100) <= 0)
+            continue;
+        if (!reader.readAvailable([&](Frame &&frame) { result.frames << frame; })) {
+            result.stopped = true;
+            break;
+        }
+    }
+    return result;
+}
+#endif
+
 } // namespace
 
 class tst_Links : public QObject
@@ -120,6 +150,8 @@ private Q_SLOTS:
     void everyFrameKind();
     void trySendNowFromAnotherThread();
     void pausedLinkHoldsFramesUntilResumed();
+    void anotherThreadReadsWhileClaimed();
+    void claimedReaderSeesTheEnd();
     void closeIsSeenByPeer();
     void framesQueuedBeforeCloseAreDelivered();
     void connectToDeadAddressFails();
@@ -340,6 +372,101 @@ void tst_Links::pausedLinkHoldsFramesUntilResumed()
     accepted->setReading(true);
     QTRY_COMPARE_WITH_TIMEOUT(received.size(), frames.size(), Timeout);
     QCOMPARE(received, frames);
+}
+
+void tst_Links::anotherThreadReadsWhileClaimed()
+{
+#ifndef Q_OS_UNIX
+    QSKIP("links read through their socket objects here");
+#else
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    const std::shared_ptr<LinkReader> reader = pair.accepted->reader();
+    QVERIFY2(reader, "a native stream link has a reader");
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    QList<Frame> frames;
+    for (int i = 0; i < 300; ++i)
+        frames << numberedFrame(quint64(i), 1 + i % 9);
+    // Given a thread that claimed the accepted link's reader
+    QCOMPARE(reader->claim(), LinkReader::Claim::Claimed);
+    QCOMPARE(reader->claim(), LinkReader::Claim::Refused); // one claimer at a time
+    ClaimedRead claimed;
+    std::unique_ptr<QThread> claimer(QThread::create([&] { claimed = readClaimed(*reader, 200); }));
+    claimer->start();
+    // When the peer sends the first 200 frames
+    for (qsizetype i = 0; i < 200; ++i)
+        pair.connecting->sendFrame(frames[i]);
+    QVERIFY(QTest::qWaitFor([&] { return claimer->isFinished(); }, Timeout));
+    // Then that thread read them, in order, and the link emitted none of them
+    QVERIFY(!claimed.stopped);
+    QCOMPARE(claimed.frames, frames.mid(0, 200));
+    QTest::qWait(50);
+    QCOMPARE(atServer.size(), 0);
+    // And once released, the link reads the rest itself, in order, and
+    // counts every frame
+    reader->release();
+    for (qsizetype i = 200; i < frames.size(); ++i)
+        pair.connecting->sendFrame(frames[i]);
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), 100, Timeout);
+    QCOMPARE(receivedFrames(atServer), frames.mid(200));
+    QCOMPARE(pair.accepted->counters().framesReceived, quint64(frames.size()));
+    QCOMPARE(pair.accepted->counters().bytesReceived, encodedSize(frames));
+    // And a paused link cannot be claimed
+    pair.accepted->setReading(false);
+    QCOMPARE(reader->claim(), LinkReader::Claim::Refused);
+    pair.accepted->setReading(true);
+    QCOMPARE(reader->claim(), LinkReader::Claim::Claimed);
+    reader->release();
+#endif
+}
+
+void tst_Links::claimedReaderSeesTheEnd()
+{
+#ifndef Q_OS_UNIX
+    QSKIP("links read through their socket objects here");
+#else
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    const std::shared_ptr<LinkReader> reader = pair.accepted->reader();
+    QVERIFY(reader);
+    QSignalSpy errors(pair.accepted, &Link::errorOccurred);
+    // Given a claimed reader, when the peer sends a frame and closes
+    QCOMPARE(reader->claim(), LinkReader::Claim::Claimed);
+    ClaimedRead claimed;
+    std::unique_ptr<QThread> claimer(QThread::create([&] { claimed = readClaimed(*reader, 2); }));
+    claimer->start();
+    pair.connecting->sendFrame(numberedFrame(1));
+    pair.connecting->close();
+    QVERIFY(QTest::qWaitFor([&] { return claimer->isFinished(); }, Timeout));
+    // Then the claimer got the frame and was told to let go at the end
+    QCOMPARE(claimed.frames, QList<Frame>{numberedFrame(1)});
+    QVERIFY(claimed.stopped);
+    reader->release();
+    // And the link reports the clean end on its own thread, as if it had read it
+    QTRY_COMPARE_WITH_TIMEOUT(pair.accepted->state(), Link::State::Closed, Timeout);
+    QCOMPARE(errors.size(), 0);
+    QCOMPARE(reader->claim(), LinkReader::Claim::Refused);
+    // And a link closed under a claimer wakes its poll and refuses to read
+    LinkPair second;
+    openPair(second);
+    if (QTest::currentTestFailed())
+        return;
+    const std::shared_ptr<LinkReader> other = second.accepted->reader();
+    QCOMPARE(other->claim(), LinkReader::Claim::Claimed);
+    claimer.reset(QThread::create([&] { claimed = readClaimed(*other, 1); }));
+    claimer->start();
+    QSignalSpy peerStates(second.connecting, &Link::stateChanged);
+    delete second.accepted.data();
+    QVERIFY(QTest::qWaitFor([&] { return claimer->isFinished(); }, Timeout));
+    QVERIFY(claimed.stopped);
+    QVERIFY(claimed.frames.isEmpty());
+    other->release();
+    QTRY_COMPARE_WITH_TIMEOUT(second.connecting->state(), Link::State::Closed, Timeout);
+#endif
 }
 
 void tst_Links::closeIsSeenByPeer()

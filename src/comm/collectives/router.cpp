@@ -58,6 +58,11 @@ void Router::handleFrame(const Frame &frame)
     m_collectives.handleFrame(frame);
 }
 
+bool Router::acceptsFromAnyThread(const FrameHeader &header) const
+{
+    return !(header.communicator & CollectiveContextBit);
+}
+
 void Router::handlePeerGone(int rank, const Error &reason)
 {
     m_matcher->handlePeerGone(rank, reason);

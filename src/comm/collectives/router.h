@@ -47,6 +47,9 @@ public:
     void setLastBcastPlan(const BcastPlan &plan);
 
     void handleFrame(const Frame &frame) override;
+    // Point-to-point frames only: the matcher is thread-safe; collective
+    // operations and link probes expect the progress thread.
+    bool acceptsFromAnyThread(const FrameHeader &header) const override;
     void handlePeerGone(int rank, const Error &reason) override;
 
     // A peer that said goodbye has delivered everything it sent before; one

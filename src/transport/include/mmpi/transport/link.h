@@ -8,7 +8,11 @@
 
 #include <QObject>
 
+#include <memory>
+
 namespace mmpi {
+
+class LinkReader;
 
 struct LinkCounters
 {
@@ -48,6 +52,12 @@ public:
     // wait in the operating system and the peer's sends slow down once the
     // buffers between fill. A transport that cannot pause keeps delivering.
     virtual void setReading(bool enabled);
+    // Thread-safe once Connected: a way for another thread to read this
+    // link's frames itself for a while, or nullptr if the transport has none
+    // (frames then always arrive through frameReceived on the link's thread).
+    // Frames read that way are not emitted by the link; the claimer delivers
+    // them. The reader stays the same for the life of the connection.
+    virtual std::shared_ptr<LinkReader> reader() const;
     // Bytes queued but not yet handed to the operating system.
     virtual qint64 bytesToWrite() const = 0;
     // Close the link; state becomes Closed (stateChanged is emitted once).

@@ -29,6 +29,7 @@ public:
     void setReading(bool enabled) override;
     qint64 bytesToWrite() const override;
     LinkCounters counters() const override;
+    std::shared_ptr<LinkReader> reader() const override;
     void close() override;
 
 protected:

@@ -28,6 +28,7 @@ struct NodeInfo
 
 struct LinkQuality;
 class WorldPrivate;
+class FrameWaiter;
 namespace detail { class Engine; }
 
 // Receives this node's Data frames and peer departures on the progress thread,
@@ -39,6 +40,11 @@ class MessageSink
 public:
     virtual ~MessageSink();
     virtual void handleFrame(const Frame &frame) = 0;
+    // Whether handleFrame() may take this frame on the thread that read it: a
+    // thread blocked waiting for a message reads its links itself, and
+    // delivers what it can without a hand-off to the progress thread.
+    // Default: no (every frame arrives on the progress thread).
+    virtual bool acceptsFromAnyThread(const FrameHeader &header) const;
     // The peer left (goodbye) or was lost; no more frames come from it.
     virtual void handlePeerGone(int rank, const Error &reason) = 0;
 };
@@ -150,6 +156,7 @@ Q_SIGNALS:
     void linkQualityChanged(int rank);
 
 private:
+    friend class FrameWaiter; // reads links on a waiting thread
     void handleEngineState(State state);
     void connectEngineTraffic(detail::Engine *engine);
     Result<void> queueFrame(int destination, Frame frame, SendCompletion done);

@@ -1,0 +1,286 @@
+#include "streamreader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace mmpi {
+
+LinkReader::~LinkReader() = default;
+
+namespace detail {
+
+namespace {
+
+// Small frames are decoded from here; one recv() often brings several.
+constexpr qsizetype StagingSize = 64 * 1024;
+// What a claimer reads per readiness, like the owner's budget per notification.
+constexpr qint64 ClaimerBudget = 4 * 1024 * 1024;
+// A payload buffer starts at most this big and doubles as bytes arrive: a
+// header that announces a huge frame reserves memory only as it is sent.
+constexpr qsizetype InitialPayloadLimit = 1024 * 1024;
+
+bool wouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
+bool peerGone(int error) { return error == ECONNRESET || error == EPIPE; }
+
+Error ioError(const char *what, int error)
+{
+    return Error(ErrorCode::LinkError, QStringLiteral("%1 failed: %2")
+                                           .arg(QLatin1StringView(what), QString::fromLocal8Bit(strerror(error))));
+}
+
+} // namespace
+
+StreamReader::StreamReader(int descriptor, DecoderLimits limits)
+    : m_fd(descriptor), m_epoll(::epoll_create1(EPOLL_CLOEXEC)), m_limits(limits),
+      m_staging(StagingSize, Qt::Uninitialized)
+{
+    ::fcntl(m_fd, F_SETFL, ::fcntl(m_fd, F_GETFL) | O_NONBLOCK);
+    watch(true);
+}
+
+StreamReader::~StreamReader()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+    if (m_epoll >= 0)
+        ::close(m_epoll);
+}
+
+// Level-triggered: while the socket is in the set, the set is readable
+// whenever the socket is; adding it back reports input that came meanwhile.
+void StreamReader::watch(bool enabled)
+{
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = m_fd;
+    ::epoll_ctl(m_epoll, enabled ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, m_fd, &event);
+}
+
+void StreamReader::prependReceived(const QByteArray &bytes)
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_end + bytes.size() > m_staging.size())
+        m_staging.resize(m_end + bytes.size());
+    std::memcpy(m_staging.data() + m_end, bytes.constData(), size_t(bytes.size()));
+    m_bytesReceived += quint64(bytes.size());
+    m_end += bytes.size();
+}
+
+bool StreamReader::hasStagedFrame() const
+{
+    QMutexLocker lock(&m_mutex);
+    return !m_header && m_end - m_begin >= FrameHeaderSize;
+}
+
+qint64 StreamReader::bufferedBytes() const
+{
+    QMutexLocker lock(&m_mutex);
+    return (m_end - m_begin) + (m_header ? FrameHeaderSize + m_filled : 0);
+}
+
+void StreamReader::setTroubleHandler(std::function<void()> handler)
+{
+    QMutexLocker lock(&m_mutex);
+    m_troubleHandler = std::move(handler);
+}
+
+void StreamReader::closeDescriptor()
+{
+    QMutexLocker lock(&m_mutex);
+    m_stopped = true;
+    m_troubleHandler = {};
+    if (m_fd < 0)
+        return;
+    if (m_claimed) {
+        ::shutdown(m_fd, SHUT_RDWR); // wakes the claimer's poll()
+        m_closeOnRelease = true;
+        return;
+    }
+    ::close(m_fd);
+    m_fd = -1;
+}
+
+StreamReader::Outcome StreamReader::readForOwner(qint64 budget, const OwnerDelivery &deliver)
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_trouble)
+        return *std::exchange(m_trouble, std::nullopt);
+    if (m_claimed)
+        return {Status::Claimed, {}};
+    if (m_fd < 0)
+        return {Status::Held, {}};
+    return readLoop(budget, deliver);
+}
+
+LinkReader::Claim StreamReader::claim()
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_claimed || m_fd < 0 || holding() || m_trouble)
+        return Claim::Refused;
+    m_claimed = true;
+    watch(false);
+    return !m_header && m_end - m_begin >= FrameHeaderSize ? Claim::Buffered : Claim::Claimed;
+}
+
+void StreamReader::release()
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_claimed)
+        return;
+    m_claimed = false;
+    if (m_closeOnRelease) {
+        ::close(m_fd);
+        m_fd = -1;
+        return;
+    }
+    watch(true);
+}
+
+bool StreamReader::readAvailable(const std::function<void(Frame &&)> &deliver)
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_claimed || m_fd < 0 || holding() || m_trouble)
+        return false;
+    const Outcome outcome = readLoop(ClaimerBudget, [&](Frame &&frame) {
+        deliver(std::move(frame));
+        return !holding();
+    });
+    if (outcome.status == Status::Ended || outcome.status == Status::Failed) {
+        // Reported by the owner, on its thread, as if it had read it.
+        m_trouble = outcome;
+        if (m_troubleHandler)
+            m_troubleHandler();
+        return false;
+    }
+    return !holding();
+}
+
+StreamReader::Outcome StreamReader::readLoop(qint64 budget, const OwnerDelivery &deliver)
+{
+    m_result = {Status::Drained, {}};
+    while (!holding() && budget > 0 && readOnce(budget, deliver)) {
+    }
+    if (m_result.status == Status::Drained && holding())
+        m_result.status = Status::Held;
+    return m_result;
+}
+
+// A short read means the socket is drained for now: stopping there saves the
+// recv() that would only say EAGAIN (readiness is reported again for more).
+bool StreamReader::readOnce(qint64 &budget, const OwnerDelivery &deliver)
+{
+    return m_header ? readIntoPayload(budget, deliver) : readIntoStaging(budget, deliver);
+}
+
+qsizetype StreamReader::receive(char *into, qsizetype wanted, qint64 &budget)
+{
+    const ssize_t n = ::recv(m_fd, into, size_t(wanted), 0);
+    if (n > 0) {
+        budget -= n;
+        m_bytesReceived += quint64(n);
+        return qsizetype(n);
+    }
+    if (n < 0 && errno == EINTR)
+        return 0;
+    if (n < 0 && wouldBlock(errno))
+        return -1;
+    if (n == 0 || peerGone(errno))
+        m_result = {Status::Ended, {}};
+    else
+        m_result = {Status::Failed, ioError("recv", errno)};
+    return -1;
+}
+
+bool StreamReader::readIntoPayload(qint64 &budget, const OwnerDelivery &deliver)
+{
+    const qsizetype length = qsizetype(m_header->payloadLength);
+    if (m_filled == m_payload.size())
+        m_payload.resize(qMin(length, qMax(2 * m_payload.size(), InitialPayloadLimit)));
+    const qsizetype wanted = m_payload.size() - m_filled;
+    const qsizetype n = receive(m_payload.data() + m_filled, wanted, budget);
+    if (n <= 0)
+        return n == 0;
+    m_filled += n;
+    if (m_filled < length)
+        return n == wanted;
+    const FrameHeader header = *std::exchange(m_header, std::nullopt);
+    m_filled = 0;
+    return deliverFrame(header, std::exchange(m_payload, {}), deliver) && n == wanted;
+}
+
+bool StreamReader::readIntoStaging(qint64 &budget, const OwnerDelivery &deliver)
+{
+    if (m_end - m_begin >= FrameHeaderSize) // frames held back by a pause
+        return decodeStaged(deliver);
+    if (m_begin > 0) { // less than a header is left: move it to the front
+        std::memmove(m_staging.data(), m_staging.constData() + m_begin, size_t(m_end - m_begin));
+        m_end -= m_begin;
+        m_begin = 0;
+    }
+    const qsizetype wanted = m_staging.size() - m_end;
+    const qsizetype n = receive(m_staging.data() + m_end, wanted, budget);
+    if (n <= 0)
+        return n == 0;
+    m_end += n;
+    return decodeStaged(deliver) && n == wanted;
+}
+
+bool StreamReader::decodeStaged(const OwnerDelivery &deliver)
+{
+    while (!holding()) {
+        const char *head = m_staging.constData() + m_begin;
+        const qsizetype available = m_end - m_begin;
+        if (available < FrameHeaderSize) {
+            if (auto ok = FrameDecoder::checkHeaderPrefix(QByteArrayView(head, available)); !ok) {
+                m_result = {Status::Failed, ok.error()};
+                return false;
+            }
+            return true;
+        }
+        auto header = FrameDecoder::decodeHeader(QByteArrayView(head, FrameHeaderSize), m_limits);
+        if (!header) {
+            m_result = {Status::Failed, header.error()};
+            return false;
+        }
+        const qsizetype length = qsizetype(header->payloadLength);
+        if (available - FrameHeaderSize < length) {
+            beginPayload(*header, head + FrameHeaderSize, available - FrameHeaderSize);
+            return true;
+        }
+        m_begin += FrameHeaderSize + length;
+        if (!deliverFrame(*header, QByteArray(head + FrameHeaderSize, length), deliver))
+            return false;
+    }
+    return false;
+}
+
+void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qsizetype available)
+{
+    const qsizetype length = qsizetype(header.payloadLength);
+    m_header = header;
+    m_payload = QByteArray(qMin(length, qMax(available, InitialPayloadLimit)), Qt::Uninitialized);
+    std::memcpy(m_payload.data(), bytes, size_t(available));
+    m_filled = available;
+    m_begin = m_end = 0;
+}
+
+bool StreamReader::deliverFrame(const FrameHeader &header, QByteArray payload, const OwnerDelivery &deliver)
+{
+    if (auto ok = FrameDecoder::checkPayload(header, payload); !ok) {
+        m_result = {Status::Failed, ok.error()};
+        return false;
+    }
+    ++m_framesReceived;
+    if (deliver(Frame{header, std::move(payload)}))
+        return true;
+    m_result.status = Status::Held;
+    return false;
+}
+
+} // namespace detail
+
+} // namespace mmpi

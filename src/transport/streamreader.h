@@ -1,0 +1,108 @@
+// StreamReader: the read half of a NativeStream: the descriptor, the decoding
+// state, and an epoll set holding only the descriptor, which the stream's
+// notifier watches instead of the socket. A thread that claims the reader
+// takes the socket out of that set, so the progress thread is not woken for
+// input another thread is reading; release() puts it back.
+#pragma once
+
+#include <mmpi/core/error.h>
+#include <mmpi/transport/linkreader.h>
+#include <mmpi/wire/framedecoder.h>
+
+#include <QByteArray>
+#include <QRecursiveMutex>
+
+#include <atomic>
+#include <optional>
+
+namespace mmpi::detail {
+
+class StreamReader final : public LinkReader
+{
+public:
+    enum class Status {
+        Drained, // read what there was (or the budget); the notifier fires for more
+        Held,    // paused, stopped, or the owner's delivery said stop
+        Claimed, // another thread reads it now
+        Ended,   // the peer closed its end
+        Failed,  // I/O error or malformed input (see error)
+    };
+    struct Outcome
+    {
+        Status status = Status::Drained;
+        Error error;
+    };
+    // Returns false to stop delivering (the owner paused or closed).
+    using OwnerDelivery = std::function<bool(Frame &&)>;
+
+    // Takes ownership of `descriptor` (made non-blocking).
+    StreamReader(int descriptor, DecoderLimits limits);
+    ~StreamReader() override;
+
+    // What the owner's read notifier watches (the epoll set).
+    int pollDescriptor() const { return m_epoll; }
+    void prependReceived(const QByteArray &bytes);
+    // The owner's thread: read at most `budget` bytes, delivering each frame.
+    Outcome readForOwner(qint64 budget, const OwnerDelivery &deliver);
+    // Whole frames wait in the buffer (delivered on the next read).
+    bool hasStagedFrame() const;
+    void setPaused(bool paused) { m_paused = paused; }
+    // No more reading, by anyone.
+    void stop() { m_stopped = true; }
+    // The owner is going: close the socket, or, while a claimer polls it,
+    // shut it down (the peer sees the end now) and let release() close it.
+    void closeDescriptor();
+    // Runs on a claimer's thread, with the reader locked, when the claimer
+    // met the end of the stream or an error: the owner must come and read
+    // (readForOwner() then reports it). Cleared by closeDescriptor().
+    void setTroubleHandler(std::function<void()> handler);
+
+    qint64 bufferedBytes() const;
+    quint64 bytesReceived() const { return m_bytesReceived; }
+    quint64 framesReceived() const { return m_framesReceived; }
+
+    Claim claim() override;
+    void release() override;
+    int descriptor() const override { return m_fd; }
+    bool readAvailable(const std::function<void(Frame &&)> &deliver) override;
+
+private:
+    // All with m_mutex held. `deliver` returns false to stop.
+    Outcome readLoop(qint64 budget, const OwnerDelivery &deliver);
+    // One recv(): bytes read, 0 to try again, -1 to stop (see m_result).
+    qsizetype receive(char *into, qsizetype wanted, qint64 &budget);
+    bool readOnce(qint64 &budget, const OwnerDelivery &deliver);
+    bool readIntoPayload(qint64 &budget, const OwnerDelivery &deliver);
+    bool readIntoStaging(qint64 &budget, const OwnerDelivery &deliver);
+    bool decodeStaged(const OwnerDelivery &deliver);
+    bool deliverFrame(const FrameHeader &header, QByteArray payload, const OwnerDelivery &deliver);
+    void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
+    bool holding() const { return m_stopped || m_paused; }
+    void watch(bool enabled);
+
+    mutable QRecursiveMutex m_mutex;
+    int m_fd;
+    int m_epoll = -1;
+    DecoderLimits m_limits;
+    std::atomic<bool> m_paused = false;
+    std::atomic<bool> m_stopped = false;
+    bool m_claimed = false;
+    bool m_closeOnRelease = false;
+    // Set by the read that stopped: the end, or the error, not yet reported.
+    std::optional<Outcome> m_trouble;
+    Outcome m_result;
+    std::function<void()> m_troubleHandler;
+
+    // Received bytes not yet decoded: [m_begin, m_end) of m_staging.
+    QByteArray m_staging;
+    qsizetype m_begin = 0;
+    qsizetype m_end = 0;
+    // A frame whose payload is being read straight into its own buffer.
+    std::optional<FrameHeader> m_header;
+    QByteArray m_payload;
+    qsizetype m_filled = 0;
+    std::atomic<quint64> m_bytesReceived = 0;
+    std::atomic<quint64> m_framesReceived = 0;
+};
+
+} // namespace mmpi::detail

@@ -1,0 +1,51 @@
+// mmpi::FrameWaiter: how a thread blocked on a message waits. It claims the
+// links the message can come from (LinkReader) and polls them itself, so the
+// message does not pass through the progress thread: one thread wake-up per
+// message, as with a plain blocking socket, instead of two. One per thread.
+#pragma once
+
+#include <mmpi/world/world.h>
+
+#include <QThread>
+
+#include <functional>
+#include <memory>
+
+namespace mmpi {
+
+class FrameWaiter
+{
+public:
+    // This thread's waiter, made on first use and kept while the thread runs.
+    static std::shared_ptr<FrameWaiter> forThisThread();
+    FrameWaiter();
+    ~FrameWaiter();
+    FrameWaiter(const FrameWaiter &) = delete;
+    FrameWaiter &operator=(const FrameWaiter &) = delete;
+
+    // Any thread: the current or next wait() checks its condition again.
+    void wake();
+    // wake() from the waiting thread itself is never needed.
+    bool isCurrentThread() const { return QThread::currentThreadId() == m_thread; }
+
+    // Returns once `finished()` holds (checked after every wake() and every
+    // frame read), reading `world`'s links from `source` (a world rank; negative,
+    // such as comm's AnySource, for every peer) meanwhile. Links it cannot read (the world
+    // is not formed, the transport has no reader, the link is paused or read
+    // by another thread) are left to the progress thread; then it sleeps
+    // until wake().
+    void wait(World &world, int source, const std::function<bool()> &finished);
+
+private:
+    struct Claimed;
+    // Polls the claimed links until finished, nothing is left to poll, or a
+    // while without news (then the claims are made afresh).
+    void pollClaimed(World &world, QList<Claimed> &claimed, const std::function<bool()> &finished);
+    bool sleepUntilWoken(int timeoutMs);
+    void drainWakeUps();
+
+    int m_event = -1; // eventfd, written by wake()
+    Qt::HANDLE m_thread;
+};
+
+} // namespace mmpi

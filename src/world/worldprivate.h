@@ -1,0 +1,52 @@
+// WorldPrivate: World's state, shared by its thread, the progress thread and
+// threads that wait for messages (FrameWaiter), which read links themselves
+// and deliver what they read through deliverRead().
+#pragma once
+
+#include "directpath.h"
+#include "failuredetector.h"
+
+#include <mmpi/world/world.h>
+
+#include <QMutex>
+#include <QThread>
+#include <QUuid>
+
+#include <atomic>
+
+namespace mmpi {
+
+namespace detail { class Engine; }
+
+class WorldPrivate
+{
+public:
+    QThread thread;
+    detail::Engine *engine = nullptr;
+    std::atomic<World::State> state{World::State::Idle};
+    std::atomic<int> rank{NoRank};
+    std::atomic<int> size{0};
+    const QString nodeId = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    mutable QMutex mutex; // guards error and nodes
+    Error error;
+    QList<NodeInfo> nodes;
+    std::shared_ptr<MessageSink> sink; // guarded by mutex
+    // Set before the state becomes Formed and fixed after: read without a lock.
+    QList<std::shared_ptr<detail::DirectPath>> paths;
+    int chunkSize = 0;
+    WorldConfig config; // guarded by mutex
+    // Set by form() before the progress thread starts; thread-safe to query.
+    std::shared_ptr<const detail::FailureDetector> detector;
+
+    // For FrameWaiter, from any thread once formed. The paths (with their
+    // readers) of `source`, or of every peer if it is negative.
+    QList<std::pair<int, std::shared_ptr<detail::DirectPath>>> pathsFrom(int source) const;
+    // A frame a waiting thread read from `rank`'s link: straight to the sink
+    // when it can take it there and nothing of the peer waits in the engine,
+    // else to the engine, in order.
+    void deliverRead(int rank, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame);
+    std::shared_ptr<MessageSink> currentSink() const;
+};
+
+
+} // namespace mmpi
