@@ -68,6 +68,9 @@ Result<Status> RequestState::wait() const
         // complete() wakes the waiter after setting m_finished, so no
         // completion between the registration and the check is missed.
         waiter->wait(*m_readWorld, m_readSource, [this] { return m_finished.load() != 0; });
+    } else if (m_finished.load() == 0) {
+        // Links this thread parked must not wait for it while it sleeps here.
+        FrameWaiter::releaseParkedOnThisThread();
     }
     m_finished.wait(0, std::memory_order_seq_cst);
     QMutexLocker lock(&m_mutex);

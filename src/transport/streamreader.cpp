@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 namespace mmpi {
@@ -17,6 +18,8 @@ namespace {
 
 // Small frames are decoded from here; one recv() often brings several.
 constexpr qsizetype StagingSize = 64 * 1024;
+// How long a parked reader waits for its claimer to come back.
+constexpr long ParkNanoseconds = 2'000'000;
 // What a claimer reads per readiness, like the owner's budget per notification.
 constexpr qint64 ClaimerBudget = 4 * 1024 * 1024;
 // A payload buffer starts at most this big and doubles as bytes arrive: a
@@ -40,6 +43,12 @@ StreamReader::StreamReader(int descriptor, DecoderLimits limits)
 {
     ::fcntl(m_fd, F_SETFL, ::fcntl(m_fd, F_GETFL) | O_NONBLOCK);
     watch(true);
+    m_parkTimer = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = m_parkTimer;
+    if (m_parkTimer >= 0)
+        ::epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_parkTimer, &event);
 }
 
 StreamReader::~StreamReader()
@@ -48,6 +57,8 @@ StreamReader::~StreamReader()
         ::close(m_fd);
     if (m_epoll >= 0)
         ::close(m_epoll);
+    if (m_parkTimer >= 0)
+        ::close(m_parkTimer);
 }
 
 // Level-triggered: while the socket is in the set, the set is readable
@@ -95,7 +106,7 @@ void StreamReader::closeDescriptor()
     m_troubleHandler = {};
     if (m_fd < 0)
         return;
-    if (m_claimed) {
+    if (m_claimed && !m_parked) {
         ::shutdown(m_fd, SHUT_RDWR); // wakes the claimer's poll()
         m_closeOnRelease = true;
         return;
@@ -107,6 +118,9 @@ void StreamReader::closeDescriptor()
 StreamReader::Outcome StreamReader::readForOwner(qint64 budget, const OwnerDelivery &deliver)
 {
     QMutexLocker lock(&m_mutex);
+    const bool expired = takeTimerExpiry();
+    if (m_claimed && m_parked && expired)
+        giveBack(); // its claimer did not come back
     if (m_trouble)
         return *std::exchange(m_trouble, std::nullopt);
     if (m_claimed)
@@ -116,38 +130,73 @@ StreamReader::Outcome StreamReader::readForOwner(qint64 budget, const OwnerDeliv
     return readLoop(budget, deliver);
 }
 
-LinkReader::Claim StreamReader::claim()
+bool StreamReader::takeTimerExpiry()
+{
+    if (!m_timerArmed)
+        return false;
+    quint64 expirations = 0;
+    if (::read(m_parkTimer, &expirations, sizeof expirations) != sizeof expirations)
+        return false;
+    m_timerArmed = false;
+    return true;
+}
+
+LinkReader::Claim StreamReader::claim(const void *claimer)
 {
     QMutexLocker lock(&m_mutex);
-    if (m_claimed || m_fd < 0 || holding() || m_trouble)
+    if ((m_claimed && !m_parked) || m_fd < 0 || holding() || m_trouble)
         return Claim::Refused;
+    if (!m_claimed)
+        watch(false);
     m_claimed = true;
-    watch(false);
+    m_parked = false;
+    m_claimer = claimer;
     return !m_header && m_end - m_begin >= FrameHeaderSize ? Claim::Buffered : Claim::Claimed;
 }
 
-void StreamReader::release()
+void StreamReader::release(const void *claimer)
 {
     QMutexLocker lock(&m_mutex);
-    if (!m_claimed)
+    if (m_claimed && m_claimer == claimer)
+        giveBack();
+}
+
+void StreamReader::park(const void *claimer)
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_claimed || m_parked || m_claimer != claimer)
         return;
-    m_claimed = false;
+    if (m_closeOnRelease || m_fd < 0 || m_stopped || m_parkTimer < 0)
+        return giveBack();
+    m_parked = true;
+    itimerspec timeout{};
+    timeout.it_value.tv_nsec = ParkNanoseconds;
+    ::timerfd_settime(m_parkTimer, 0, &timeout, nullptr);
+    m_timerArmed = true;
+}
+
+void StreamReader::giveBack()
+{
+    m_claimed = m_parked = false;
+    m_claimer = nullptr;
     if (m_closeOnRelease) {
         ::close(m_fd);
         m_fd = -1;
         return;
     }
-    watch(true);
+    if (m_fd >= 0)
+        watch(true);
 }
 
-bool StreamReader::readAvailable(const std::function<void(Frame &&)> &deliver)
+bool StreamReader::readAvailable(const std::function<bool(Frame &&)> &deliver)
 {
     QMutexLocker lock(&m_mutex);
-    if (!m_claimed || m_fd < 0 || holding() || m_trouble)
+    if (!m_claimed || m_parked || m_fd < 0 || holding() || m_trouble)
         return false;
+    bool more = true;
     const Outcome outcome = readLoop(ClaimerBudget, [&](Frame &&frame) {
-        deliver(std::move(frame));
-        return !holding();
+        more = deliver(std::move(frame));
+        return more && !holding();
     });
     if (outcome.status == Status::Ended || outcome.status == Status::Failed) {
         // Reported by the owner, on its thread, as if it had read it.
@@ -156,7 +205,7 @@ bool StreamReader::readAvailable(const std::function<void(Frame &&)> &deliver)
             m_troubleHandler();
         return false;
     }
-    return !holding();
+    return more && !holding();
 }
 
 StreamReader::Outcome StreamReader::readLoop(qint64 budget, const OwnerDelivery &deliver)

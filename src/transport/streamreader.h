@@ -1,8 +1,9 @@
 // StreamReader: the read half of a NativeStream: the descriptor, the decoding
-// state, and an epoll set holding only the descriptor, which the stream's
-// notifier watches instead of the socket. A thread that claims the reader
-// takes the socket out of that set, so the progress thread is not woken for
-// input another thread is reading; release() puts it back.
+// state, and an epoll set holding the descriptor and a park timer, which the
+// stream's notifier watches instead of the socket. A thread that claims the
+// reader takes the socket out of that set, so the progress thread is not
+// woken for input another thread is reading; release() puts it back, and
+// park() arms the timer that puts it back unless the claimer returns first.
 #pragma once
 
 #include <mmpi/core/error.h>
@@ -61,10 +62,11 @@ public:
     quint64 bytesReceived() const { return m_bytesReceived; }
     quint64 framesReceived() const { return m_framesReceived; }
 
-    Claim claim() override;
-    void release() override;
+    Claim claim(const void *claimer) override;
+    void release(const void *claimer) override;
+    void park(const void *claimer) override;
     int descriptor() const override { return m_fd; }
-    bool readAvailable(const std::function<void(Frame &&)> &deliver) override;
+    bool readAvailable(const std::function<bool(Frame &&)> &deliver) override;
 
 private:
     // All with m_mutex held. `deliver` returns false to stop.
@@ -79,14 +81,21 @@ private:
     void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
     bool holding() const { return m_stopped || m_paused; }
     void watch(bool enabled);
+    void giveBack();
+    // Reads the park timer's expiry, if armed; true if it had expired.
+    bool takeTimerExpiry();
 
     mutable QRecursiveMutex m_mutex;
     int m_fd;
     int m_epoll = -1;
+    int m_parkTimer = -1;
+    bool m_timerArmed = false;
     DecoderLimits m_limits;
     std::atomic<bool> m_paused = false;
     std::atomic<bool> m_stopped = false;
     bool m_claimed = false;
+    bool m_parked = false; // claimed, but nobody polls it
+    const void *m_claimer = nullptr;
     bool m_closeOnRelease = false;
     // Set by the read that stopped: the end, or the error, not yet reported.
     std::optional<Outcome> m_trouble;

@@ -20,6 +20,8 @@ namespace {
 // frames and wake-ups end waits long before.
 constexpr int RecheckMs = 50;
 
+thread_local std::shared_ptr<FrameWaiter> t_waiter;
+
 } // namespace
 
 struct FrameWaiter::Claimed
@@ -28,17 +30,39 @@ struct FrameWaiter::Claimed
     std::shared_ptr<detail::DirectPath> path;
     std::shared_ptr<LinkReader> reader;
 
-    // False: stop polling this link (paused, stopped, ended or failed).
-    bool read(WorldPrivate &world) const
+    // A large message arrives in fragments, which only the engine can put
+    // together: reading them here would add a thread hand-off per fragment,
+    // so the link goes back to the engine for the rest of the wait.
+    bool handedOver = false;
+
+    // False: stop polling this link (handed over, paused, stopped, ended or failed).
+    bool read(WorldPrivate &world)
     {
-        return reader->readAvailable([&](Frame &&frame) { world.deliverRead(rank, path, std::move(frame)); });
+        return reader->readAvailable([&](Frame &&frame) {
+            const bool fragment = frame.header.kind == FrameKind::Fragment;
+            handedOver = !world.deliverRead(rank, path, std::move(frame)) && fragment;
+            return !handedOver;
+        });
     }
 };
 
 std::shared_ptr<FrameWaiter> FrameWaiter::forThisThread()
 {
-    thread_local const std::shared_ptr<FrameWaiter> waiter = std::make_shared<FrameWaiter>();
-    return waiter;
+    if (!t_waiter)
+        t_waiter = std::make_shared<FrameWaiter>();
+    return t_waiter;
+}
+
+void FrameWaiter::releaseParkedOnThisThread()
+{
+    if (t_waiter)
+        t_waiter->releaseParked();
+}
+
+void FrameWaiter::releaseParked()
+{
+    for (const auto &reader : std::exchange(m_parked, {}))
+        reader->release(this);
 }
 
 FrameWaiter::FrameWaiter()
@@ -50,6 +74,7 @@ FrameWaiter::FrameWaiter()
 
 FrameWaiter::~FrameWaiter()
 {
+    releaseParked();
     if (m_event >= 0)
         ::close(m_event);
 }
@@ -80,32 +105,44 @@ bool FrameWaiter::sleepUntilWoken(int timeoutMs)
 void FrameWaiter::wait(World &world, int source, const std::function<bool()> &finished)
 {
     WorldPrivate &d = *world.d;
+    QList<std::shared_ptr<LinkReader>> handedOver;
     while (!finished()) {
         QList<Claimed> claimed;
         for (const auto &[rank, path] : d.pathsFrom(source)) {
-            const std::shared_ptr<LinkReader> reader = path->reader();
-            const LinkReader::Claim claim = reader ? reader->claim() : LinkReader::Claim::Refused;
+            std::shared_ptr<LinkReader> reader = path->reader();
+            if (handedOver.contains(reader))
+                reader = nullptr;
+            const LinkReader::Claim claim = reader ? reader->claim(this) : LinkReader::Claim::Refused;
             if (claim == LinkReader::Claim::Refused)
                 continue;
             Claimed link{rank, path, reader};
             // Whole frames already read (held back by a pause) come first.
-            if (claim == LinkReader::Claim::Buffered && !link.read(d))
-                reader->release();
-            else
+            if (claim == LinkReader::Claim::Buffered && !link.read(d)) {
+                reader->release(this);
+                if (link.handedOver)
+                    handedOver.append(reader);
+            } else
                 claimed.append(std::move(link));
         }
+        // Links parked by the last wait that this one does not read go back.
+        for (const auto &reader : std::exchange(m_parked, {}))
+            if (std::none_of(claimed.cbegin(), claimed.cend(), [&](const Claimed &c) { return c.reader == reader; }))
+                reader->release(this);
         if (claimed.isEmpty()) {
             if (!finished())
                 sleepUntilWoken(RecheckMs);
             continue;
         }
-        pollClaimed(world, claimed, finished);
-        for (const Claimed &link : std::as_const(claimed))
-            link.reader->release();
+        pollClaimed(world, claimed, finished, handedOver);
+        for (const Claimed &link : std::as_const(claimed)) {
+            link.reader->park(this);
+            m_parked.append(link.reader);
+        }
     }
 }
 
-void FrameWaiter::pollClaimed(World &world, QList<Claimed> &claimed, const std::function<bool()> &finished)
+void FrameWaiter::pollClaimed(World &world, QList<Claimed> &claimed, const std::function<bool()> &finished,
+                              QList<std::shared_ptr<LinkReader>> &handedOver)
 {
     WorldPrivate &d = *world.d;
     QVarLengthArray<pollfd, 16> fds;
@@ -128,7 +165,9 @@ void FrameWaiter::pollClaimed(World &world, QList<Claimed> &claimed, const std::
             drainWakeUps();
         for (qsizetype i = claimed.size() - 1; i >= 0; --i) {
             if (fds[i + 1].revents && !claimed[i].read(d)) {
-                claimed[i].reader->release();
+                claimed[i].reader->release(this);
+                if (claimed[i].handedOver)
+                    handedOver.append(claimed[i].reader);
                 claimed.removeAt(i);
             }
         }

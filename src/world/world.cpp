@@ -153,7 +153,7 @@ QList<std::pair<int, std::shared_ptr<detail::DirectPath>>> WorldPrivate::pathsFr
     return found;
 }
 
-void WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame)
+bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame)
 {
     detail::Engine *progress = engine;
     const FrameHeader &h = frame.header;
@@ -161,7 +161,8 @@ void WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
         auto target = currentSink();
         if (target && target->acceptsFromAnyThread(h)) {
             progress->noteHeard(from);
-            return target->handleFrame(frame);
+            target->handleFrame(frame);
+            return true;
         }
     }
     // Everything else (control, heartbeats, fragments, frames the sink takes
@@ -172,6 +173,7 @@ void WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
         progress->handleFrameReadElsewhere(from, f);
         path->deferredReadHandled();
     }, Qt::QueuedConnection);
+    return false;
 }
 
 void World::close()

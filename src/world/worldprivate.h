@@ -43,8 +43,8 @@ public:
     QList<std::pair<int, std::shared_ptr<detail::DirectPath>>> pathsFrom(int source) const;
     // A frame a waiting thread read from `rank`'s link: straight to the sink
     // when it can take it there and nothing of the peer waits in the engine,
-    // else to the engine, in order.
-    void deliverRead(int rank, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame);
+    // else to the engine, in order. True if it was delivered here.
+    bool deliverRead(int rank, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame);
     std::shared_ptr<MessageSink> currentSink() const;
 };
 

@@ -123,7 +123,10 @@ ClaimedRead readClaimed(LinkReader &reader, qsizetype wanted)
         pollfd socket{reader.descriptor(), POLLIN, 0};
         if (::poll(&socket, 1, 100) <= 0)
             continue;
-        if (!reader.readAvailable([&](Frame &&frame) { result.frames << frame; })) {
+        if (!reader.readAvailable([&](Frame &&frame) {
+                result.frames << frame;
+                return true;
+            })) {
             result.stopped = true;
             break;
         }
@@ -151,6 +154,7 @@ private Q_SLOTS:
     void trySendNowFromAnotherThread();
     void pausedLinkHoldsFramesUntilResumed();
     void anotherThreadReadsWhileClaimed();
+    void parkedReaderComesBack();
     void claimedReaderSeesTheEnd();
     void closeIsSeenByPeer();
     void framesQueuedBeforeCloseAreDelivered();
@@ -390,8 +394,9 @@ void tst_Links::anotherThreadReadsWhileClaimed()
     for (int i = 0; i < 300; ++i)
         frames << numberedFrame(quint64(i), 1 + i % 9);
     // Given a thread that claimed the accepted link's reader
-    QCOMPARE(reader->claim(), LinkReader::Claim::Claimed);
-    QCOMPARE(reader->claim(), LinkReader::Claim::Refused); // one claimer at a time
+    int me = 0, other = 0; // claimers are told apart by address
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Claimed);
+    QCOMPARE(reader->claim(&other), LinkReader::Claim::Refused); // one claimer at a time
     ClaimedRead claimed;
     std::unique_ptr<QThread> claimer(QThread::create([&] { claimed = readClaimed(*reader, 200); }));
     claimer->start();
@@ -406,7 +411,9 @@ void tst_Links::anotherThreadReadsWhileClaimed()
     QCOMPARE(atServer.size(), 0);
     // And once released, the link reads the rest itself, in order, and
     // counts every frame
-    reader->release();
+    reader->release(&other); // not the claimer: changes nothing
+    QCOMPARE(reader->claim(&other), LinkReader::Claim::Refused);
+    reader->release(&me);
     for (qsizetype i = 200; i < frames.size(); ++i)
         pair.connecting->sendFrame(frames[i]);
     QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), 100, Timeout);
@@ -415,10 +422,50 @@ void tst_Links::anotherThreadReadsWhileClaimed()
     QCOMPARE(pair.accepted->counters().bytesReceived, encodedSize(frames));
     // And a paused link cannot be claimed
     pair.accepted->setReading(false);
-    QCOMPARE(reader->claim(), LinkReader::Claim::Refused);
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Refused);
     pair.accepted->setReading(true);
-    QCOMPARE(reader->claim(), LinkReader::Claim::Claimed);
-    reader->release();
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Claimed);
+    reader->release(&me);
+#endif
+}
+
+void tst_Links::parkedReaderComesBack()
+{
+#ifndef Q_OS_UNIX
+    QSKIP("links read through their socket objects here");
+#else
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    const std::shared_ptr<LinkReader> reader = pair.accepted->reader();
+    QVERIFY(reader);
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    int me = 0, other = 0;
+    // Given a reader its claimer parked, when a frame arrives and the
+    // claimer claims it again before the link's thread runs
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Claimed);
+    reader->park(&me);
+    pair.connecting->sendFrame(numberedFrame(1));
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Claimed);
+    // Then the frame is the claimer's to read, however long it takes
+    const ClaimedRead first = readClaimed(*reader, 1);
+    QCOMPARE(first.frames, QList<Frame>{numberedFrame(1)});
+    QTest::qWait(20);
+    QCOMPARE(atServer.size(), 0);
+    // And another claimer may take a parked reader over
+    reader->park(&me);
+    QCOMPARE(reader->claim(&other), LinkReader::Claim::Claimed);
+    reader->park(&me); // no longer its claimer: changes nothing
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Refused);
+    // And a reader left parked goes back to the link's thread by itself,
+    // which then reads what came meanwhile
+    reader->park(&other);
+    pair.connecting->sendFrame(numberedFrame(2));
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), 1, Timeout);
+    QCOMPARE(receivedFrames(atServer), QList<Frame>{numberedFrame(2)});
+    pair.connecting->sendFrame(numberedFrame(3));
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), 2, Timeout);
 #endif
 }
 
@@ -434,8 +481,9 @@ void tst_Links::claimedReaderSeesTheEnd()
     const std::shared_ptr<LinkReader> reader = pair.accepted->reader();
     QVERIFY(reader);
     QSignalSpy errors(pair.accepted, &Link::errorOccurred);
+    int me = 0;
     // Given a claimed reader, when the peer sends a frame and closes
-    QCOMPARE(reader->claim(), LinkReader::Claim::Claimed);
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Claimed);
     ClaimedRead claimed;
     std::unique_ptr<QThread> claimer(QThread::create([&] { claimed = readClaimed(*reader, 2); }));
     claimer->start();
@@ -445,18 +493,18 @@ void tst_Links::claimedReaderSeesTheEnd()
     // Then the claimer got the frame and was told to let go at the end
     QCOMPARE(claimed.frames, QList<Frame>{numberedFrame(1)});
     QVERIFY(claimed.stopped);
-    reader->release();
+    reader->release(&me);
     // And the link reports the clean end on its own thread, as if it had read it
     QTRY_COMPARE_WITH_TIMEOUT(pair.accepted->state(), Link::State::Closed, Timeout);
     QCOMPARE(errors.size(), 0);
-    QCOMPARE(reader->claim(), LinkReader::Claim::Refused);
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Refused);
     // And a link closed under a claimer wakes its poll and refuses to read
     LinkPair second;
     openPair(second);
     if (QTest::currentTestFailed())
         return;
     const std::shared_ptr<LinkReader> other = second.accepted->reader();
-    QCOMPARE(other->claim(), LinkReader::Claim::Claimed);
+    QCOMPARE(other->claim(&me), LinkReader::Claim::Claimed);
     claimer.reset(QThread::create([&] { claimed = readClaimed(*other, 1); }));
     claimer->start();
     QSignalSpy peerStates(second.connecting, &Link::stateChanged);
@@ -464,7 +512,7 @@ void tst_Links::claimedReaderSeesTheEnd()
     QVERIFY(QTest::qWaitFor([&] { return claimer->isFinished(); }, Timeout));
     QVERIFY(claimed.stopped);
     QVERIFY(claimed.frames.isEmpty());
-    other->release();
+    other->release(&me);
     QTRY_COMPARE_WITH_TIMEOUT(second.connecting->state(), Link::State::Closed, Timeout);
 #endif
 }

@@ -23,16 +23,25 @@ public:
     virtual ~LinkReader();
 
     // Take reading over from the link's thread, which stops watching the
-    // link until release(). Every successful claim needs a release().
-    virtual Claim claim() = 0;
-    virtual void release() = 0;
+    // link until release(). `claimer` names the claiming thread (any unique
+    // address); a reader parked by another claimer is taken over.
+    virtual Claim claim(const void *claimer) = 0;
+    // Give reading back to the link's thread now.
+    virtual void release(const void *claimer) = 0;
+    // Give it back lazily: the claimer expects to claim it again soon (a
+    // thread between two receives), which then costs nothing. If it does
+    // not within a couple of milliseconds the link's thread takes it back,
+    // so frames never wait long unread. Either way, a parked reader is no
+    // longer the claimer's to read until it claims it again.
+    virtual void park(const void *claimer) = 0;
     // The socket to poll for input while claimed.
     virtual int descriptor() const = 0;
     // Read what has arrived, without blocking, and hand each whole frame to
-    // `deliver` in order. False when the claimer should stop polling and
-    // release: the link was paused or stopped, or reached its end or an
+    // `deliver` in order; `deliver` returns false to stop after that frame.
+    // False when the claimer should stop polling and release: `deliver`
+    // said so, or the link was paused or stopped, or reached its end or an
     // error, which the link reports on its own thread as usual.
-    virtual bool readAvailable(const std::function<void(Frame &&)> &deliver) = 0;
+    virtual bool readAvailable(const std::function<bool(Frame &&)> &deliver) = 0;
 };
 
 } // namespace mmpi

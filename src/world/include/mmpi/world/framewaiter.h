@@ -4,6 +4,7 @@
 // message, as with a plain blocking socket, instead of two. One per thread.
 #pragma once
 
+#include <mmpi/transport/linkreader.h>
 #include <mmpi/world/world.h>
 
 #include <QThread>
@@ -18,6 +19,9 @@ class FrameWaiter
 public:
     // This thread's waiter, made on first use and kept while the thread runs.
     static std::shared_ptr<FrameWaiter> forThisThread();
+    // A thread about to block some other way gives its links back at once
+    // (see wait()); a no-op on a thread that never waited here.
+    static void releaseParkedOnThisThread();
     FrameWaiter();
     ~FrameWaiter();
     FrameWaiter(const FrameWaiter &) = delete;
@@ -33,18 +37,23 @@ public:
     // such as comm's AnySource, for every peer) meanwhile. Links it cannot read (the world
     // is not formed, the transport has no reader, the link is paused or read
     // by another thread) are left to the progress thread; then it sleeps
-    // until wake().
+    // until wake(). On return the links stay parked (LinkReader::park) for
+    // a moment, so that the next wait, usually soon (a send, then the next
+    // receive), finds them claimed and the progress thread asleep.
     void wait(World &world, int source, const std::function<bool()> &finished);
+    void releaseParked();
 
 private:
     struct Claimed;
     // Polls the claimed links until finished, nothing is left to poll, or a
     // while without news (then the claims are made afresh).
-    void pollClaimed(World &world, QList<Claimed> &claimed, const std::function<bool()> &finished);
+    void pollClaimed(World &world, QList<Claimed> &claimed, const std::function<bool()> &finished,
+                     QList<std::shared_ptr<LinkReader>> &handedOver);
     bool sleepUntilWoken(int timeoutMs);
     void drainWakeUps();
 
     int m_event = -1; // eventfd, written by wake()
+    QList<std::shared_ptr<LinkReader>> m_parked;
     Qt::HANDLE m_thread;
 };
 
