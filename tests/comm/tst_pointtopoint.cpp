@@ -148,6 +148,7 @@ private Q_SLOTS:
     void anySourceAnyTag();
     void orderUnderInterleavedSenders();
     void largeMessageOvertakenBySmallOne();
+    void chunkedAndSmallMessagesKeepTheirOrder();
     void blockingRoundTripsFromTwoThreads();
     void unexpectedMessagesAreBounded_data();
     void unexpectedMessagesAreBounded();
@@ -283,6 +284,34 @@ void TestPointToPoint::largeMessageOvertakenBySmallOne()
     QVERIFY(*got == big);
     QVERIFY(bigSend.wait());
     QVERIFY(smallSend.wait());
+}
+
+// A receiver blocked in wait() reads its links itself but hands chunked
+// messages to the progress thread: a small message sent after a chunked one
+// on the same tag must still come second.
+void TestPointToPoint::chunkedAndSmallMessagesKeepTheirOrder()
+{
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) { config.chunkSize = 4096; });
+    QVERIFY(w.formed());
+    // Given a sender alternating messages of 1 to 40 chunks and single
+    // small ones on one tag, each message filled with its number
+    constexpr int Messages = 120;
+    const auto sizeOf = [](int n) { return n % 2 ? 3 : 1 + (n * 7919) % (40 * 1024); };
+    std::unique_ptr<QThread> sender(QThread::create([&w, sizeOf] {
+        for (int n = 0; n < Messages; ++n)
+            w[0].send(1, 5, QList<qint32>(sizeOf(n), n)).wait();
+    }));
+    sender->start();
+    // When the receiver takes them one by one with blocking receives
+    for (int n = 0; n < Messages; ++n) {
+        const auto got = w[1].recv<QList<qint32>>(0, 5).wait();
+        QVERIFY2(got, qPrintable(problem(got)));
+        // Then each is the next one sent, whole
+        QVERIFY2(*got == QList<qint32>(sizeOf(n), n),
+                 qPrintable(QStringLiteral("message %1: %2 items, first %3").arg(n).arg(got->size())
+                                .arg(got->isEmpty() ? -1 : got->first())));
+    }
+    QVERIFY(sender->wait(30000));
 }
 
 // Rank 1 echoes every message back; it runs on its own thread.
