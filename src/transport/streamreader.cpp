@@ -6,6 +6,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace mmpi {
@@ -169,10 +170,18 @@ void StreamReader::park(const void *claimer)
     if (m_closeOnRelease || m_fd < 0 || m_stopped || m_parkTimer < 0)
         return giveBack();
     m_parked = true;
+    // Re-arming costs a system call per message; a timer set less than half
+    // a park ago still gives the claimer a millisecond to come back.
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    const qint64 nowNs = qint64(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+    if (m_timerArmed && m_parkDeadlineNs - nowNs > ParkNanoseconds / 2)
+        return;
     itimerspec timeout{};
     timeout.it_value.tv_nsec = ParkNanoseconds;
     ::timerfd_settime(m_parkTimer, 0, &timeout, nullptr);
     m_timerArmed = true;
+    m_parkDeadlineNs = nowNs + ParkNanoseconds;
 }
 
 void StreamReader::giveBack()

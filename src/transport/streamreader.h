@@ -90,6 +90,7 @@ private:
     int m_epoll = -1;
     int m_parkTimer = -1;
     bool m_timerArmed = false;
+    qint64 m_parkDeadlineNs = 0; // CLOCK_MONOTONIC, while armed
     DecoderLimits m_limits;
     std::atomic<bool> m_paused = false;
     std::atomic<bool> m_stopped = false;
