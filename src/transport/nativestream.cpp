@@ -1,5 +1,7 @@
 #include "nativestream.h"
 
+#include "socketerror.h"
+
 #include <QPointer>
 #include <QTimer>
 
@@ -19,14 +21,6 @@ namespace {
 constexpr qint64 ReadBudget = 4 * 1024 * 1024;
 constexpr int MaxIoVectors = 64;
 
-bool wouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
-bool peerGone(int error) { return error == ECONNRESET || error == EPIPE; }
-
-Error ioError(const char *what, int error)
-{
-    return Error(ErrorCode::LinkError, QStringLiteral("%1 failed: %2")
-                                           .arg(QLatin1StringView(what), QString::fromLocal8Bit(strerror(error))));
-}
 
 } // namespace
 

@@ -1,5 +1,7 @@
 #include "streamreader.h"
 
+#include "socketerror.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -27,14 +29,6 @@ constexpr qint64 ClaimerBudget = 4 * 1024 * 1024;
 // header that announces a huge frame reserves memory only as it is sent.
 constexpr qsizetype InitialPayloadLimit = 1024 * 1024;
 
-bool wouldBlock(int error) { return error == EAGAIN || error == EWOULDBLOCK; }
-bool peerGone(int error) { return error == ECONNRESET || error == EPIPE; }
-
-Error ioError(const char *what, int error)
-{
-    return Error(ErrorCode::LinkError, QStringLiteral("%1 failed: %2")
-                                           .arg(QLatin1StringView(what), QString::fromLocal8Bit(strerror(error))));
-}
 
 } // namespace
 

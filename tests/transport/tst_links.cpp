@@ -143,6 +143,8 @@ class tst_Links : public QObject
 
 private:
     void openPair(LinkPair &pair, const QVariantMap &serverOptions = {});
+    // A pair whose accepted link has a reader (null after a failed check).
+    std::shared_ptr<LinkReader> openReadablePair(LinkPair &pair);
     Link *acceptRaw(LinkPair &pair, QSignalSpy &incoming, std::unique_ptr<QIODevice> &raw);
 
 private Q_SLOTS:
@@ -192,6 +194,17 @@ void tst_Links::openPair(LinkPair &pair, const QVariantMap &serverOptions)
     pair.accepted = incoming.at(0).at(0).value<Link *>();
     QVERIFY(pair.accepted);
     QCOMPARE(pair.accepted->state(), Link::State::Connected);
+}
+
+std::shared_ptr<LinkReader> tst_Links::openReadablePair(LinkPair &pair)
+{
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return nullptr;
+    std::shared_ptr<LinkReader> reader = pair.accepted->reader();
+    if (!reader)
+        QTest::qFail("a link doing its own socket I/O has a reader", __FILE__, __LINE__);
+    return reader;
 }
 
 // Connects a raw socket to the pair's server and returns the link it made.
@@ -384,11 +397,9 @@ void tst_Links::anotherThreadReadsWhileClaimed()
     QSKIP("links read through their socket objects here");
 #else
     LinkPair pair;
-    openPair(pair);
-    if (QTest::currentTestFailed())
+    const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
+    if (!reader)
         return;
-    const std::shared_ptr<LinkReader> reader = pair.accepted->reader();
-    QVERIFY2(reader, "a native stream link has a reader");
     QSignalSpy atServer(pair.accepted, &Link::frameReceived);
     QList<Frame> frames;
     for (int i = 0; i < 300; ++i)
@@ -435,11 +446,9 @@ void tst_Links::parkedReaderComesBack()
     QSKIP("links read through their socket objects here");
 #else
     LinkPair pair;
-    openPair(pair);
-    if (QTest::currentTestFailed())
+    const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
+    if (!reader)
         return;
-    const std::shared_ptr<LinkReader> reader = pair.accepted->reader();
-    QVERIFY(reader);
     QSignalSpy atServer(pair.accepted, &Link::frameReceived);
     int me = 0, other = 0;
     // Given a reader its claimer parked, when a frame arrives and the
@@ -475,11 +484,9 @@ void tst_Links::claimedReaderSeesTheEnd()
     QSKIP("links read through their socket objects here");
 #else
     LinkPair pair;
-    openPair(pair);
-    if (QTest::currentTestFailed())
+    const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
+    if (!reader)
         return;
-    const std::shared_ptr<LinkReader> reader = pair.accepted->reader();
-    QVERIFY(reader);
     QSignalSpy errors(pair.accepted, &Link::errorOccurred);
     int me = 0;
     // Given a claimed reader, when the peer sends a frame and closes
