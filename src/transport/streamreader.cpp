@@ -79,7 +79,7 @@ void StreamReader::prependReceived(const QByteArray &bytes)
 bool StreamReader::hasStagedFrame() const
 {
     QMutexLocker lock(&m_mutex);
-    return !m_header && m_end - m_begin >= FrameHeaderSize;
+    return stagedFrameLocked();
 }
 
 qint64 StreamReader::bufferedBytes() const
@@ -146,7 +146,7 @@ LinkReader::Claim StreamReader::claim(const void *claimer)
     m_claimed = true;
     m_parked = false;
     m_claimer = claimer;
-    return !m_header && m_end - m_begin >= FrameHeaderSize ? Claim::Buffered : Claim::Claimed;
+    return stagedFrameLocked() ? Claim::Buffered : Claim::Claimed;
 }
 
 void StreamReader::release(const void *claimer)

@@ -80,6 +80,7 @@ private:
     bool deliverFrame(const FrameHeader &header, QByteArray payload, const OwnerDelivery &deliver);
     void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
     bool holding() const { return m_stopped || m_paused; }
+    bool stagedFrameLocked() const { return !m_header && m_end - m_begin >= FrameHeaderSize; }
     void watch(bool enabled);
     void giveBack();
     // Reads the park timer's expiry, if armed; true if it had expired.

@@ -394,7 +394,7 @@ void tst_Links::pausedLinkHoldsFramesUntilResumed()
 void tst_Links::anotherThreadReadsWhileClaimed()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("links read through their socket objects here");
+    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
 #else
     LinkPair pair;
     const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
@@ -443,7 +443,7 @@ void tst_Links::anotherThreadReadsWhileClaimed()
 void tst_Links::parkedReaderComesBack()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("links read through their socket objects here");
+    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
 #else
     LinkPair pair;
     const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
@@ -481,7 +481,7 @@ void tst_Links::parkedReaderComesBack()
 void tst_Links::claimedReaderSeesTheEnd()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("links read through their socket objects here");
+    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
 #else
     LinkPair pair;
     const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
