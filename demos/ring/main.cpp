@@ -58,7 +58,7 @@ int main(int argc, char *argv[])
         err.flush();
         app.exit(1);
     });
-    QObject::connect(&world, &mmpi::World::nodeLost, &app, [&](int rank, const mmpi::Error &reason) {
+    QObject::connect(&world, &mmpi::World::nodeLost, &app, [&](int rank, mmpi::World::FailureClass, const mmpi::Error &reason) {
         err << "mmpi-ring: lost rank " << rank << ": " << reason.message << "\n";
         err.flush();
         app.exit(3);

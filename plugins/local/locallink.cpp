@@ -52,7 +52,9 @@ void LocalLink::handleSocketError(QLocalSocket::LocalSocketError error)
         const QString reason = error == QLocalSocket::ServerNotFoundError
                                    ? QStringLiteral("no server is listening there")
                                    : m_socket->errorString();
-        return handleDeviceError(ErrorCode::ConnectFailed,
+        const bool refused = error == QLocalSocket::ServerNotFoundError
+                             || error == QLocalSocket::ConnectionRefusedError;
+        return handleDeviceError(refused ? ErrorCode::ConnectionRefused : ErrorCode::ConnectFailed,
                                  QStringLiteral("cannot connect to %1: %2").arg(m_peerAddress, reason));
     }
     // An orderly close is not an error; disconnected() follows and decides.

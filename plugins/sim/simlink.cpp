@@ -118,7 +118,7 @@ void SimLink::fail(const Error &error)
         inner->close();
     }
     // A refused connect is routine (callers retry); a broken link is news.
-    if (error.code == ErrorCode::ConnectFailed)
+    if (error.code == ErrorCode::ConnectFailed || error.code == ErrorCode::ConnectionRefused)
         qCDebug(lcTransport).noquote() << "link" << peerAddress() << "failed:" << error.toString();
     else
         qCWarning(lcTransport).noquote() << "link" << peerAddress() << "failed:" << error.toString();

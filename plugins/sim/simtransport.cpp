@@ -221,24 +221,14 @@ void SimTransport::enterOutOfRange(const SimFault &fault)
                                      << seconds(fault.duration) << "s (fault '" + fault.text + "')";
     m_outOfRangeReason = QStringLiteral("rank %1 is out of range (fault '%2')").arg(m_rank).arg(fault.text);
     breakLinks(m_outOfRangeReason);
-    // Nobody can reach us: peers' connects fail as if no server were there.
-    if (!m_serverName.isEmpty())
-        m_local->stopListening();
+    // Nobody can reach us, but the app still runs: peers' connects are taken
+    // and dropped at once (handleIncomingLink), a page nobody answers, never
+    // refused as if the app had ended (which ends reconnection at once).
 }
 
 void SimTransport::leaveOutOfRange()
 {
     qCWarning(lcTransport).noquote() << "sim: rank" << m_rank << "is back in range";
-    if (m_serverName.isEmpty())
-        return;
-    if (auto listening = m_local->listen(LocalScheme + m_serverName); !listening) {
-        const Error error(ErrorCode::ListenFailed,
-                          QStringLiteral("cannot listen at %1%2 again after being out of range: %3")
-                              .arg(SimScheme, m_serverName, translated(listening.error()).message));
-        qCWarning(lcTransport).noquote() << "sim:" << error.toString();
-        m_serverName.clear();
-        Q_EMIT errorOccurred(error);
-    }
 }
 
 // An app that crashes or is killed gives no goodbye and runs no destructors:

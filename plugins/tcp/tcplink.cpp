@@ -56,7 +56,8 @@ void TcpLink::handleSocketConnected()
 void TcpLink::handleSocketError(QAbstractSocket::SocketError error)
 {
     if (state() == State::Connecting)
-        return handleDeviceError(ErrorCode::ConnectFailed, QStringLiteral("cannot connect to %1: %2")
+        return handleDeviceError(error == QAbstractSocket::ConnectionRefusedError ? ErrorCode::ConnectionRefused
+                                                                                 : ErrorCode::ConnectFailed, QStringLiteral("cannot connect to %1: %2")
                                                                .arg(m_peerAddress, m_socket->errorString()));
     // An orderly close is not an error; disconnected() follows and decides.
     if (error == QAbstractSocket::RemoteHostClosedError)

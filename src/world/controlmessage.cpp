@@ -25,6 +25,7 @@ void write(QDataStream &s, const Response &m)
 void write(QDataStream &s, const Accept &m) { s << m.mac << m.rank << m.listenAddress; }
 void write(QDataStream &s, const Refuse &m) { s << m.reason; }
 void write(QDataStream &s, const Abort &m) { s << m.reason; }
+void write(QDataStream &s, const Resume &m) { s << m.received; }
 void write(QDataStream &, const MeshReady &) {}
 void write(QDataStream &, const Start &) {}
 void write(QDataStream &s, const RankTable &m)
@@ -39,13 +40,14 @@ void read(QDataStream &s, Response &m)
 {
     quint8 purpose = 0;
     s >> purpose >> m.nonce >> m.mac >> m.nodeId >> m.rank >> m.listenAddress;
-    if (purpose != quint8(LinkPurpose::Join) && purpose != quint8(LinkPurpose::Mesh))
+    if (purpose < quint8(LinkPurpose::Join) || purpose > quint8(LinkPurpose::Resume))
         s.setStatus(QDataStream::ReadCorruptData);
     m.purpose = LinkPurpose(purpose);
 }
 void read(QDataStream &s, Accept &m) { s >> m.mac >> m.rank >> m.listenAddress; }
 void read(QDataStream &s, Refuse &m) { s >> m.reason; }
 void read(QDataStream &s, Abort &m) { s >> m.reason; }
+void read(QDataStream &s, Resume &m) { s >> m.received; }
 void read(QDataStream &, MeshReady &) {}
 void read(QDataStream &, Start &) {}
 void read(QDataStream &s, RankTable &m)
@@ -101,6 +103,7 @@ Result<void> check(const Abort &m)
     return stringsFit({&m.reason}) ? success() : violation(QStringLiteral("malformed abort"));
 }
 Result<void> check(const MeshReady &) { return success(); }
+Result<void> check(const Resume &) { return success(); }
 Result<void> check(const Start &) { return success(); }
 Result<void> check(const RankTable &m)
 {
@@ -120,7 +123,7 @@ Result<ControlType> controlType(const Frame &frame)
 {
     const qint32 tag = frame.header.tag;
     if (frame.header.kind != FrameKind::Control || tag < qint32(ControlType::Challenge)
-        || tag > qint32(ControlType::Abort))
+        || tag > qint32(ControlType::Resume))
         return violation(QStringLiteral("not a control frame (kind %1, tag %2)")
                              .arg(int(frame.header.kind))
                              .arg(tag));
@@ -175,6 +178,7 @@ MMPI_CONTROL_MESSAGE(RankTable)
 MMPI_CONTROL_MESSAGE(MeshReady)
 MMPI_CONTROL_MESSAGE(Start)
 MMPI_CONTROL_MESSAGE(Abort)
+MMPI_CONTROL_MESSAGE(Resume)
 #undef MMPI_CONTROL_MESSAGE
 
 } // namespace mmpi::detail

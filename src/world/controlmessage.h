@@ -21,9 +21,11 @@ enum class ControlType : qint32 {
     MeshReady = 6, // node -> root: links to every rank are up
     Start = 7,     // root -> node: the world is formed
     Abort = 8,     // root -> node: formation failed, with the reason
+    Resume = 9,    // either way, first on a reconnected link: what I received
 };
 
-enum class LinkPurpose : quint8 { Join = 1, Mesh = 2 };
+// Resume: a formed world's link to a peer, made again after it broke.
+enum class LinkPurpose : quint8 { Join = 1, Mesh = 2, Resume = 3 };
 
 constexpr int NonceSize = 32;
 constexpr int MacSize = 32; // HMAC-SHA256
@@ -89,6 +91,14 @@ struct Abort
 {
     static constexpr ControlType type = ControlType::Abort;
     QString reason;
+};
+
+// The sequence number of the last frame the sender received in order from the
+// receiver, so that the receiver replays exactly what came after it.
+struct Resume
+{
+    static constexpr ControlType type = ControlType::Resume;
+    quint64 received = 0;
 };
 
 // The control type of a Control frame, or ProtocolViolation.

@@ -1,6 +1,25 @@
 #include "directpath.h"
 
+#include <mmpi/core/logging.h>
+
 namespace mmpi::detail {
+
+namespace {
+// An ack goes when a quarter of the peer's replay buffer (the same size as
+// ours: one configuration) has arrived, so its sender never waits for one
+// while the link is busy, or on the engine's ack timer otherwise.
+constexpr int AckFraction = 4;
+} // namespace
+
+bool isSequenced(FrameKind kind)
+{
+    return kind == FrameKind::Data || kind == FrameKind::Fragment || kind == FrameKind::Goodbye;
+}
+
+DirectPath::DirectPath(int rank, qint64 queueLimit, qint64 replayLimit)
+    : m_rank(rank), m_replay(replayLimit), m_queueLimit(queueLimit), m_ackBytes(replayLimit / AckFraction)
+{
+}
 
 void DirectPath::setLink(Link *link)
 {
@@ -21,19 +40,97 @@ bool DirectPath::trySend(Frame &frame)
     QMutexLocker lock(&m_mutex);
     // A frame still in the engine was sent before this one (by this thread,
     // or by one that synchronised with it): it must reach the link first.
-    if (!m_link || m_queued.load() != 0)
+    const bool sequenced = isSequenced(frame.header.kind);
+    if (!m_link || m_queued.load() != 0 || (sequenced && !m_replay.hasRoom()))
         return false;
-    frame.header.sequence = m_nextSequence;
+    frame.header.sequence = sequenced ? m_replay.nextSequence() : 0;
     if (!m_link->trySendNow(frame, m_queueLimit))
         return false;
-    ++m_nextSequence;
+    if (sequenced)
+        m_replay.keep(frame);
     return true;
 }
 
-quint64 DirectPath::takeSequence()
+bool DirectPath::send(Link *link, Frame frame)
 {
     QMutexLocker lock(&m_mutex);
-    return m_nextSequence++;
+    if (!isSequenced(frame.header.kind)) {
+        frame.header.sequence = 0;
+        link->sendFrame(frame);
+        return true;
+    }
+    if (!m_replay.hasRoom()) {
+        if (!std::exchange(m_blockedLogged, true))
+            qCInfo(lcWorld) << "sending to rank" << m_rank << "waits: its replay buffer holds"
+                            << m_replay.bytes() << "bytes the peer has not acknowledged";
+        return false;
+    }
+    frame.header.sequence = m_replay.nextSequence();
+    link->sendFrame(frame);
+    m_replay.keep(frame);
+    return true;
+}
+
+bool DirectPath::hasRoom() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_replay.hasRoom();
+}
+
+Result<void> DirectPath::acknowledge(quint64 upTo)
+{
+    QMutexLocker lock(&m_mutex);
+    auto ok = m_replay.acknowledge(upTo);
+    if (ok && m_blockedLogged && m_replay.hasRoom()) {
+        m_blockedLogged = false;
+        qCInfo(lcWorld) << "sending to rank" << m_rank << "goes on: acknowledged up to frame" << upTo;
+    }
+    return ok;
+}
+
+Result<qsizetype> DirectPath::resume(Link *link, quint64 peerReceived, bool open)
+{
+    QMutexLocker lock(&m_mutex);
+    auto missing = m_replay.framesAfter(peerReceived);
+    if (!missing)
+        return missing.error();
+    for (const Frame &frame : *missing)
+        link->sendFrame(frame);
+    if (open) {
+        m_link = link;
+        m_reader = link->reader();
+    }
+    return qsizetype(missing->size());
+}
+
+Result<void> DirectPath::accept(const FrameHeader &header, qsizetype payloadBytes, bool &ackDue)
+{
+    ackDue = false;
+    if (!isSequenced(header.kind)) {
+        if (header.sequence == 0)
+            return success();
+        return Error(ErrorCode::ProtocolViolation, QStringLiteral("rank %1 sent a frame of kind %2 with sequence %3")
+                                                       .arg(m_rank).arg(int(header.kind)).arg(header.sequence));
+    }
+    const quint64 expected = m_received.load() + 1;
+    if (header.sequence != expected)
+        return Error(ErrorCode::ProtocolViolation, QStringLiteral("rank %1 sent frame %2 where frame %3 was due")
+                                                       .arg(m_rank).arg(header.sequence).arg(expected));
+    m_received.store(expected);
+    const qint64 since = m_bytesSinceAck.fetch_add(FrameHeaderSize + payloadBytes) + FrameHeaderSize + payloadBytes;
+    if (since >= m_ackBytes)
+        ackDue = !m_ackRequested.exchange(true);
+    return success();
+}
+
+std::optional<quint64> DirectPath::takeAck()
+{
+    m_ackRequested.store(false);
+    m_bytesSinceAck.store(0);
+    const quint64 received = m_received.load();
+    if (m_acked.exchange(received) == received)
+        return std::nullopt;
+    return received;
 }
 
 } // namespace mmpi::detail

@@ -1,12 +1,16 @@
-// DirectPath: how a thread other than the progress thread sends a small frame
-// to one peer at once, writing it to the link itself instead of handing it to
-// the engine. That saves two thread wake-ups per message (hand the frame over,
-// hear that it went), most of a small message's latency. It is taken only when
-// nothing sent earlier still waits in the engine, so per-sender order holds.
-// It also holds the link's reader for a thread that reads the peer's frames
-// itself (FrameWaiter), and counts the frames such a thread handed to the
-// engine, so that no later frame of the peer overtakes them.
+// DirectPath: everything about one peer's link that threads other than the
+// progress thread use. It sends a small frame at once from the caller's thread
+// instead of handing it to the engine (saving two thread wake-ups, most of a
+// small message's latency), only when nothing sent earlier still waits in the
+// engine. It numbers every sequenced frame in the order it enters the link and
+// keeps it in the replay buffer until the peer acknowledges it, so that a link
+// made again after a break resumes exactly where the old one stopped; and it
+// checks the numbers of the frames received. It also holds the link's reader
+// for a thread that reads the peer's frames itself (FrameWaiter), and counts
+// the frames such a thread handed to the engine so no later frame overtakes.
 #pragma once
+
+#include "replaybuffer.h"
 
 #include <mmpi/transport/link.h>
 #include <mmpi/transport/linkreader.h>
@@ -18,13 +22,17 @@
 
 namespace mmpi::detail {
 
+// Data, Fragment and Goodbye frames are numbered, acknowledged and replayed;
+// heartbeats, acks and control messages belong to one link and carry 0.
+bool isSequenced(FrameKind kind);
+
 class DirectPath
 {
 public:
-    explicit DirectPath(qint64 queueLimit) : m_queueLimit(queueLimit) {}
+    DirectPath(int rank, qint64 queueLimit, qint64 replayLimit);
 
-    // Progress thread: the link to use (nullptr: none). Cleared before the
-    // link is closed or deleted.
+    // Progress thread: the link other threads may write to and read from
+    // (nullptr: none). Cleared before the link is closed or deleted.
     void setLink(Link *link);
     // Any thread: the link's reader, if it has one and the path is open.
     std::shared_ptr<LinkReader> reader() const;
@@ -41,20 +49,45 @@ public:
     void aboutToQueue() { ++m_queued; }
     void handedOver() { --m_queued; }
 
-    // Any thread: send `frame` (sequence number assigned here) if the path is
-    // open and nothing is queued ahead of it. False: nothing was sent.
+    // Any thread: send `frame` (numbered here) if the path is open, nothing
+    // is queued ahead of it and the replay buffer has room. False: not sent.
     bool trySend(Frame &frame);
-    // Progress thread: the sequence number of a frame sent through the engine.
-    quint64 takeSequence();
+    // Progress thread: number and write a sequenced frame to `link`. False
+    // (nothing written) while the replay buffer is full.
+    bool send(Link *link, Frame frame);
+    bool hasRoom() const;
+    // An Ack from the peer: it holds everything up to `upTo`.
+    Result<void> acknowledge(quint64 upTo);
+    // Progress thread, on a link made again: write to `link` every frame the
+    // peer (which received up to `peerReceived`) lacks, in order. The link
+    // becomes the path's if `open` (not while this node says goodbye).
+    Result<qsizetype> resume(Link *link, quint64 peerReceived, bool open);
+
+    // The thread that read a frame from the peer, before anything else: is
+    // its number the next one? A gap or a repeat is a ProtocolViolation.
+    // `ackDue` is set once enough has arrived since the last ack.
+    Result<void> accept(const FrameHeader &header, qsizetype payloadBytes, bool &ackDue);
+    // The last sequence number received in order.
+    quint64 received() const { return m_received.load(); }
+    // Progress thread: an Ack for everything received so far is going out
+    // (nullopt if nothing arrived since the last one).
+    std::optional<quint64> takeAck();
 
 private:
-    mutable QMutex m_mutex; // guards m_link, m_reader and m_nextSequence
+    const int m_rank;
+    mutable QMutex m_mutex; // guards m_link, m_reader and m_replay
     Link *m_link = nullptr;
     std::shared_ptr<LinkReader> m_reader;
+    ReplayBuffer m_replay;
+    bool m_blockedLogged = false;
     std::atomic<int> m_readBacklog = 0;
-    quint64 m_nextSequence = 0;
     std::atomic<int> m_queued = 0;
     const qint64 m_queueLimit;
+    const qint64 m_ackBytes;
+    std::atomic<quint64> m_received = 0;
+    std::atomic<quint64> m_acked = 0;
+    std::atomic<qint64> m_bytesSinceAck = 0;
+    std::atomic<bool> m_ackRequested = false;
 };
 
 } // namespace mmpi::detail

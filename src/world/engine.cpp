@@ -4,6 +4,8 @@
 #include <mmpi/transport/transportregistry.h>
 #include <mmpi/wire/framedecoder.h>
 
+#include <QtEndian>
+
 #include <algorithm>
 
 namespace mmpi::detail {
@@ -15,6 +17,8 @@ namespace {
 constexpr qint64 MaxEarlyBytes = 64LL * 1024 * 1024;
 // How long past its deadline a node linked to the root waits for the root's Abort.
 constexpr std::chrono::milliseconds RootAbortGrace{2000};
+// The longest a frame waits to be acknowledged when little traffic flows.
+constexpr std::chrono::milliseconds AckDelay{20};
 
 QString rankList(const QList<int> &ranks)
 {
@@ -31,7 +35,8 @@ Error refusal(const QString &message)
 
 bool isTransient(const Error &error)
 {
-    return error.code == ErrorCode::ConnectFailed || error.code == ErrorCode::LinkClosed
+    return error.code == ErrorCode::ConnectFailed || error.code == ErrorCode::ConnectionRefused
+        || error.code == ErrorCode::LinkClosed
         || error.code == ErrorCode::LinkError;
 }
 
@@ -46,6 +51,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     , m_closeTimer(this)
     , m_flushTimer(this)
     , m_heartbeatTimer(this)
+    , m_ackTimer(this)
     , m_detector(std::make_shared<FailureDetector>(config.heartbeatInterval, config.heartbeatTimeout))
 {
     m_deadline.setSingleShot(true);
@@ -57,6 +63,10 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     m_flushTimer.setInterval(10);
     connect(&m_flushTimer, &QTimer::timeout, this, &Engine::finishClose);
     connect(&m_heartbeatTimer, &QTimer::timeout, this, &Engine::handleHeartbeatCheck);
+    // Acks of a trickle of frames; a busy link acks as a quarter of the
+    // replay buffer arrives (DirectPath::accept).
+    m_ackTimer.setInterval(AckDelay);
+    connect(&m_ackTimer, &QTimer::timeout, this, &Engine::sendAcks);
 }
 
 Engine::~Engine() = default;
@@ -427,6 +437,15 @@ void Engine::checkMeshComplete()
 void Engine::handleIncomingLink(Link *link)
 {
     link->setParent(this);
+    if (m_state == World::State::Formed) {
+        // Only a peer that lost its link to us dials a formed world.
+        auto *handshake = Handshake::accept(link, identity(), [this](const PeerIdentity &peer) {
+            return admitResume(peer);
+        }, m_config.handshakeTimeout, this);
+        connect(handshake, &Handshake::succeeded, this, &Engine::handleResumeLink);
+        connect(handshake, &Handshake::failed, this, &Engine::handleResumeRefused);
+        return;
+    }
     if (m_state != World::State::Forming) {
         qCWarning(lcWorld).noquote() << "refusing link from" << link->peerAddress()
                                      << ": the world is no longer forming";
@@ -454,15 +473,23 @@ qint64 Engine::linkHighWater() const
 void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
 {
     Peer &peer = m_peers[rank];
-    peer.link = link;
     peer.info = info;
     // Enough queued on the link to keep the socket busy between wake-ups.
     peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
     peer.reassembler = std::make_shared<Reassembler>(m_config.maxMessageSize);
+    // Made with the link: a peer formed before us may send messages (numbered
+    // from 1) before our Start.
+    peer.path = std::make_shared<DirectPath>(rank, linkHighWater(), m_config.replayBufferSize);
+    connectLink(rank, link);
+}
+
+void Engine::connectLink(int rank, Link *link)
+{
+    m_peers[rank].link = link;
     link->setParent(this);
     connect(link, &Link::bytesWritten, this, [this, rank, link] {
         if (m_peers.value(rank).link == link)
-            m_peers[rank].outbox->pump(link);
+            pump(rank);
     });
     connect(link, &Link::frameReceived, this, [this, rank](const Frame &f) { handleOwnFrame(rank, f); });
     connect(link, &Link::stateChanged, this, [this, rank, link](Link::State state) {
@@ -471,12 +498,24 @@ void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
     });
 }
 
+void Engine::pump(int rank)
+{
+    Peer &peer = m_peers[rank];
+    if (peer.link && !peer.awaitingResume && peer.outbox)
+        peer.outbox->pump(peer.link, *peer.path);
+}
+
 // Frames another thread read earlier from this peer may still wait in the
 // event queue: this one goes behind them.
 void Engine::handleOwnFrame(int rank, const Frame &frame)
 {
     const std::shared_ptr<DirectPath> path = m_peers[rank].path;
-    if (!path || path->readBacklog() == 0)
+    bool ackDue = false;
+    if (auto ok = path->accept(frame.header, frame.payload.size(), ackDue); !ok)
+        return closeLink(rank, ok.error());
+    if (ackDue)
+        sendAck(rank);
+    if (path->readBacklog() == 0)
         return handleLinkFrame(rank, frame);
     path->deferRead();
     QMetaObject::invokeMethod(this, [this, rank, path, frame] {
@@ -525,7 +564,43 @@ void Engine::handleLinkFrame(int rank, const Frame &frame)
         return handleHeartbeat(rank, frame);
     case FrameKind::Fragment:
         return handleFragment(rank, frame);
+    case FrameKind::Ack:
+        return handleAck(rank, frame);
     }
+}
+
+void Engine::handleAck(int rank, const Frame &frame)
+{
+    const FrameHeader &h = frame.header;
+    if (h.itemType != ItemType::Long || h.count != 1 || frame.payload.size() != 8)
+        return closeLink(rank, {ErrorCode::ProtocolViolation,
+                                QStringLiteral("malformed acknowledgement from rank %1").arg(rank)});
+    if (auto ok = m_peers[rank].path->acknowledge(qFromBigEndian<quint64>(frame.payload.constData())); !ok)
+        return closeLink(rank, {ok.error().code, QStringLiteral("rank %1 sent an %2").arg(rank).arg(ok.error().message)});
+    pump(rank);
+}
+
+void Engine::sendAck(int rank)
+{
+    Peer &peer = m_peers[rank];
+    if (!peer.link || peer.awaitingResume || peer.link->state() != Link::State::Connected)
+        return;
+    const auto received = peer.path->takeAck();
+    if (!received)
+        return;
+    QByteArray payload(8, Qt::Uninitialized);
+    qToBigEndian<quint64>(*received, payload.data());
+    Frame ack = makeFrame(FrameKind::Ack, ItemType::Long, 1, payload);
+    ack.header.source = m_rank;
+    ack.header.destination = rank;
+    peer.link->sendFrame(ack);
+}
+
+void Engine::sendAcks()
+{
+    for (int rank = 0; rank < m_peers.size(); ++rank)
+        if (rank != m_rank && m_peers.at(rank).path)
+            sendAck(rank);
 }
 
 void Engine::handleFragment(int rank, const Frame &fragment)
@@ -542,6 +617,8 @@ void Engine::handleControlFrame(int rank, const Frame &frame)
 {
     const auto type = controlType(frame);
     const bool fromRoot = rank == 0 && !m_config.isRoot();
+    if (type && *type == ControlType::Resume && m_peers[rank].awaitingResume)
+        return handleResume(rank, frame);
     if (type && m_state == World::State::Forming) {
         if (*type == ControlType::RankTable && fromRoot && !m_haveTable)
             return handleRankTable(frame);
@@ -587,9 +664,11 @@ void Engine::handleLinkClosed(int rank, Link *link)
                              ? link->error()
                              : Error{ErrorCode::LinkClosed, QStringLiteral("rank %1 closed its link").arg(rank)};
     detachLink(peer);
+    link->deleteLater();
+    if (m_state == World::State::Formed && !peer.saidGoodbye && tryReconnect(rank, reason))
+        return;
     if (!peer.saidGoodbye && m_detector->release(rank, World::NodeStatus::Lost))
         Q_EMIT linkQualityChanged(rank);
-    link->deleteLater();
     if (peer.outbox)
         peer.outbox->failAll({ErrorCode::LinkClosed,
                               QStringLiteral("the link to rank %1 closed: %2").arg(rank).arg(reason.message)});
@@ -601,7 +680,7 @@ void Engine::handleLinkClosed(int rank, Link *link)
     case World::State::Formed:
         if (!peer.saidGoodbye) {
             qCWarning(lcWorld).noquote() << "lost rank" << rank << ":" << reason.message;
-            Q_EMIT nodeLost(rank, reason);
+            Q_EMIT nodeLost(rank, failureClassOf(reason), reason);
         }
         return;
     case World::State::Closing:
@@ -664,7 +743,7 @@ void Engine::handleHeartbeatCheck()
         return m_heartbeatTimer.stop();
     const auto verdicts = m_detector->check(FailureDetector::Clock::now(), [this](int rank) {
         const Link *link = m_peers.value(rank).link;
-        if (!link || link->state() != Link::State::Connected)
+        if (!link || link->state() != Link::State::Connected || m_peers.value(rank).awaitingResume)
             return std::optional<FailureDetector::Activity>();
         // framesSent counts frames from every thread, direct sends included.
         return std::optional(FailureDetector::Activity{link->counters().framesSent, link->bytesToWrite()});
@@ -689,6 +768,7 @@ void Engine::handleHeartbeatCheck()
 // Other threads stop using the link before it goes.
 void Engine::detachLink(Peer &peer)
 {
+    peer.awaitingResume = false;
     if (peer.path)
         peer.path->setLink(nullptr);
     peer.link = nullptr;
@@ -781,9 +861,10 @@ void Engine::becomeFormed()
         Peer &peer = m_peers[rank];
         if (rank == m_rank)
             continue;
-        peer.path = m_paths[rank] = std::make_shared<DirectPath>(linkHighWater());
+        m_paths[rank] = peer.path;
         peer.path->setLink(peer.link);
     }
+    m_ackTimer.start();
     qCInfo(lcWorld) << "world formed: rank" << m_rank << "of" << m_size << "in" << m_clock.elapsed() << "ms";
     startFailureDetector();
     // formed() first: World publishes rank and size before the state.
@@ -832,11 +913,11 @@ void Engine::sendFrame(int destination, Frame frame, SendCallback done)
         return;
     }
     Peer &peer = m_peers[destination];
-    if (!peer.link || peer.link->state() != Link::State::Connected)
+    // While reconnecting, frames wait in the outbox for the new link.
+    if (!peer.reconnecting && (!peer.link || peer.link->state() != Link::State::Connected))
         return refuse(QStringLiteral("it has no link (it left or was lost)"));
-    frame.header.sequence = peer.path->takeSequence();
     peer.outbox->enqueue(std::move(frame), std::move(done));
-    peer.outbox->pump(peer.link);
+    pump(destination);
 }
 
 void Engine::setReceiving(int rank, bool enabled)
@@ -884,16 +965,21 @@ void Engine::close()
     Frame goodbye;
     goodbye.header.kind = FrameKind::Goodbye;
     goodbye.header.source = m_rank;
-    for (Peer &peer : m_peers) {
+    for (int rank = 0; rank < m_peers.size(); ++rank) {
+        Peer &peer = m_peers[rank];
+        if (peer.reconnecting)
+            giveUp(rank, peer.failureClass, {ErrorCode::LinkClosed,
+                                             QStringLiteral("this node left the world while rank %1 was unreachable")
+                                                 .arg(rank)});
         if (!peer.link)
             continue;
         // Nothing may overtake the goodbye by writing to the link directly.
         if (peer.path)
             peer.path->setLink(nullptr);
-        goodbye.header.destination = peer.info.rank;
+        goodbye.header.destination = rank;
         // Through the outbox: after every message queued before close().
         peer.outbox->enqueue(goodbye, {});
-        peer.outbox->pump(peer.link);
+        pump(rank);
     }
     m_closeTimer.start(m_config.closeTimeout);
     checkCloseDone();
@@ -922,6 +1008,7 @@ void Engine::finishClose()
     m_flushTimer.stop();
     m_closeTimer.stop();
     m_heartbeatTimer.stop();
+    m_ackTimer.stop();
     dropAllLinks();
     setState(World::State::Closed);
 }
@@ -929,6 +1016,7 @@ void Engine::finishClose()
 void Engine::dropAllLinks()
 {
     for (Peer &peer : m_peers) {
+        stopReconnecting(peer);
         if (Link *link = peer.link) {
             detachLink(peer);
             link->disconnect(this);
@@ -957,6 +1045,7 @@ void Engine::shutdown()
     m_closeTimer.stop();
     m_flushTimer.stop();
     m_heartbeatTimer.stop();
+    m_ackTimer.stop();
     dropAllLinks();
 }
 

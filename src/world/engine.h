@@ -1,7 +1,8 @@
 // Engine: the progress engine behind mmpi::World. It lives on the progress
 // thread and owns the transport and every link. It runs the one formation state
 // machine for both ways in (launched and discovered, brief §4.3), then routes
-// frames between the app and the mesh, and says goodbye on close.
+// frames between the app and the mesh, reconnects to peers whose links broke
+// and resumes their streams (engineresume.cpp), and says goodbye on close.
 #pragma once
 
 #include "handshake.h"
@@ -20,6 +21,10 @@
 #include <QTimer>
 
 namespace mmpi::detail {
+
+// How a link that ended with `reason` failed: Range for silence (a heartbeat
+// timeout), Normal for anything else.
+World::FailureClass failureClassOf(const Error &reason);
 
 class Engine : public QObject
 {
@@ -47,6 +52,10 @@ public:
     void handleFrameReadElsewhere(int rank, const Frame &frame);
     // Any thread: a frame from `rank` arrived and was delivered elsewhere.
     void noteHeard(int rank);
+    // Close the link to `rank` because of something the peer did (or did not do).
+    void closeLink(int rank, const Error &reason);
+    // Send the peer an Ack of everything received from it, if anything new.
+    void sendAck(int rank);
 
 Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
@@ -56,7 +65,9 @@ Q_SIGNALS:
     void peerRefused(const QString &peer, const mmpi::Error &reason);
     void frameReceived(const mmpi::Frame &frame);
     void nodeLeft(int rank);
-    void nodeLost(int rank, const mmpi::Error &reason);
+    void nodeUnreachable(int rank, mmpi::World::FailureClass failureClass);
+    void nodeReturned(int rank);
+    void nodeLost(int rank, mmpi::World::FailureClass failureClass, const mmpi::Error &reason);
     void nodeSuspect(int rank);
     void nodeAlive(int rank);
     void linkQualityChanged(int rank);
@@ -73,6 +84,16 @@ private:
         std::shared_ptr<Reassembler> reassembler;
         // Why this node closed the link itself (reported instead of the link's own error).
         Error closeReason;
+        // Reconnection (engineresume.cpp): while `reconnecting`, frames for
+        // the peer wait in the outbox; a new link waits for the peer's Resume.
+        bool reconnecting = false;
+        bool awaitingResume = false;
+        World::FailureClass failureClass = World::FailureClass::Normal;
+        Error unreachableReason;
+        QElapsedTimer unreachableFor;
+        int attempt = 0;
+        int epoch = 0; // a new one per outage: stale timers see the change
+        QPointer<Link> attemptLink; // a dial or probe under way
     };
 
     // set-up
@@ -105,8 +126,24 @@ private:
     void handleDataFrame(int rank, const Frame &frame);
     void handleFragment(int rank, const Frame &fragment);
     void handleLinkClosed(int rank, Link *link);
-    // Close the link to `rank` because of something the peer did (or did not do).
-    void closeLink(int rank, const Error &reason);
+    void connectLink(int rank, Link *link);
+    void pump(int rank);
+    void handleAck(int rank, const Frame &frame);
+    void sendAcks();
+    // reconnection and resume (engineresume.cpp)
+    bool tryReconnect(int rank, const Error &reason);
+    void scheduleAttempt(int rank);
+    void attemptReconnect(int rank);
+    void dialPeer(int rank);
+    void probePeer(int rank);
+    void handleAttemptFailed(int rank, const Error &error);
+    void handleResumeRefused(Link *link, const Error &error);
+    Result<void> admitResume(const PeerIdentity &peer) const;
+    void handleResumeLink(Link *link, const PeerIdentity &peer);
+    void resumeOn(int rank, Link *link);
+    void handleResume(int rank, const Frame &frame);
+    void giveUp(int rank, World::FailureClass failureClass, const Error &reason);
+    void stopReconnecting(Peer &peer);
     void handleHeartbeat(int rank, const Frame &frame);
     void handleHeartbeatCheck();
     void startFailureDetector();
@@ -156,6 +193,7 @@ private:
     QTimer m_closeTimer;
     QTimer m_flushTimer;
     QTimer m_heartbeatTimer;
+    QTimer m_ackTimer;
     QElapsedTimer m_clock;
     std::shared_ptr<FailureDetector> m_detector;
 };

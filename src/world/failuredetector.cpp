@@ -70,6 +70,27 @@ bool FailureDetector::release(int rank, World::NodeStatus status)
     return true;
 }
 
+bool FailureDetector::markUnreachable(int rank)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_peers.find(rank);
+    if (it == m_peers.end() || it->status == World::NodeStatus::Left || it->status == World::NodeStatus::Unreachable)
+        return false;
+    it->status = World::NodeStatus::Unreachable;
+    it->outstanding.clear();
+    return true;
+}
+
+bool FailureDetector::giveUp(int rank)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_peers.find(rank);
+    if (it == m_peers.end() || it->status != World::NodeStatus::Unreachable)
+        return false;
+    it->status = World::NodeStatus::Lost;
+    return true;
+}
+
 bool FailureDetector::heard(int rank, TimePoint now)
 {
     QMutexLocker lock(&m_mutex);
@@ -103,7 +124,7 @@ QList<FailureDetector::Verdict> FailureDetector::check(
     }
     m_lastCheck = now;
     for (auto it = m_peers.begin(); it != m_peers.end(); ++it) {
-        if (it->status == World::NodeStatus::Lost)
+        if (it->status == World::NodeStatus::Lost || it->status == World::NodeStatus::Unreachable)
             continue;
         Verdict verdict;
         verdict.rank = it.key();

@@ -54,6 +54,11 @@ public:
     // while its link is open, as it times us until our own goodbye) or is
     // lost (neither). False if it was not Alive or Suspect (nothing changes).
     bool release(int rank, World::NodeStatus status);
+    // The peer's link is gone and the world reconnects: not timed, no
+    // heartbeats, until watch() on the new link. From Alive or Suspect.
+    bool markUnreachable(int rank);
+    // An unreachable peer is given up: Lost. False if it was not Unreachable.
+    bool giveUp(int rank);
     // This node said goodbye: from now on it sends no heartbeats or echoes,
     // so the goodbye stays its last frame on every link.
     void stopSending() { m_sending = false; }

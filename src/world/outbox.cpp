@@ -37,7 +37,7 @@ void Outbox::enqueue(Frame frame, SendCallback done)
         m_small.push_back({std::move(frame), std::move(done)});
 }
 
-void Outbox::pump(Link *link)
+void Outbox::pump(Link *link, DirectPath &path)
 {
     // A write may flush and report bytesWritten at once, which calls pump()
     // again; the outer loop goes on and must not see the queue change under it.
@@ -47,9 +47,10 @@ void Outbox::pump(Link *link)
     while (!isEmpty() && link->state() == Link::State::Connected && link->bytesToWrite() < m_highWater) {
         auto &queue = m_small.empty() ? m_bulk : m_small;
         Pending &next = queue.front();
-        const bool finished = isBulk(next.frame) ? writeFragment(link, next)
-                                                  : (link->sendFrame(next.frame), true);
-        if (!finished)
+        const Written written = write(link, path, next);
+        if (written == Written::Nothing)
+            return; // the replay buffer is full: an ack pumps again
+        if (written == Written::Part)
             continue;
         SendCallback done = std::move(next.done);
         queue.pop_front();
@@ -58,7 +59,14 @@ void Outbox::pump(Link *link)
     }
 }
 
-bool Outbox::writeFragment(Link *link, Pending &message)
+Outbox::Written Outbox::write(Link *link, DirectPath &path, Pending &message)
+{
+    if (isBulk(message.frame))
+        return writeFragment(link, path, message);
+    return path.send(link, message.frame) ? Written::All : Written::Nothing;
+}
+
+Outbox::Written Outbox::writeFragment(Link *link, DirectPath &path, Pending &message)
 {
     const QByteArray &payload = message.frame.payload;
     const bool first = message.offset == 0;
@@ -77,9 +85,10 @@ bool Outbox::writeFragment(Link *link, Pending &message)
         qToBigEndian<quint64>(quint64(payload.size()), fragment.payload.data());
     }
     fragment.payload.append(payload.constData() + message.offset, length);
-    link->sendFrame(fragment);
+    if (!path.send(link, std::move(fragment)))
+        return Written::Nothing;
     message.offset += length;
-    return last;
+    return last ? Written::All : Written::Part;
 }
 
 void Outbox::failAll(const Error &error)

@@ -1,11 +1,14 @@
 // Outbox: the frames waiting to go to one peer. Small frames go first; a
 // message larger than the chunk size goes out as Fragment frames, one chunk at
 // a time, so small frames to the same peer overtake it between chunks. Writes
-// stop while the link has `highWater` bytes queued (flow control).
+// stop while the link has `highWater` bytes queued or the peer's replay
+// buffer is full (flow control); every frame is numbered as it goes out.
 #pragma once
 
 #include <mmpi/core/error.h>
 #include <mmpi/transport/link.h>
+
+#include "directpath.h"
 
 #include <deque>
 #include <functional>
@@ -22,8 +25,8 @@ public:
     Outbox(int chunkSize, qint64 highWater);
 
     void enqueue(Frame frame, SendCallback done);
-    // Write what the link can take now.
-    void pump(Link *link);
+    // Write what the link can take now, numbered by `path`.
+    void pump(Link *link, DirectPath &path);
     void failAll(const Error &error);
     bool isEmpty() const { return m_small.empty() && m_bulk.empty(); }
 
@@ -37,8 +40,10 @@ private:
 
     bool isBulk(const Frame &frame) const;
     bool followsBulk(const Frame &frame) const;
-    // Writes the next fragment of the message; true when it was the last.
-    bool writeFragment(Link *link, Pending &message);
+    enum class Written { Nothing, Part, All };
+    Written write(Link *link, DirectPath &path, Pending &message);
+    // Writes the next fragment of the message.
+    Written writeFragment(Link *link, DirectPath &path, Pending &message);
 
     int m_chunkSize;
     qint64 m_highWater;

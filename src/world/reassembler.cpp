@@ -41,7 +41,7 @@ Result<void> Reassembler::checkContinues(const FrameHeader &h) const
         return violation(QStringLiteral("a fragment arrived with no message in progress"));
     const FrameHeader &m = m_message->header;
     if (h.communicator != m.communicator || h.tag != m.tag || h.itemType != m.itemType
-        || h.count != m.count || h.sequence != m.sequence || h.source != m.source || h.root != m.root)
+        || h.count != m.count || h.source != m.source || h.root != m.root)
         return violation(QStringLiteral("a fragment does not belong to the message in progress"));
     return success();
 }

@@ -96,6 +96,8 @@ void World::form(const WorldConfig &config)
     // Queued to this thread, in the order the engine emitted them.
     connect(engine, &detail::Engine::nodeSuspect, this, &World::nodeSuspect);
     connect(engine, &detail::Engine::nodeAlive, this, &World::nodeAlive);
+    connect(engine, &detail::Engine::nodeUnreachable, this, &World::nodeUnreachable);
+    connect(engine, &detail::Engine::nodeReturned, this, &World::nodeReturned);
     connect(engine, &detail::Engine::linkQualityChanged, this, &World::linkQualityChanged);
     connectEngineTraffic(engine);
     d->state = State::Forming;
@@ -117,11 +119,12 @@ void World::connectEngineTraffic(detail::Engine *engine)
             sink->handlePeerGone(rank, {ErrorCode::LinkClosed, QStringLiteral("rank %1 left the world").arg(rank)});
         QMetaObject::invokeMethod(this, [this, rank] { Q_EMIT nodeLeft(rank); }, Qt::QueuedConnection);
     }, Qt::DirectConnection);
-    connect(engine, &detail::Engine::nodeLost, this, [this](int rank, const Error &reason) {
+    connect(engine, &detail::Engine::nodeLost, this, [this](int rank, FailureClass failureClass, const Error &reason) {
         if (auto sink = messageSink())
             sink->handlePeerGone(rank, reason);
-        QMetaObject::invokeMethod(this, [this, rank, reason] { Q_EMIT nodeLost(rank, reason); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, [this, rank, failureClass, reason] {
+            Q_EMIT nodeLost(rank, failureClass, reason);
+        }, Qt::QueuedConnection);
     }, Qt::DirectConnection);
 }
 
@@ -157,6 +160,14 @@ bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
 {
     detail::Engine *progress = engine;
     const FrameHeader &h = frame.header;
+    bool ackDue = false;
+    if (auto ok = path->accept(h, frame.payload.size(), ackDue); !ok) {
+        QMetaObject::invokeMethod(progress, [progress, from, e = ok.error()] { progress->closeLink(from, e); },
+                                  Qt::QueuedConnection);
+        return false;
+    }
+    if (ackDue)
+        QMetaObject::invokeMethod(progress, [progress, from] { progress->sendAck(from); }, Qt::QueuedConnection);
     if (h.kind == FrameKind::Data && path->readBacklog() == 0 && h.source == from && h.destination == rank) {
         auto target = currentSink();
         if (target && target->acceptsFromAnyThread(h)) {

@@ -68,6 +68,14 @@ Result<void> WorldConfig::validate() const
                                             "intervals)..24 h")
                                  .arg(heartbeatTimeout.count()).arg(3 * heartbeatInterval.count()));
     }
+    if (reconnectGracePeriod.count() < 0 || reconnectGracePeriod.count() > 24LL * 3600000)
+        return badConfig(QStringLiteral("reconnect grace period %1 ms is out of range 0..24 h (0 turns "
+                                        "reconnection off)").arg(reconnectGracePeriod.count()));
+    // Room for a few whole fragments, or a big message would crawl one
+    // fragment per ack.
+    if (replayBufferSize < 4LL * (chunkSize + FrameHeaderSize) || replayBufferSize > 1024LL * 1024 * 1024)
+        return badConfig(QStringLiteral("replay buffer of %1 bytes is out of range %2 (4 chunks)..1 GiB")
+                             .arg(replayBufferSize).arg(4LL * (chunkSize + FrameHeaderSize)));
     return success();
 }
 
@@ -105,7 +113,8 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
     }
     const std::pair<const char *, std::chrono::milliseconds *> heartbeat[] = {
         {"MMPI_HEARTBEAT_INTERVAL_MS", &config.heartbeatInterval},
-        {"MMPI_HEARTBEAT_TIMEOUT_MS", &config.heartbeatTimeout}};
+        {"MMPI_HEARTBEAT_TIMEOUT_MS", &config.heartbeatTimeout},
+        {"MMPI_RECONNECT_GRACE_MS", &config.reconnectGracePeriod}};
     for (const auto &[name, field] : heartbeat) {
         if (!env.contains(QLatin1String(name)))
             continue;
@@ -113,6 +122,12 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
         if (!value)
             return value.error();
         *field = std::chrono::milliseconds(*value);
+    }
+    if (env.contains(QStringLiteral("MMPI_REPLAY_BUFFER_BYTES"))) {
+        const auto bytes = intVariable(env, "MMPI_REPLAY_BUFFER_BYTES");
+        if (!bytes)
+            return bytes.error();
+        config.replayBufferSize = *bytes;
     }
     if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {
         QJsonParseError parseError;

@@ -63,9 +63,18 @@ int main(int argc, char *argv[])
     QObject::connect(&world, &mmpi::World::nodeAlive, [&](int rank) {
         say(QStringLiteral("event=alive peer=%1 mono_ms=%2").arg(rank).arg(monotonicMs()));
     });
-    QObject::connect(&world, &mmpi::World::nodeLost, [&](int rank, const mmpi::Error &reason) {
-        say(QStringLiteral("event=lost peer=%1 mono_ms=%2 code=%3 reason=%4")
-                .arg(rank).arg(monotonicMs()).arg(mmpi::errorCodeName(reason.code), reason.message));
+    QObject::connect(&world, &mmpi::World::nodeUnreachable, [&](int rank, mmpi::World::FailureClass failureClass) {
+        say(QStringLiteral("event=unreachable peer=%1 mono_ms=%2 class=%3")
+                .arg(rank).arg(monotonicMs()).arg(QVariant::fromValue(failureClass).toString()));
+    });
+    QObject::connect(&world, &mmpi::World::nodeReturned, [&](int rank) {
+        say(QStringLiteral("event=returned peer=%1 mono_ms=%2").arg(rank).arg(monotonicMs()));
+    });
+    QObject::connect(&world, &mmpi::World::nodeLost, [&](int rank, mmpi::World::FailureClass failureClass,
+                                                         const mmpi::Error &reason) {
+        say(QStringLiteral("event=lost peer=%1 mono_ms=%2 class=%3 code=%4 reason=%5")
+                .arg(rank).arg(monotonicMs()).arg(QVariant::fromValue(failureClass).toString(),
+                                                  mmpi::errorCodeName(reason.code), reason.message));
         peerGone();
     });
     QObject::connect(&world, &mmpi::World::nodeLeft, [&](int) { peerGone(); });

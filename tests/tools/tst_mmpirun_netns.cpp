@@ -174,6 +174,8 @@ void TestMmpirunNetns::cutLinkIsNoticedByHeartbeats()
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(u"MMPI_HEARTBEAT_INTERVAL_MS"_s, QString::number(Interval));
     env.insert(u"MMPI_HEARTBEAT_TIMEOUT_MS"_s, QString::number(Timeout));
+    // Detection alone: lost at the timeout, never dialled again.
+    env.insert(u"MMPI_RECONNECT_GRACE_MS"_s, u"0"_s);
     job.setProcessEnvironment(env);
     job.start(mmpirun, {u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--rank-prefix"_s, namespaces->prefix(),
                         u"--rank-address"_s, u"10.77.0.{rank+1}"_s, u"--timeout"_s, u"60"_s, ftnode,

@@ -73,7 +73,7 @@ struct Events
         });
         QObject::connect(world, &World::nodeAlive, world, [this](int rank) { alive.append({rank, Clock::now()}); });
         QObject::connect(world, &World::nodeLeft, world, [this](int rank) { left.append({rank, Clock::now()}); });
-        QObject::connect(world, &World::nodeLost, world, [this](int rank, const Error &reason) {
+        QObject::connect(world, &World::nodeLost, world, [this](int rank, World::FailureClass, const Error &reason) {
             lost.append({rank, Clock::now()});
             lostReasons.append(reason);
         });
@@ -126,6 +126,9 @@ std::vector<World *> TestHeartbeat::formWorlds(WorldHarness &harness, int n, int
         WorldConfig config = harness.config(i, n);
         config.heartbeatInterval = std::chrono::milliseconds(intervalMs);
         config.heartbeatTimeout = std::chrono::milliseconds(timeoutMs);
+        // Detection alone: a silent peer is lost at the timeout, not tried
+        // again (reconnection has its own tests, tst_resume).
+        config.reconnectGracePeriod = std::chrono::milliseconds(0);
         worlds.push_back(harness.start(config, sinks.value(i)));
     }
     const bool formed = QTest::qWaitFor([&] {
@@ -220,8 +223,10 @@ void TestHeartbeat::busyLinkSendsNoHeartbeats()
     traffic.join();
     QCOMPARE(failures.load(), 0);
 
-    // Receiver to sender is idle meanwhile: ~10 requests in 1.2 s.
-    QVERIFY2(idleRequests >= 5, qPrintable(QString::number(idleRequests)));
+    // Receiver to sender carries the acks of that traffic (every 20 ms), each
+    // a sign of life as good as a heartbeat: none needed, one allowed.
+    QVERIFY2(idleRequests <= 1, qPrintable(QString::number(idleRequests)));
+    QVERIFY(sender->linkQuality(1)->sinceHeard < 500ms);
     // Sender to receiver is busy: none expected, one allowed for a thread that
     // was not scheduled for 100 ms.
     QVERIFY2(busyRequests <= 1, qPrintable(QString::number(busyRequests)));

@@ -29,6 +29,8 @@ enum class ErrorCode {
     BadAddress,
     ListenFailed,
     ConnectFailed,
+    // Nothing listens at the address: the peer's app is not running there.
+    ConnectionRefused,
     LinkClosed,
     LinkError,
     DiscoveryFailed,

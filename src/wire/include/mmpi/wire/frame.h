@@ -22,6 +22,9 @@ enum class FrameKind : quint8 {
     // One slice of a Data message too large for one frame (docs/protocol.md):
     // item type and count describe the whole message, the payload a slice.
     Fragment = 5,
+    // Cumulative acknowledgement of a link's sequenced frames (Data, Fragment,
+    // Goodbye): one Long item, the highest sequence number received in order.
+    Ack = 6,
 };
 Q_ENUM_NS(FrameKind)
 } // inline namespace framekinds
@@ -50,7 +53,9 @@ struct FrameHeader
     qint32 root = NoRank;      // group root for collectives, NoRank otherwise
     qint32 tag = 0;
     quint32 count = 0;         // number of items
-    quint64 sequence = 0;      // per-link sequence number
+    // Per-link sequence number of Data, Fragment and Goodbye frames, from 1 in
+    // the order they enter the link; 0 on every other kind (never replayed).
+    quint64 sequence = 0;
     quint32 payloadLength = 0; // filled in by encodeFrame()
 
     bool operator==(const FrameHeader &) const = default;

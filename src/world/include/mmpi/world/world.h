@@ -78,10 +78,20 @@ public:
     enum class NodeStatus {
         Alive,   // heard from within half the heartbeat timeout
         Suspect, // silent for half the heartbeat timeout (nodeSuspect)
+        Unreachable, // its link broke or it fell silent; reconnecting (nodeUnreachable)
         Left,    // said goodbye (nodeLeft)
-        Lost,    // its link broke, or silent for the whole timeout (nodeLost)
+        Lost,    // gone for good (nodeLost)
     };
     Q_ENUM(NodeStatus)
+
+    // Why a peer could not be reached, as the MMPI paper classes failures
+    // (docs/fault-tolerance.md#failure-classes).
+    enum class FailureClass {
+        Normal,   // its link failed (an I/O error): reconnect at once
+        Range,    // it fell silent (out of range, asleep): retry with backoff
+        NodeTerm, // its app ended: refused reconnection, or the grace period ran out
+    };
+    Q_ENUM(FailureClass)
 
     explicit World(QObject *parent = nullptr);
     ~World() override;
@@ -143,10 +153,18 @@ Q_SIGNALS:
     void frameReceived(const mmpi::Frame &frame);
     // A peer said goodbye (its app is ending cleanly).
     void nodeLeft(int rank);
-    // A peer's link broke without a goodbye, or the peer was silent for the
-    // whole heartbeat timeout (ErrorCode::NodeLost, "no frame or heartbeat
-    // from rank 2 for 10003 ms ...") and its link was closed.
-    void nodeLost(int rank, const mmpi::Error &reason);
+    // A peer's link broke without a goodbye (Normal), or the peer was silent
+    // for the whole heartbeat timeout (Range). The world reconnects to it for
+    // WorldConfig::reconnectGracePeriod; nothing sent to it is lost meanwhile.
+    void nodeUnreachable(int rank, mmpi::World::FailureClass failureClass);
+    // An unreachable peer is linked again; the streams both ways resumed
+    // where they broke, every message delivered exactly once.
+    void nodeReturned(int rank);
+    // A peer is gone for good (class NodeTerm: its app ended, or it stayed
+    // unreachable for the grace period; Normal or Range when reconnection is
+    // off, reconnectGracePeriod 0). `reason` says which, e.g. "no link to
+    // rank 2 again within the 30000 ms grace period".
+    void nodeLost(int rank, mmpi::World::FailureClass failureClass, const mmpi::Error &reason);
     // A peer has been silent for half the heartbeat timeout: it may be gone
     // (nodeLost follows at the timeout) or only slow. Status Suspect.
     void nodeSuspect(int rank);

@@ -58,6 +58,12 @@ struct WorldConfig
     // an interval of 0 turns heartbeats and detection off (debugging).
     std::chrono::milliseconds heartbeatInterval{1000};
     std::chrono::milliseconds heartbeatTimeout{10000};
+    // Reconnection (docs/fault-tolerance.md#resume): how long an unreachable
+    // peer is tried again before it is lost (0: never; lost at once), and
+    // the bytes of frames sent to one peer kept until it acknowledges them,
+    // to be replayed after a reconnection. A full buffer holds the sender.
+    std::chrono::milliseconds reconnectGracePeriod{30000};
+    qint64 replayBufferSize = 8LL * 1024 * 1024;
 
     // Messages larger than this travel as Fragment frames of this size, so a
     // big message never holds up small ones on the same link for long.
@@ -80,7 +86,8 @@ struct WorldConfig
     // MMPI_TRANSPORT, MMPI_ROOT_ADDRESS, MMPI_WORLD_KEY (hex), MMPI_WORLD_NAME,
     // MMPI_FORMATION_TIMEOUT_MS, MMPI_TRANSPORT_OPTIONS (a JSON object, into
     // transportOptions), MMPI_LISTEN_ADDRESS (this node's listenAddress),
-    // and, if set, MMPI_HEARTBEAT_INTERVAL_MS and MMPI_HEARTBEAT_TIMEOUT_MS.
+    // and, if set, MMPI_HEARTBEAT_INTERVAL_MS, MMPI_HEARTBEAT_TIMEOUT_MS,
+    // MMPI_RECONNECT_GRACE_MS and MMPI_REPLAY_BUFFER_BYTES.
     // Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();
     // Whether this process was started by mmpirun (MMPI_RANK is set).
