@@ -3,6 +3,7 @@
 // Rank 0 prints a table (or one JSON line with --json).
 #include "collectives.h"
 #include "pingpong.h"
+#include "stream.h"
 
 #include <mmpi/world/world.h>
 
@@ -21,9 +22,12 @@ int usage(FILE *out, int status)
                  "[--iterations K] [--json]\n"
                  "       mmpirun -n N [--transport local|tcp|sim] mmpi-bench bcast|allreduce|barrier|alltoall "
                  "[--topology T,...] [--sizes N,N,...] [--iterations K] [--json]\n"
+                 "       mmpirun -n 2 [--transport T] mmpi-bench stream [--count N] [--size BYTES] [--json]\n"
                  "  pingpong   round-trip latency and one-way bandwidth between ranks 0 and 1\n"
                  "  bcast      broadcast from rank 0 (per topology), allreduce (sum of doubles), barrier,\n"
                  "  alltoall   and alltoall: time until the last rank is done\n"
+                 "  stream     N numbered messages from rank 0 to rank 1, checked for loss, duplicates\n"
+                 "             and order across reconnections (exits 1 if any)\n"
                  "Run `mmpi-bench <benchmark> --help` for the options of a benchmark.\n");
     return status;
 }
@@ -35,7 +39,8 @@ int main(int argc, char *argv[])
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)
         return usage(argc < 2 ? stderr : stdout, argc < 2 ? 2 : 0);
     const bool collective = mmpi::bench::isCollective(argv[1]);
-    if (std::strcmp(argv[1], "pingpong") != 0 && !collective) {
+    const bool stream = std::strcmp(argv[1], "stream") == 0;
+    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream) {
         std::fprintf(stderr, "mmpi-bench: unknown benchmark '%s'\n", argv[1]);
         return usage(stderr, 2);
     }
@@ -45,8 +50,9 @@ int main(int argc, char *argv[])
         // --help works outside mmpirun too.
         for (int i = 2; i < argc; ++i)
             if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0)
-                return collective ? mmpi::bench::runCollective({}, argc - 1, argv + 1, {}, {})
-                                  : mmpi::bench::runPingPong({}, argc - 1, argv + 1, {});
+                return stream       ? mmpi::bench::runStream(nullptr, {}, argc - 1, argv + 1, {})
+                       : collective ? mmpi::bench::runCollective({}, argc - 1, argv + 1, {}, {})
+                                    : mmpi::bench::runPingPong({}, argc - 1, argv + 1, {});
         std::fprintf(stderr, "mmpi-bench: %s\nStart it with mmpirun, e.g.: mmpirun -n 2 mmpi-bench pingpong\n",
                      qPrintable(config.error().message));
         return 2;
@@ -61,8 +67,9 @@ int main(int argc, char *argv[])
     const QString link = config->transport == QLatin1String("sim")
                              ? config->transportOptions.value(QStringLiteral("link"), QStringLiteral("bluetooth")).toString()
                              : QString();
-    const int status = collective ? mmpi::bench::runCollective(*comm, argc - 1, argv + 1, config->transport, link)
-                                  : mmpi::bench::runPingPong(*comm, argc - 1, argv + 1, config->transport);
+    const int status = stream ? mmpi::bench::runStream(&world, *comm, argc - 1, argv + 1, config->transport)
+                       : collective ? mmpi::bench::runCollective(*comm, argc - 1, argv + 1, config->transport, link)
+                                    : mmpi::bench::runPingPong(*comm, argc - 1, argv + 1, config->transport);
     // Leave cleanly: the peer may still be receiving our last message.
     QEventLoop leaving;
     QObject::connect(&world, &mmpi::World::stateChanged, &leaving, [&](mmpi::World::State state) {
