@@ -2,6 +2,7 @@
 // this process (each with its own progress thread): every collective at
 // every root for 1, 2, 3 and 7 ranks against a serial reference, every bcast
 // topology at 1..7 ranks, reduce ops, errors, split/dup, intercommunicators.
+#include "commworld.h"
 #include "worldharness.h"
 
 #include <mmpi/comm/communicator.h>
@@ -19,6 +20,7 @@
 #include <functional>
 
 using namespace mmpi;
+using mmpi::test::CommWorld;
 
 namespace {
 
@@ -33,52 +35,6 @@ QDataStream &operator>>(QDataStream &s, Player &p) { return s >> p.name >> p.sco
 
 constexpr int Patience = 20000; // ms: a collective that takes longer has hung
 
-// A formed world of `size` ranks in this process and its communicators.
-class CommWorld
-{
-public:
-    // `simLink`: the sim transport with that profile, over the harness's local set-up.
-    CommWorld(const QString &transport, int size, const QString &simLink = {})
-        : m_harness(transport, WorldConfig::Mode::Launched)
-    {
-        for (int r = 0; r < size; ++r) {
-            auto world = std::make_unique<World>();
-            m_comms.push_back(*Communicator::world(*world));
-            WorldConfig config = m_harness.config(r, size);
-            if (!simLink.isEmpty()) {
-                config.transport = QStringLiteral("sim");
-                config.rootAddress.replace(QStringLiteral("local://"), QStringLiteral("sim://"));
-                config.transportOptions.insert(QStringLiteral("link"), simLink);
-            }
-            world->form(config);
-            m_worlds.push_back(std::move(world));
-        }
-        for (auto &w : m_worlds)
-            m_formed = m_formed && w->waitForFormed().hasValue();
-    }
-    ~CommWorld()
-    {
-        for (auto &w : m_worlds)
-            if (w)
-                w->close();
-        QDeadlineTimer deadline(10000);
-        for (auto &w : m_worlds)
-            while (w && w->state() != World::State::Closed && !deadline.hasExpired())
-                QTest::qWait(5);
-    }
-    bool formed() const { return m_formed; }
-    const Communicator &operator[](int rank) const { return m_comms.at(size_t(rank)); }
-    World *world(int rank) const { return m_worlds.at(size_t(rank)).get(); }
-    int size() const { return int(m_comms.size()); }
-    // Destroy a world without a goodbye: its peers see it lost.
-    void kill(int rank) { m_worlds.at(size_t(rank)).reset(); }
-
-private:
-    test::WorldHarness m_harness;
-    std::vector<std::unique_ptr<World>> m_worlds;
-    std::vector<Communicator> m_comms;
-    bool m_formed = true;
-};
 
 // The outcome of `op`, or a Cancelled error if it did not finish in time.
 template<typename R>
@@ -348,7 +304,11 @@ void TestCollectives::bcastOnSixteenSimRanks()
         && !QFileInfo::exists(QCoreApplication::applicationDirPath() + QStringLiteral("/../lib/mmpi/plugins") + plugin))
         QSKIP("the sim transport is not built");
     // Given 16 ranks over the sim transport's ideal links
-    CommWorld w(QStringLiteral("local"), 16, QStringLiteral("ideal"));
+    CommWorld w(QStringLiteral("local"), 16, [](WorldConfig &config) {
+        config.transport = QStringLiteral("sim");
+        config.rootAddress.replace(QStringLiteral("local://"), QStringLiteral("sim://"));
+        config.transportOptions.insert(QStringLiteral("link"), QStringLiteral("ideal"));
+    });
     QVERIFY(w.formed());
     // When every topology broadcasts from every root, small and segmented
     for (int r = 0; r < 16; ++r)

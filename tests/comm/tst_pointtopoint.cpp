@@ -1,5 +1,6 @@
 // Point-to-point messaging through the public Communicator API, between
 // Worlds formed in this process (each with its own progress thread).
+#include "commworld.h"
 #include "worldharness.h"
 
 #include <mmpi/comm/communicator.h>
@@ -21,6 +22,7 @@
 #include <limits>
 
 using namespace mmpi;
+using mmpi::test::CommWorld;
 
 namespace {
 
@@ -33,36 +35,6 @@ struct Player
 QDataStream &operator<<(QDataStream &s, const Player &p) { return s << p.name << p.score; }
 QDataStream &operator>>(QDataStream &s, Player &p) { return s >> p.name >> p.score; }
 
-// A formed world of `size` ranks in this process and its communicators.
-class CommWorld
-{
-public:
-    CommWorld(const QString &transport, int size, const std::function<void(WorldConfig &)> &tweak = {})
-        : m_harness(transport, WorldConfig::Mode::Launched)
-    {
-        for (int r = 0; r < size; ++r) {
-            auto world = std::make_unique<World>();
-            m_comms.push_back(*Communicator::world(*world));
-            WorldConfig config = m_harness.config(r, size);
-            if (tweak)
-                tweak(config);
-            world->form(config);
-            m_worlds.push_back(std::move(world));
-        }
-        for (auto &w : m_worlds)
-            m_formed = m_formed && w->waitForFormed().hasValue();
-    }
-    bool formed() const { return m_formed; }
-    const Communicator &operator[](int rank) const { return m_comms.at(size_t(rank)); }
-    int size() const { return int(m_comms.size()); }
-    void kill(int rank) { m_worlds.at(size_t(rank)).reset(); }
-
-private:
-    test::WorldHarness m_harness;
-    std::vector<std::unique_ptr<World>> m_worlds;
-    std::vector<Communicator> m_comms;
-    bool m_formed = true;
-};
 
 // The error of a failed result, for QVERIFY2 messages (evaluated either way).
 template<typename R>

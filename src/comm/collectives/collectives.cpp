@@ -287,6 +287,34 @@ Operation<Communicator> Communicator::dup() const
                              });
 }
 
+quint32 Communicator::unusedId() const
+{
+    return m_data ? m_data->router->nextFreeId() : 0;
+}
+
+Result<Communicator> Communicator::createGroup(const QList<int> &ranks, quint32 id) const
+{
+    if (auto no = refusal(m_data.get(), "createGroup"))
+        return *no;
+    if (auto ok = agreedId(id); !ok)
+        return ok.error();
+    QList<int> group;
+    for (int rank : ranks) {
+        const int worldRank = m_data->worldRank(rank);
+        if (worldRank == NoRank)
+            return Error{ErrorCode::InvalidRank, QStringLiteral("createGroup: no rank %1 in a communicator of %2")
+                                                     .arg(rank).arg(m_data->size())};
+        if (group.contains(worldRank))
+            return Error{ErrorCode::BadConfiguration, QStringLiteral("createGroup: rank %1 given twice").arg(rank)};
+        group.append(worldRank);
+    }
+    if (!ranks.contains(m_data->rank()))
+        return Error{ErrorCode::BadConfiguration,
+                     QStringLiteral("createGroup: this node (rank %1) is not in the group").arg(m_data->rank())};
+    m_data->router->claimId(id);
+    return CommunicatorAccess::make(detail::makeGroupData(*m_data, id, group));
+}
+
 Operation<Communicator> Communicator::split(int color, int key) const
 {
     if (auto no = refusal(m_data.get(), "split"))

@@ -286,6 +286,17 @@ public:
     // rank here; color Undefined gives a null communicator (collective).
     Operation<Communicator> split(int color, int key = 0) const;
 
+    // For protocols that agree on a new communicator themselves (the fault
+    // tolerance layer's shrink, after a failure, when no collective can run):
+    // an id no communicator this node knows uses; the largest of every
+    // member's is one none of them uses.
+    quint32 unusedId() const;
+    // The communicator of `ranks` (ranks of this one, in the new order, this
+    // node among them) with `id`. Not collective: every member must pass the
+    // same ranks and id, agreed beforehand. Errors: NotFormed, InvalidRank,
+    // BadConfiguration (no id left, this node missing, a rank twice).
+    Result<Communicator> createGroup(const QList<int> &ranks, quint32 id) const;
+
 private:
     friend struct detail::CommunicatorAccess;
     friend class Intercommunicator;

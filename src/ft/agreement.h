@@ -1,0 +1,73 @@
+// Agreement: the surviving members of a communicator agree on which members
+// failed, and on the policy, before any of them acts; it tolerates further
+// failures while it runs, the coordinator's included (docs/fault-tolerance.md
+// #agreement). The coordinator is the lowest member nobody reported failed;
+// every member proposes what it knows to it, it decides once every member it
+// believes alive has proposed, and tells them. A member that has decided a
+// round answers later proposals of that round with the decision, so a new
+// coordinator never decides differently from one that died mid-broadcast.
+#pragma once
+
+#include <mmpi/comm/communicator.h>
+#include <mmpi/ft/policy.h>
+#include <mmpi/wire/frame.h>
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+
+#include <functional>
+
+namespace mmpi::detail {
+
+class Agreement : public QObject
+{
+    Q_OBJECT
+public:
+    struct Decision
+    {
+        quint32 round = 0;
+        QList<int> failed; // ranks of the communicator, every one failed so far
+        Policy policy = Policy::Blank;
+        quint32 id = 0; // an id no member uses, for the communicators that follow
+    };
+    using Chooser = std::function<Policy(const QList<int> &failed)>;
+
+    // `control` is this agreement's own communicator (nothing else uses it).
+    Agreement(const Communicator &control, Chooser choose, QObject *parent = nullptr);
+
+    // A member (rank of the control communicator) failed, as seen here.
+    void reportFailure(int rank);
+    const Communicator &control() const { return m_control; }
+
+Q_SIGNALS:
+    void decided(const mmpi::detail::Agreement::Decision &decision);
+
+private:
+    enum Tag { ProposeTag = 1, DecideTag = 2 };
+    void listen();
+    void handleMessage(int source, int tag, const QList<qint64> &items);
+    void handlePropose(int source, quint32 round, const QList<qint64> &items);
+    void handleDecide(const Decision &decision);
+    void learn(const QList<int> &failed);
+    void propose();
+    void checkComplete();
+    int coordinator() const;
+    void send(int to, int tag, const QList<qint64> &items);
+    QList<qint64> proposal() const;
+    static QList<qint64> encode(const Decision &decision);
+
+    Communicator m_control;
+    Chooser m_choose;
+    QSet<int> m_known;           // failed members known here
+    quint32 m_round = 0;         // rounds decided
+    QHash<quint32, Decision> m_decisions;
+    bool m_active = false;       // a round is under way here
+    int m_proposedTo = mmpi::NoRank; // where this round's proposal went
+    QHash<int, quint32> m_proposals; // coordinator: member -> its unused id
+    QList<std::pair<int, QList<qint64>>> m_early; // proposals of later rounds
+};
+
+} // namespace mmpi::detail
+
+Q_DECLARE_METATYPE(mmpi::detail::Agreement::Decision)

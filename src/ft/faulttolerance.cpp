@@ -1,0 +1,213 @@
+#include <mmpi/ft/faulttolerance.h>
+
+#include "agreement.h"
+
+#include <mmpi/core/logging.h>
+
+#include <QMetaEnum>
+#include <QPointer>
+#include <QThread>
+
+namespace mmpi {
+
+namespace {
+
+// Which policy wins when members with different ones fail together.
+int strictness(Policy policy)
+{
+    switch (policy) {
+    case Policy::Abort:
+        return 3;
+    case Policy::Shrink:
+        return 2;
+    case Policy::Rebuild:
+        return 1;
+    case Policy::Blank:
+        return 0;
+    }
+    return 0;
+}
+
+template<typename E>
+const char *nameOf(E value)
+{
+    return QMetaEnum::fromType<E>().valueToKey(int(value));
+}
+
+} // namespace
+
+FaultTolerance::FaultTolerance(World *world, QObject *parent)
+    : QObject(parent)
+    , m_world(world)
+    , m_policies{{World::FailureClass::Normal, Policy::Blank},
+                 {World::FailureClass::Range, Policy::Blank},
+                 {World::FailureClass::NodeTerm, Policy::Shrink}}
+{
+    connect(world, &World::nodeLost, this, &FaultTolerance::handleNodeLost);
+}
+
+FaultTolerance::~FaultTolerance() = default;
+
+Operation<void> FaultTolerance::protect(const Communicator &comm)
+{
+    const Operation<Communicator> dup = comm.dup();
+    QPointer<FaultTolerance> self(this);
+    // Whichever comes first on this thread, a wait() or the event loop, adopts it.
+    const auto adoptHere = [self, dup, comm]() -> Result<void> {
+        auto control = dup.wait();
+        if (!control)
+            return control.error();
+        if (self && QThread::currentThread() == self->thread())
+            self->adopt(comm, *control);
+        return success();
+    };
+    dup.request().onFinished(this, [adoptHere] {
+        if (auto ok = adoptHere(); !ok)
+            qCWarning(lcFt).noquote() << "cannot protect the communicator:" << ok.error().message;
+    });
+    return Operation<void>(dup.request(), [adoptHere](const Request &) { return adoptHere(); });
+}
+
+void FaultTolerance::adopt(const Communicator &comm, const Communicator &control)
+{
+    if (!m_control.isNull() && m_control.id() == control.id())
+        return;
+    m_comm = comm;
+    m_blank.clear();
+    startAgreement(control);
+    Q_EMIT ready();
+}
+
+void FaultTolerance::setPolicy(World::FailureClass failureClass, Policy policy)
+{
+    m_policies.insert(failureClass, policy);
+}
+
+Policy FaultTolerance::policy(World::FailureClass failureClass) const
+{
+    return m_policies.value(failureClass, Policy::Shrink);
+}
+
+QList<int> FaultTolerance::blankRanks() const
+{
+    QList<int> ranks;
+    for (int worldRank : m_blank)
+        if (const int rank = m_comm.rankOfWorldRank(worldRank); rank != NoRank)
+            ranks.append(rank);
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+}
+
+void FaultTolerance::startAgreement(const Communicator &control)
+{
+    if (m_agreement) {
+        m_agreement->disconnect(this);
+        m_agreement->deleteLater(); // it may be emitting the decision that got us here
+    }
+    m_control = control;
+    m_agreement = new detail::Agreement(control, [this](const QList<int> &failed) { return choose(failed); }, this);
+    connect(m_agreement, &detail::Agreement::decided, this, [this](const detail::Agreement::Decision &d) {
+        apply(int(d.round), d.failed, d.policy, d.id);
+    });
+    // Members lost before (or while the last round ran) and still in the group.
+    for (auto it = m_lost.cbegin(); it != m_lost.cend(); ++it)
+        if (const int rank = control.rankOfWorldRank(it.key()); rank != NoRank && !m_blank.contains(it.key()))
+            m_agreement->reportFailure(rank);
+}
+
+void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureClass, const Error &reason)
+{
+    m_lost.insert(worldRank, {failureClass, reason});
+    if (!m_agreement)
+        return;
+    const int rank = m_control.rankOfWorldRank(worldRank);
+    if (rank == NoRank || m_blank.contains(worldRank))
+        return;
+    qCWarning(lcFt).noquote() << "rank" << rank << "(world rank" << worldRank << ") was lost ("
+                              << nameOf(failureClass) << "): the survivors agree on what failed";
+    if (!std::exchange(m_reconfiguring, true))
+        Q_EMIT reconfiguring();
+    m_agreement->reportFailure(rank);
+}
+
+Policy FaultTolerance::choose(const QList<int> &failed) const
+{
+    Policy chosen = Policy::Blank;
+    for (int rank : failed) {
+        const int worldRank = m_control.worldRank(rank);
+        // A failure only others saw: its app ended as far as we know.
+        const auto failureClass = m_lost.contains(worldRank) ? m_lost.value(worldRank).first
+                                                             : World::FailureClass::NodeTerm;
+        const Policy p = policy(failureClass);
+        if (strictness(p) > strictness(chosen))
+            chosen = p;
+    }
+    return chosen;
+}
+
+Error FaultTolerance::abortReason(const QList<int> &failed) const
+{
+    QStringList parts;
+    for (int rank : failed) {
+        const int worldRank = m_control.worldRank(rank);
+        const auto lost = m_lost.value(worldRank, {World::FailureClass::NodeTerm, Error{}});
+        parts << QStringLiteral("rank %1 (%2%3)")
+                     .arg(rank)
+                     .arg(QLatin1String(nameOf(lost.first)))
+                     .arg(lost.second.isError() ? QStringLiteral(": ") + lost.second.message : QString());
+    }
+    return {ErrorCode::NodeLost, QStringLiteral("aborting: lost %1; the policy is ABORT").arg(parts.join(u", "))};
+}
+
+void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, quint32 id)
+{
+    m_reconfiguring = false;
+    QList<int> newly;
+    for (int rank : failed)
+        if (!m_blank.contains(m_comm.worldRank(rank)))
+            newly.append(rank);
+    qCWarning(lcFt).noquote() << "round" << round << ": the survivors agree that rank(s)" << failed
+                              << "failed; policy" << nameOf(policy);
+    switch (policy) {
+    case Policy::Abort: {
+        const Error reason = abortReason(failed);
+        qCCritical(lcFt).noquote() << reason.message;
+        Q_EMIT aborted(reason);
+        if (m_world)
+            m_world->close();
+        return;
+    }
+    case Policy::Rebuild:
+        qCWarning(lcFt) << "REBUILD needs a node to join a formed world, which MMPI cannot do yet:"
+                        << "the lost rank(s) stay BLANK";
+        [[fallthrough]];
+    case Policy::Blank:
+        for (int rank : failed)
+            m_blank.insert(m_comm.worldRank(rank));
+        Q_EMIT worldReconfigured(policy, newly);
+        return;
+    case Policy::Shrink:
+        break;
+    }
+    QList<int> survivors;
+    for (int rank = 0; rank < m_comm.size(); ++rank)
+        if (!failed.contains(rank))
+            survivors.append(rank);
+    auto shrunk = m_comm.createGroup(survivors, id);
+    auto control = shrunk ? m_control.createGroup(survivors, id + 1) : Result<Communicator>(shrunk.error());
+    if (!control) {
+        const Error error{control.error().code, QStringLiteral("cannot shrink: %1").arg(control.error().message)};
+        qCCritical(lcFt).noquote() << error.message;
+        Q_EMIT aborted(error);
+        if (m_world)
+            m_world->close();
+        return;
+    }
+    m_comm = *shrunk;
+    m_blank.clear();
+    startAgreement(*control);
+    qCWarning(lcFt).noquote() << "shrunk to" << m_comm.size() << "rank(s); this node is now rank" << m_comm.rank();
+    Q_EMIT worldReconfigured(Policy::Shrink, newly);
+}
+
+} // namespace mmpi

@@ -1,0 +1,83 @@
+// mmpi::FaultTolerance: keeps a computation going when members of its
+// communicator are lost. The survivors first agree on who failed (a protocol
+// that tolerates further failures while it runs), then apply the app's
+// policy for the failure class: SHRINK, BLANK, REBUILD or ABORT
+// (docs/fault-tolerance.md#policies). Lives in the app's thread.
+#pragma once
+
+#include <mmpi/comm/communicator.h>
+#include <mmpi/ft/policy.h>
+#include <mmpi/world/world.h>
+
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+
+#include <memory>
+
+namespace mmpi {
+
+namespace detail { class Agreement; }
+
+class FaultTolerance : public QObject
+{
+    Q_OBJECT
+public:
+    explicit FaultTolerance(World *world, QObject *parent = nullptr);
+    ~FaultTolerance() override;
+
+    // Protect `comm`: collective (it makes a communicator of its own for the
+    // agreement), so every member calls it, in the same order as the other
+    // collectives on `comm`. Protection starts when the operation finishes:
+    // wait() for it or co_await it on this object's thread, or let the
+    // event loop run (ready() says when).
+    Operation<void> protect(const Communicator &comm);
+
+    // The policy for members lost with `failureClass` (World::nodeLost).
+    // Defaults: NodeTerm -> Shrink, Range and Normal -> Blank (these are
+    // lost only with reconnection off). When several members fail at once
+    // the strictest policy of theirs applies: Abort, Shrink, Rebuild, Blank.
+    void setPolicy(World::FailureClass failureClass, Policy policy);
+    Policy policy(World::FailureClass failureClass) const;
+
+    // The communicator to use now: after SHRINK, the survivors'.
+    Communicator communicator() const { return m_comm; }
+    // World rank of each rank of communicator(): the rank map SHRINK publishes.
+    QList<int> rankMap() const { return m_comm.group(); }
+    // Ranks of communicator() that failed and were kept (BLANK, REBUILD).
+    QList<int> blankRanks() const;
+    // The survivors are agreeing on the failed set (no policy applied yet).
+    bool isReconfiguring() const { return m_reconfiguring; }
+
+Q_SIGNALS:
+    // protect() is done: failures are handled from now on.
+    void ready();
+    // A member was lost; the survivors agree on what failed before acting.
+    void reconfiguring();
+    // The policy was applied: `failed` holds the members that failed this
+    // time, as ranks of the communicator before (for Shrink, the old one).
+    void worldReconfigured(mmpi::Policy policy, const QList<int> &failed);
+    // ABORT: this node stops (the world is closed); `reason` names the lost
+    // rank. Every survivor gets it.
+    void aborted(const mmpi::Error &reason);
+
+private:
+    void handleNodeLost(int worldRank, World::FailureClass failureClass, const Error &reason);
+    void adopt(const Communicator &comm, const Communicator &control);
+    void startAgreement(const Communicator &control);
+    void apply(int round, const QList<int> &failed, Policy policy, quint32 id);
+    Policy choose(const QList<int> &failed) const;
+    Error abortReason(const QList<int> &failed) const;
+
+    QPointer<World> m_world;
+    Communicator m_comm;
+    Communicator m_control;
+    detail::Agreement *m_agreement = nullptr;
+    QHash<World::FailureClass, Policy> m_policies;
+    QHash<int, std::pair<World::FailureClass, Error>> m_lost; // by world rank
+    QSet<int> m_blank; // world ranks
+    bool m_reconfiguring = false;
+};
+
+} // namespace mmpi

@@ -1,0 +1,62 @@
+// Test fixture: a formed world of `size` ranks in this process (one World,
+// with its progress thread, per rank) and the world communicator of each.
+#pragma once
+
+#include "worldharness.h"
+
+#include <mmpi/comm/communicator.h>
+#include <mmpi/world/world.h>
+
+#include <QDeadlineTimer>
+#include <QTest>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace mmpi::test {
+
+class CommWorld
+{
+public:
+    // `tweak` adjusts each rank's configuration before it forms.
+    CommWorld(const QString &transport, int size, const std::function<void(WorldConfig &)> &tweak = {})
+        : m_harness(transport, WorldConfig::Mode::Launched)
+    {
+        for (int r = 0; r < size; ++r) {
+            auto world = std::make_unique<World>();
+            m_comms.push_back(*Communicator::world(*world));
+            WorldConfig config = m_harness.config(r, size);
+            if (tweak)
+                tweak(config);
+            world->form(config);
+            m_worlds.push_back(std::move(world));
+        }
+        for (auto &w : m_worlds)
+            m_formed = m_formed && w->waitForFormed().hasValue();
+    }
+    ~CommWorld()
+    {
+        for (auto &w : m_worlds)
+            if (w)
+                w->close();
+        QDeadlineTimer deadline(10000);
+        for (auto &w : m_worlds)
+            while (w && w->state() != World::State::Closed && !deadline.hasExpired())
+                QTest::qWait(5);
+    }
+    bool formed() const { return m_formed; }
+    const Communicator &operator[](int rank) const { return m_comms.at(size_t(rank)); }
+    World *world(int rank) const { return m_worlds.at(size_t(rank)).get(); }
+    int size() const { return int(m_comms.size()); }
+    // Destroy a world without a goodbye: its peers see it lost.
+    void kill(int rank) { m_worlds.at(size_t(rank)).reset(); }
+
+private:
+    WorldHarness m_harness;
+    std::vector<std::unique_ptr<World>> m_worlds;
+    std::vector<Communicator> m_comms;
+    bool m_formed = true;
+};
+
+} // namespace mmpi::test

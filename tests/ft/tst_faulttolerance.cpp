@@ -1,0 +1,181 @@
+// FaultTolerance in real worlds of one process: after a member is lost the
+// survivors agree and SHRINK (a contiguous communicator that works), BLANK
+// (ranks kept, the blank refused at once), or ABORT (everyone stops with the
+// reason); a second failure during the agreement, the coordinator's, hangs
+// nobody and every survivor ends with the same communicator.
+#include "commworld.h"
+
+#include <mmpi/ft/faulttolerance.h>
+
+#include <QSignalSpy>
+#include <QTimer>
+#include <QTest>
+
+using namespace mmpi;
+using mmpi::test::CommWorld;
+
+namespace {
+
+constexpr int Patience = 20000;
+
+struct Protected
+{
+    std::unique_ptr<FaultTolerance> ft;
+    std::unique_ptr<QSignalSpy> reconfigured;
+    std::unique_ptr<QSignalSpy> aborted;
+};
+
+// A FaultTolerance on every rank with `policy` for NodeTerm, all ready.
+std::vector<Protected> protectAll(const CommWorld &w, Policy policy)
+{
+    std::vector<Protected> all;
+    for (int r = 0; r < w.size(); ++r) {
+        Protected p;
+        p.ft = std::make_unique<FaultTolerance>(w.world(r));
+        p.ft->setPolicy(World::FailureClass::NodeTerm, policy);
+        p.reconfigured = std::make_unique<QSignalSpy>(p.ft.get(), &FaultTolerance::worldReconfigured);
+        p.aborted = std::make_unique<QSignalSpy>(p.ft.get(), &FaultTolerance::aborted);
+        // Collective: every rank starts it before any waits (one thread here).
+        (void)p.ft->protect(w[r]);
+        all.push_back(std::move(p));
+    }
+    const bool ready = QTest::qWaitFor([&] {
+        return std::all_of(all.begin(), all.end(), [](const Protected &p) { return !p.ft->communicator().isNull(); });
+    }, Patience);
+    return ready ? std::move(all) : std::vector<Protected>{};
+}
+
+// Runs an allreduce of (rank + 1) on every communicator at once and returns
+// each result (-1 for an error).
+QList<qint64> sumOfRanks(const QList<Communicator> &comms)
+{
+    std::vector<Operation<qint64>> ops;
+    for (const Communicator &c : comms)
+        ops.push_back(c.allreduce(qint64(c.rank() + 1), Op::Sum));
+    QTest::qWaitFor([&] {
+        return std::all_of(ops.begin(), ops.end(), [](const auto &op) { return op.request().isFinished(); });
+    }, Patience);
+    QList<qint64> sums;
+    for (const auto &op : ops) {
+        const auto got = op.request().isFinished() ? op.wait() : Result<qint64>(Error{ErrorCode::Cancelled, {}});
+        sums << (got ? *got : -1);
+    }
+    return sums;
+}
+
+} // namespace
+
+class TestFaultTolerance : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void shrinkGivesTheSurvivorsAWorkingCommunicator()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = protectAll(w, Policy::Shrink);
+        QVERIFY(!all.empty());
+
+        // When rank 2 ends without a goodbye
+        w.kill(2);
+
+        // Then every survivor shrinks to the same 3 ranks, in the old order
+        QList<Communicator> comms;
+        for (int r : {0, 1, 3}) {
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 1, Patience);
+            const auto args = all[r].reconfigured->at(0);
+            QCOMPARE(args.at(0).value<Policy>(), Policy::Shrink);
+            QCOMPARE(args.at(1).value<QList<int>>(), QList<int>{2});
+            const Communicator c = all[r].ft->communicator();
+            QCOMPARE(c.size(), 3);
+            QCOMPARE(all[r].ft->rankMap(), (QList<int>{0, 1, 3}));
+            QCOMPARE(c.rank(), r == 3 ? 2 : r);
+            comms << c;
+        }
+        QCOMPARE(comms[0].id(), comms[2].id());
+        // And collectives work on it: 1 + 2 + 3.
+        QCOMPARE(sumOfRanks(comms), (QList<qint64>{6, 6, 6}));
+    }
+
+    void blankKeepsRanksAndRefusesTheBlank()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = protectAll(w, Policy::Blank);
+        QVERIFY(!all.empty());
+
+        w.kill(1);
+
+        for (int r : {0, 2, 3}) {
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 1, Patience);
+            QCOMPARE(all[r].reconfigured->at(0).at(0).value<Policy>(), Policy::Blank);
+            QCOMPARE(all[r].ft->communicator().size(), 4);
+            QCOMPARE(all[r].ft->blankRanks(), QList<int>{1});
+        }
+        // Talking to the blank fails at once, naming it; the others still talk.
+        const Communicator c0 = all[0].ft->communicator();
+        const auto toBlank = c0.recv<qint32>(1, 5).wait();
+        QVERIFY(!toBlank);
+        QVERIFY2(toBlank.error().message.contains(QStringLiteral("rank 1")), qPrintable(toBlank.error().message));
+        const Request sent = all[2].ft->communicator().isend(0, 6, qint32(42));
+        const auto got = c0.recv<qint32>(2, 6).wait();
+        QVERIFY(got && *got == 42);
+        QVERIFY(sent.wait());
+    }
+
+    void abortStopsEverySurvivorWithTheReason()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = protectAll(w, Policy::Abort);
+        QVERIFY(!all.empty());
+
+        w.kill(3);
+
+        for (int r : {0, 1, 2}) {
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].aborted->size(), 1, Patience);
+            const Error reason = all[r].aborted->at(0).at(0).value<Error>();
+            QVERIFY2(reason.message.contains(QStringLiteral("lost rank 3 (NodeTerm")), qPrintable(reason.message));
+            QVERIFY2(reason.message.contains(QStringLiteral("the policy is ABORT")), qPrintable(reason.message));
+            QTRY_COMPARE_WITH_TIMEOUT(w.world(r)->state(), World::State::Closed, Patience);
+            QCOMPARE(all[r].reconfigured->size(), 0);
+        }
+    }
+
+    // Rank 1 fails; rank 0, the coordinator of the agreement that follows,
+    // dies as soon as that agreement starts on it.
+    void coordinatorFailingDuringTheAgreementHangsNobody()
+    {
+        CommWorld w(QStringLiteral("local"), 5);
+        QVERIFY(w.formed());
+        auto all = protectAll(w, Policy::Shrink);
+        QVERIFY(!all.empty());
+        bool killed = false;
+        QObject::connect(all[0].ft.get(), &FaultTolerance::reconfiguring, all[0].ft.get(), [&] {
+            QTimer::singleShot(0, [&] {
+                all[0].ft.reset();
+                w.kill(0);
+                killed = true;
+            });
+        });
+
+        w.kill(1);
+        QTRY_VERIFY_WITH_TIMEOUT(killed, Patience);
+
+        // Every survivor ends with the communicator of 2, 3 and 4, whatever
+        // rounds it took.
+        QList<Communicator> comms;
+        for (int r : {2, 3, 4}) {
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].ft->communicator().size(), 3, Patience);
+            QVERIFY(!all[r].ft->isReconfiguring());
+            QCOMPARE(all[r].ft->rankMap(), (QList<int>{2, 3, 4}));
+            comms << all[r].ft->communicator();
+        }
+        QCOMPARE(comms[0].id(), comms[1].id());
+        QCOMPARE(comms[1].id(), comms[2].id());
+        QCOMPARE(sumOfRanks(comms), (QList<qint64>{6, 6, 6}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFaultTolerance)
+#include "tst_faulttolerance.moc"
