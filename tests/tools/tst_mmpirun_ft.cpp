@@ -1,0 +1,112 @@
+// Issue 5's SIGKILL runs: 4 nodes under mmpirun sum in a collective loop;
+// rank 2 is killed with SIGKILL in the middle (the sim transport's
+// "terminates" fault). With SHRINK the survivors finish on 3 nodes, with
+// BLANK on the 3 around the blank, each sum right; with ABORT every survivor
+// exits non-zero with the reason. Every run: a sum per millisecond, the
+// kill 1 s in, so it lands inside a collective most of the time.
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
+const QString app = QStringLiteral(MMPIRUN_FTAPP_PATH);
+
+struct Run
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+    qint64 elapsedMs = 0;
+    QString dump() const { return u"exit %1\n--- stdout\n%2\n--- stderr\n%3"_s.arg(exitCode).arg(out, err); }
+    // The lines rank `rank` printed that start with `event`.
+    QStringList lines(int rank, const QString &event) const
+    {
+        QStringList found;
+        const QString prefix = u"[%1] %2"_s.arg(rank).arg(event);
+        for (const QString &line : out.split(u'\n'))
+            if (line.startsWith(prefix))
+                found << line;
+        return found;
+    }
+};
+
+Run runWithKill(const QString &policy)
+{
+    QProcess process;
+    QElapsedTimer clock;
+    clock.start();
+    process.start(mmpirun, {u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
+                            u"rank 2 terminates at 1000ms"_s, u"--keep-going"_s, u"--timeout"_s, u"90"_s, app,
+                            u"--policy"_s, policy, u"--iterations"_s, u"2000"_s, u"--pause-ms"_s, u"1"_s});
+    Run run;
+    if (!process.waitForFinished(120000))
+        process.kill();
+    process.waitForFinished(5000);
+    run.exitCode = process.exitCode();
+    run.out = QString::fromUtf8(process.readAllStandardOutput());
+    run.err = QString::fromUtf8(process.readAllStandardError());
+    run.elapsedMs = clock.elapsed();
+    return run;
+}
+
+} // namespace
+
+class TestMmpirunFt : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void shrinkFinishesOnThreeNodes()
+    {
+        const Run r = runWithKill(u"shrink"_s);
+        // mmpirun reports the killed node; the others finish.
+        QVERIFY2(r.err.contains(u"node 2 crashed with signal 9"_s), qPrintable(r.dump()));
+        for (int rank : {0, 1, 3}) {
+            QVERIFY2(r.lines(rank, u"event=reconfigured policy=Shrink failed=2 size=3"_s).size() == 1,
+                     qPrintable(r.dump()));
+            const QStringList done = r.lines(rank, u"event=done iterations=2000 size=3"_s);
+            QVERIFY2(done.size() == 1, qPrintable(r.dump()));
+            // Renumbered contiguously: 0, 1, 3 become 0, 1, 2.
+            QVERIFY2(done.first().contains(u"rank=%1 "_s.arg(rank == 3 ? 2 : rank)), qPrintable(r.dump()));
+            QVERIFY2(r.lines(rank, u"event=wrong"_s).isEmpty(), qPrintable(r.dump()));
+        }
+        QVERIFY2(r.lines(2, u"event=done"_s).isEmpty(), qPrintable(r.dump()));
+        // The loss was known long before the 10 s heartbeat timeout: the
+        // killed node's sockets closed, and nothing listened there any more.
+        QVERIFY2(r.elapsedMs < 10000, qPrintable(QString::number(r.elapsedMs)));
+        qInfo().noquote() << "collectives that failed on the survivors:"
+                          << (r.lines(0, u"event=failed"_s) + r.lines(1, u"event=failed"_s) + r.lines(3, u"event=failed"_s));
+    }
+
+    void blankFinishesAroundTheBlank()
+    {
+        const Run r = runWithKill(u"blank"_s);
+        QVERIFY2(r.err.contains(u"node 2 crashed with signal 9"_s), qPrintable(r.dump()));
+        for (int rank : {0, 1, 3}) {
+            QVERIFY2(r.lines(rank, u"event=reconfigured policy=Blank failed=2 size=4"_s).size() == 1,
+                     qPrintable(r.dump()));
+            const QStringList done = r.lines(rank, u"event=done iterations=2000 size=4 rank=%1 blank=2"_s.arg(rank));
+            QVERIFY2(done.size() == 1, qPrintable(r.dump()));
+        }
+    }
+
+    void abortStopsEveryNodeWithTheReason()
+    {
+        const Run r = runWithKill(u"abort"_s);
+        QVERIFY2(r.exitCode != 0, qPrintable(r.dump()));
+        for (int rank : {0, 1, 3}) {
+            const QStringList aborted = r.lines(rank, u"event=aborted reason=aborting: lost rank 2 (NodeTerm"_s);
+            QVERIFY2(aborted.size() == 1, qPrintable(r.dump()));
+            QVERIFY2(aborted.first().contains(u"the policy is ABORT"_s), qPrintable(r.dump()));
+            QVERIFY2(r.err.contains(u"node %1 exited with status 5"_s.arg(rank)), qPrintable(r.dump()));
+            QVERIFY2(r.lines(rank, u"event=done"_s).isEmpty(), qPrintable(r.dump()));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMmpirunFt)
+#include "tst_mmpirun_ft.moc"
