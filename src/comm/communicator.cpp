@@ -77,6 +77,8 @@ Result<Status> Communicator::probe(int source, int tag) const
 {
     if (!m_data)
         return Error{ErrorCode::NotFormed, QStringLiteral("probe on a null communicator")};
+    if (auto why = m_data->router->revoked(m_data->id))
+        return *why;
     const int from = source == AnySource ? AnySource : m_data->peerWorldRank(source);
     if (from == NoRank)
         return Error{ErrorCode::InvalidRank, QStringLiteral("rank %1 is not in this communicator").arg(source)};
@@ -86,9 +88,20 @@ Result<Status> Communicator::probe(int source, int tag) const
     return status;
 }
 
+void Communicator::revoke(const Error &reason) const
+{
+    if (m_data)
+        m_data->router->revoke(m_data->id, reason);
+}
+
+std::optional<Error> Communicator::revoked() const
+{
+    return m_data ? m_data->router->revoked(m_data->id) : std::nullopt;
+}
+
 std::optional<Status> Communicator::iprobe(int source, int tag) const
 {
-    if (!m_data)
+    if (!m_data || m_data->router->revoked(m_data->id))
         return std::nullopt;
     const int from = source == AnySource ? AnySource : m_data->peerWorldRank(source);
     if (from == NoRank)
@@ -155,6 +168,8 @@ std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *
 {
     if (!d)
         return failedState({ErrorCode::NotFormed, QStringLiteral("send on a null communicator")});
+    if (auto why = d->router->revoked(d->id))
+        return failedState(*why);
     if (tag < 0)
         return failedState({ErrorCode::InvalidTag,
                             QStringLiteral("tag %1 is negative (user tags are 0..%2)").arg(tag).arg(MaxTag)});
@@ -185,6 +200,8 @@ std::shared_ptr<RequestState> CommunicatorAccess::irecv(const std::shared_ptr<co
 {
     if (!d)
         return failedState({ErrorCode::NotFormed, QStringLiteral("receive on a null communicator")});
+    if (auto why = d->router->revoked(d->id))
+        return failedState(*why);
     if (source != AnySource && (source < 0 || source >= d->peerCount()))
         return failedState({ErrorCode::InvalidRank, QStringLiteral("rank %1 is not in this communicator of %2")
                                                         .arg(source).arg(d->peerCount())});

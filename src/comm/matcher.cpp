@@ -218,4 +218,22 @@ void Matcher::handlePeerGone(int rank, const Error &reason)
     }
 }
 
+void Matcher::failCommunicator(quint32 communicator, const Error &reason)
+{
+    QList<std::shared_ptr<RequestState>> failed;
+    {
+        QMutexLocker lock(&m_mutex);
+        for (auto it = m_posted.begin(); it != m_posted.end();) {
+            if ((*it)->communicator == communicator) {
+                failed.append(*it);
+                it = m_posted.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (const auto &receive : failed)
+        receive->complete(reason);
+}
+
 } // namespace mmpi::detail

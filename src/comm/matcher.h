@@ -35,6 +35,8 @@ public:
 
     void handleFrame(const Frame &frame) override;
     void handlePeerGone(int rank, const Error &reason) override;
+    // Fail every receive posted on `communicator` with `reason` (revoked).
+    void failCommunicator(quint32 communicator, const Error &reason);
 
 private:
     bool cancel(const RequestState *receive);

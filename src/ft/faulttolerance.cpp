@@ -28,6 +28,14 @@ int strictness(Policy policy)
     return 0;
 }
 
+QString rankList(const QList<int> &ranks)
+{
+    QStringList parts;
+    for (int rank : ranks)
+        parts << QString::number(rank);
+    return parts.join(u", ");
+}
+
 template<typename E>
 const char *nameOf(E value)
 {
@@ -203,6 +211,14 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
             m_world->close();
         return;
     }
+    const Error revoked{ErrorCode::Revoked,
+                        QStringLiteral("communicator %1 was shrunk to %2 rank(s) after rank(s) %3 failed: use "
+                                       "FaultTolerance::communicator()")
+                            .arg(m_comm.id())
+                            .arg(survivors.size())
+                            .arg(rankList(failed))};
+    m_comm.revoke(revoked);
+    m_control.revoke(revoked);
     m_comm = *shrunk;
     m_blank.clear();
     startAgreement(*control);

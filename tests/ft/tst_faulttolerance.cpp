@@ -76,6 +76,9 @@ private Q_SLOTS:
         auto all = protectAll(w, Policy::Shrink);
         QVERIFY(!all.empty());
 
+        // A receive that rank 3 posted on the old communicator, never matched
+        const Request pending = w[3].irecv(0, 9);
+
         // When rank 2 ends without a goodbye
         w.kill(2);
 
@@ -95,6 +98,16 @@ private Q_SLOTS:
         QCOMPARE(comms[0].id(), comms[2].id());
         // And collectives work on it: 1 + 2 + 3.
         QCOMPARE(sumOfRanks(comms), (QList<qint64>{6, 6, 6}));
+        // The old one is revoked: even between survivors it fails at once.
+        const auto old = w[0].send(1, 3, qint32(1)).wait();
+        QVERIFY(!old);
+        QCOMPARE(old.error().code, ErrorCode::Revoked);
+        QVERIFY2(old.error().message.contains(QStringLiteral("was shrunk to 3 rank(s) after rank(s) 2 failed")),
+                 qPrintable(old.error().message));
+        QCOMPARE(w[1].barrier().wait().error().code, ErrorCode::Revoked);
+        const auto stillPosted = pending.wait();
+        QVERIFY(!stillPosted);
+        QCOMPARE(stillPosted.error().code, ErrorCode::Revoked);
     }
 
     void blankKeepsRanksAndRefusesTheBlank()

@@ -40,6 +40,8 @@ std::optional<Error> refusal(const CommunicatorData *d, const char *name)
                      QStringLiteral("%1 needs an intracommunicator: use localCommunicator() or merge()").arg(what)};
     if (d->world->state() != World::State::Formed)
         return Error{ErrorCode::NotFormed, QStringLiteral("%1: the world is not formed").arg(what)};
+    if (auto why = d->router->revoked(d->id))
+        return why;
     if (d->size() > detail::MaxCollectiveRanks)
         return Error{ErrorCode::BadConfiguration, QStringLiteral("%1: collectives run on at most %2 ranks, not %3")
                                                       .arg(what).arg(detail::MaxCollectiveRanks).arg(d->size())};

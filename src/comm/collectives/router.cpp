@@ -78,4 +78,20 @@ bool Router::isCleanLeave(const Error &reason)
     return reason.code == ErrorCode::LinkClosed && reason.message.endsWith(QLatin1String(" left the world"));
 }
 
+void Router::revoke(quint32 id, const Error &reason)
+{
+    {
+        QMutexLocker lock(&m_revokedMutex);
+        m_revoked.insert(id, reason);
+    }
+    m_matcher->failCommunicator(id, reason);
+}
+
+std::optional<Error> Router::revoked(quint32 id) const
+{
+    QMutexLocker lock(&m_revokedMutex);
+    const auto it = m_revoked.constFind(id);
+    return it == m_revoked.cend() ? std::nullopt : std::optional<Error>(*it);
+}
+
 } // namespace mmpi::detail

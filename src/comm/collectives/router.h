@@ -36,6 +36,10 @@ public:
     quint32 nextFreeId() const { return m_nextFreeId.load(); }
     // Records that `id` is in use, so later ones are larger.
     void claimId(quint32 id);
+    // Communicator `id` is revoked: every later operation on it fails with
+    // `reason`, and so do receives posted on it (thread-safe).
+    void revoke(quint32 id, const Error &reason);
+    std::optional<Error> revoked(quint32 id) const;
 
     // planBcast() for a node that forwards `bytes` to a range of `ranks` whose
     // other members are `peers`, with this node's link model; remembered,
@@ -63,6 +67,8 @@ private:
     std::shared_ptr<LinkEstimator> m_estimator;
     std::shared_ptr<std::atomic<quint32>> m_worldSequence = std::make_shared<std::atomic<quint32>>(0);
     std::atomic<quint32> m_nextFreeId{1};
+    mutable QMutex m_revokedMutex;
+    QHash<quint32, Error> m_revoked;
     mutable QMutex m_planMutex;
     std::optional<BcastPlan> m_lastPlan;
     struct PlanKey

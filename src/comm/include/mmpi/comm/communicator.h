@@ -296,6 +296,13 @@ public:
     // same ranks and id, agreed beforehand. Errors: NotFormed, InvalidRank,
     // BadConfiguration (no id left, this node missing, a rank twice).
     Result<Communicator> createGroup(const QList<int> &ranks, quint32 id) const;
+    // Revoke this communicator on this node (every copy of it): every later
+    // operation on it fails with `reason` (code Revoked), and so do the
+    // receives posted on it. FaultTolerance does it to the old communicator
+    // after SHRINK. It is local: each member revokes its own.
+    void revoke(const Error &reason) const;
+    // Why it was revoked, if it was.
+    std::optional<Error> revoked() const;
 
 private:
     friend struct detail::CommunicatorAccess;

@@ -45,6 +45,7 @@ enum class ErrorCode {
     // comm
     NodeLost,
     InvalidTag,
+    Revoked, // the communicator was revoked (replaced after a failure)
 };
 Q_ENUM_NS(ErrorCode)
 
