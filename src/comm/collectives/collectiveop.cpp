@@ -33,7 +33,7 @@ Error decodeAbort(const Frame &frame, int rank, const char *name)
         QDataStream in(records->first());
         in.setVersion(QDataStream::Qt_6_4);
         in >> code >> message;
-        if (in.status() != QDataStream::Ok || code <= 0 || code > int(ErrorCode::Revoked))
+        if (in.status() != QDataStream::Ok || code <= 0 || code > int(LastErrorCode))
             code = 0;
     }
     if (code == 0)

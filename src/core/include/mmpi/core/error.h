@@ -46,7 +46,12 @@ enum class ErrorCode {
     NodeLost,
     InvalidTag,
     Revoked, // the communicator was revoked (replaced after a failure)
+    // ft
+    CheckpointFailed, // writing a checkpoint failed; the previous one stays
+    NoCheckpoint,     // no valid checkpoint to restore
 };
+// The highest code: error codes travel in collectives' abort messages.
+constexpr ErrorCode LastErrorCode = ErrorCode::NoCheckpoint;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.

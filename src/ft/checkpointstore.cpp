@@ -1,0 +1,265 @@
+#include <mmpi/ft/checkpointstore.h>
+
+#include <mmpi/core/logging.h>
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QtEndian>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace mmpi {
+
+namespace {
+
+// File layout (docs/checkpoints.md): magic, format version, epoch, state
+// length, SHA-256 of everything before it and of the state, then the state.
+constexpr char Magic[8] = {'M', 'M', 'P', 'I', 'C', 'K', 'P', 'T'};
+constexpr quint32 FormatVersion = 1;
+constexpr qsizetype HashOffset = 28;
+constexpr qsizetype HeaderSize = HashOffset + 32;
+const QString Suffix = QStringLiteral(".mmpi-ckpt");
+const QString TempSuffix = QStringLiteral(".tmp");
+
+Error failure(const QString &what, int error)
+{
+    return {ErrorCode::CheckpointFailed, QStringLiteral("%1: %2").arg(what, QString::fromLocal8Bit(std::strerror(error)))};
+}
+
+QByteArray hashOf(const QByteArray &header, const QByteArray &state)
+{
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    hash.addData(QByteArrayView(header).first(HashOffset));
+    hash.addData(state);
+    return hash.result();
+}
+
+QByteArray encode(quint64 epoch, const QByteArray &state)
+{
+    QByteArray file(HeaderSize, '\0');
+    std::memcpy(file.data(), Magic, sizeof Magic);
+    qToBigEndian<quint32>(FormatVersion, file.data() + 8);
+    qToBigEndian<quint64>(epoch, file.data() + 12);
+    qToBigEndian<quint64>(quint64(state.size()), file.data() + 20);
+    const QByteArray hash = hashOf(file, state);
+    std::memcpy(file.data() + HashOffset, hash.constData(), size_t(hash.size()));
+    file.append(state);
+    return file;
+}
+
+// The state in `file` if it is a whole, intact checkpoint of `epoch`, else why not.
+Result<QByteArray> decode(const QByteArray &file, quint64 epoch)
+{
+    const auto bad = [](const QString &why) { return Error(ErrorCode::NoCheckpoint, why); };
+    if (file.size() < HeaderSize || std::memcmp(file.constData(), Magic, sizeof Magic) != 0)
+        return bad(file.size() < HeaderSize ? QStringLiteral("incomplete (%1 bytes, shorter than a header)").arg(file.size())
+                                            : QStringLiteral("not a checkpoint file"));
+    if (const quint32 version = qFromBigEndian<quint32>(file.constData() + 8); version != FormatVersion)
+        return bad(QStringLiteral("format version %1 (this build reads %2)").arg(version).arg(FormatVersion));
+    if (const quint64 inside = qFromBigEndian<quint64>(file.constData() + 12); inside != epoch)
+        return bad(QStringLiteral("corrupt (it says epoch %1)").arg(inside));
+    const quint64 length = qFromBigEndian<quint64>(file.constData() + 20);
+    if (length != quint64(file.size() - HeaderSize))
+        return bad(QStringLiteral("incomplete (%1 of %2 bytes of state)").arg(file.size() - HeaderSize).arg(length));
+    const QByteArray state = file.sliced(HeaderSize);
+    if (hashOf(file, state) != QByteArrayView(file).sliced(HashOffset, 32))
+        return bad(QStringLiteral("corrupt (checksum mismatch)"));
+    return state;
+}
+
+// write() until done; false with errno set on failure.
+bool writeAll(int fd, const QByteArray &bytes)
+{
+    qsizetype done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.constData() + done, size_t(bytes.size() - done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = ENOSPC;
+            return false;
+        }
+        done += n;
+    }
+    return true;
+}
+
+std::optional<quint64> epochOf(const QString &fileName, const QString &suffix)
+{
+    static const QRegularExpression pattern(QStringLiteral("^checkpoint-(\\d{20})(\\..*)$"));
+    const auto match = pattern.match(fileName);
+    if (!match.hasMatch() || match.captured(2) != suffix)
+        return std::nullopt;
+    bool ok = false;
+    const quint64 epoch = match.captured(1).toULongLong(&ok);
+    return ok ? std::optional(epoch) : std::nullopt;
+}
+
+QList<quint64> epochsWith(const QString &directory, const QString &suffix)
+{
+    QList<quint64> epochs;
+    for (const QString &name : QDir(directory).entryList({QStringLiteral("checkpoint-*") + suffix}, QDir::Files))
+        if (const auto epoch = epochOf(name, suffix))
+            epochs << *epoch;
+    std::sort(epochs.begin(), epochs.end());
+    return epochs;
+}
+
+} // namespace
+
+CheckpointStore::CheckpointStore(const QString &name, QObject *parent)
+    : QObject(parent)
+    , m_directory(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/checkpoints/")
+                  + name)
+{
+}
+
+void CheckpointStore::setDirectory(const QString &directory)
+{
+    m_directory = directory;
+}
+
+void CheckpointStore::setKeep(int count)
+{
+    m_keep = std::max(2, count);
+}
+
+void CheckpointStore::setState(Producer save, Consumer load)
+{
+    m_save = std::move(save);
+    m_load = std::move(load);
+}
+
+QString CheckpointStore::pathOf(quint64 epoch) const
+{
+    return QStringLiteral("%1/checkpoint-%2%3").arg(m_directory).arg(epoch, 20, 10, QLatin1Char('0')).arg(Suffix);
+}
+
+QList<quint64> CheckpointStore::epochs() const
+{
+    return epochsWith(m_directory, Suffix);
+}
+
+Result<quint64> CheckpointStore::checkpoint()
+{
+    const QList<quint64> existing = epochs();
+    return checkpoint(existing.isEmpty() ? 1 : existing.last() + 1);
+}
+
+Result<quint64> CheckpointStore::checkpoint(quint64 epoch)
+{
+    if (!m_save)
+        return Error(ErrorCode::CheckpointFailed, QStringLiteral("no state to checkpoint: call setState() first"));
+    QElapsedTimer clock;
+    clock.start();
+    if (!QDir().mkpath(m_directory))
+        return Error(ErrorCode::CheckpointFailed, QStringLiteral("cannot create the directory %1").arg(m_directory));
+    const QByteArray state = m_save();
+    if (auto written = writeFile(pathOf(epoch), encode(epoch, state)); !written) {
+        qCWarning(lcFt).noquote() << "checkpoint of epoch" << epoch << "failed:" << written.error().message
+                                  << "; the previous checkpoint stays";
+        return written.error();
+    }
+    prune();
+    const double seconds = double(clock.nsecsElapsed()) / 1e9;
+    qCDebug(lcFt) << "checkpoint of epoch" << epoch << ":" << state.size() << "bytes in" << seconds << "s";
+    Q_EMIT checkpointed(epoch, state.size(), seconds);
+    return epoch;
+}
+
+// A temporary file made durable, then renamed over the final name, then the
+// directory made durable: a crash leaves either the old files or the new one.
+Result<void> CheckpointStore::writeFile(const QString &path, const QByteArray &contents) const
+{
+    const QByteArray temp = QFile::encodeName(path + TempSuffix);
+    const int fd = ::open(temp.constData(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return failure(QStringLiteral("cannot create %1").arg(QString::fromLocal8Bit(temp)), errno);
+    const bool written = writeAll(fd, contents) && ::fsync(fd) == 0;
+    const int writeError = errno;
+    ::close(fd);
+    if (!written) {
+        ::unlink(temp.constData());
+        return failure(QStringLiteral("cannot write %1 (%2 bytes)").arg(QString::fromLocal8Bit(temp)).arg(contents.size()),
+                       writeError);
+    }
+    if (::rename(temp.constData(), QFile::encodeName(path).constData()) != 0) {
+        const int renameError = errno;
+        ::unlink(temp.constData());
+        return failure(QStringLiteral("cannot rename %1 to %2").arg(QString::fromLocal8Bit(temp), path), renameError);
+    }
+    if (const int dir = ::open(QFile::encodeName(m_directory).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
+    return success();
+}
+
+// Older checkpoints beyond the ones kept, and temporary files a crash left.
+void CheckpointStore::prune()
+{
+    const QList<quint64> complete = epochs();
+    for (qsizetype i = 0; i + m_keep < complete.size(); ++i)
+        QFile::remove(pathOf(complete.at(i)));
+    for (quint64 epoch : epochsWith(m_directory, Suffix + TempSuffix))
+        QFile::remove(pathOf(epoch) + TempSuffix);
+}
+
+Result<QByteArray> CheckpointStore::readValid(quint64 epoch) const
+{
+    QFile file(pathOf(epoch));
+    if (!file.open(QIODevice::ReadOnly))
+        return Error(ErrorCode::NoCheckpoint, QStringLiteral("unreadable (%1)").arg(file.errorString()));
+    return decode(file.readAll(), epoch);
+}
+
+Result<CheckpointStore::Restored> CheckpointStore::restore(quint64 atMost)
+{
+    if (!m_load)
+        return Error(ErrorCode::NoCheckpoint, QStringLiteral("no state to restore into: call setState() first"));
+    QElapsedTimer clock;
+    clock.start();
+    Restored result;
+    QList<quint64> complete = epochs();
+    // A temporary file newer than every complete one: a write that never finished.
+    const QList<quint64> unfinished = epochsWith(m_directory, Suffix + TempSuffix);
+    for (auto it = complete.crbegin(); it != complete.crend(); ++it) {
+        const quint64 epoch = *it;
+        if (epoch > atMost)
+            continue;
+        auto state = readValid(epoch);
+        auto loaded = state ? m_load(*state) : Result<void>(state.error());
+        if (!loaded) {
+            result.skipped << QStringLiteral("epoch %1: %2").arg(epoch).arg(loaded.error().message);
+            continue;
+        }
+        result.epoch = epoch;
+        result.bytes = state->size();
+        result.path = pathOf(epoch);
+        break;
+    }
+    for (quint64 epoch : unfinished)
+        if (epoch > result.epoch && epoch <= atMost)
+            result.skipped << QStringLiteral("epoch %1: incomplete (the write never finished)").arg(epoch);
+    for (const QString &line : std::as_const(result.skipped))
+        qCWarning(lcFt).noquote() << "checkpoint passed over:" << line;
+    if (result.path.isEmpty())
+        return Error(ErrorCode::NoCheckpoint,
+                     result.skipped.isEmpty()
+                         ? QStringLiteral("no checkpoint in %1").arg(m_directory)
+                         : QStringLiteral("no valid checkpoint in %1: %2").arg(m_directory, result.skipped.join(u"; ")));
+    const double seconds = double(clock.nsecsElapsed()) / 1e9;
+    Q_EMIT restored(result.epoch, result.bytes, seconds);
+    return result;
+}
+
+} // namespace mmpi
