@@ -269,9 +269,11 @@ void TestPointToPoint::chunkedAndSmallMessagesKeepTheirOrder()
     // small ones on one tag, each message filled with its number
     constexpr int Messages = 120;
     const auto sizeOf = [](int n) { return n % 2 ? 3 : 1 + (n * 7919) % (40 * 1024); };
-    std::unique_ptr<QThread> sender(QThread::create([&w, sizeOf] {
+    std::atomic<int> failedSends = 0;
+    std::unique_ptr<QThread> sender(QThread::create([&w, &failedSends, sizeOf] {
         for (int n = 0; n < Messages; ++n)
-            w[0].send(1, 5, QList<qint32>(sizeOf(n), n)).wait();
+            if (!w[0].send(1, 5, QList<qint32>(sizeOf(n), n)).wait())
+                ++failedSends;
     }));
     sender->start();
     // When the receiver takes them one by one with blocking receives
@@ -284,6 +286,7 @@ void TestPointToPoint::chunkedAndSmallMessagesKeepTheirOrder()
                                 .arg(got->isEmpty() ? -1 : got->first())));
     }
     QVERIFY(sender->wait(30000));
+    QCOMPARE(failedSends.load(), 0);
 }
 
 // Rank 1 echoes every message back; it runs on its own thread.

@@ -52,7 +52,7 @@ QList<qint64> sumOfRanks(const QList<Communicator> &comms)
     std::vector<Operation<qint64>> ops;
     for (const Communicator &c : comms)
         ops.push_back(c.allreduce(qint64(c.rank() + 1), Op::Sum));
-    QTest::qWaitFor([&] {
+    (void)QTest::qWaitFor([&] {
         return std::all_of(ops.begin(), ops.end(), [](const auto &op) { return op.request().isFinished(); });
     }, Patience);
     QList<qint64> sums;

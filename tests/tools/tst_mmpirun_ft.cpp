@@ -6,6 +6,7 @@
 // kill 1 s in, so it lands inside a collective most of the time.
 #include <QElapsedTimer>
 #include <QProcess>
+#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTest>
 
@@ -15,6 +16,7 @@ namespace {
 
 const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
 const QString app = QStringLiteral(MMPIRUN_FTAPP_PATH);
+const QString workApp = QStringLiteral(MMPIRUN_WORKAPP_PATH);
 
 struct Run
 {
@@ -35,14 +37,12 @@ struct Run
     }
 };
 
-Run runWithKill(const QString &policy)
+Run runMmpirun(const QStringList &args)
 {
     QProcess process;
     QElapsedTimer clock;
     clock.start();
-    process.start(mmpirun, {u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
-                            u"rank 2 terminates at 1000ms"_s, u"--keep-going"_s, u"--timeout"_s, u"90"_s, app,
-                            u"--policy"_s, policy, u"--iterations"_s, u"2000"_s, u"--pause-ms"_s, u"1"_s});
+    process.start(mmpirun, args);
     Run run;
     if (!process.waitForFinished(120000))
         process.kill();
@@ -52,6 +52,13 @@ Run runWithKill(const QString &policy)
     run.err = QString::fromUtf8(process.readAllStandardError());
     run.elapsedMs = clock.elapsed();
     return run;
+}
+
+Run runWithKill(const QString &policy)
+{
+    return runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
+                       u"rank 2 terminates at 1000ms"_s, u"--keep-going"_s, u"--timeout"_s, u"90"_s, app,
+                       u"--policy"_s, policy, u"--iterations"_s, u"2000"_s, u"--pause-ms"_s, u"1"_s});
 }
 
 } // namespace
@@ -105,6 +112,27 @@ private Q_SLOTS:
             QVERIFY2(r.err.contains(u"node %1 exited with status 5"_s.arg(rank)), qPrintable(r.dump()));
             QVERIFY2(r.lines(rank, u"event=done"_s).isEmpty(), qPrintable(r.dump()));
         }
+    }
+
+    // Issue 6: a work pool of 4 workers, 2 of them killed at random times:
+    // every item is computed and the results equal the serial ones.
+    void workPoolSurvivesTwoKilledWorkers()
+    {
+        const quint32 seed = QRandomGenerator::global()->generate();
+        QRandomGenerator random(seed);
+        const int first = random.bounded(300, 700), second = random.bounded(300, 900);
+        const Run r = runMmpirun({u"-n"_s, u"5"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
+                                  u"rank 2 terminates at %1ms"_s.arg(first), u"--fault"_s,
+                                  u"rank 4 terminates at %1ms"_s.arg(second), u"--keep-going"_s, u"--timeout"_s,
+                                  u"90"_s, workApp, u"--items"_s, u"1500"_s, u"--item-ms"_s, u"3"_s});
+        const QString what = u"kills at %1 and %2 ms (seed %3)\n"_s.arg(first).arg(second).arg(seed) + r.dump();
+        QVERIFY2(r.err.contains(u"node 2 crashed with signal 9"_s) && r.err.contains(u"node 4 crashed with signal 9"_s),
+                 qPrintable(what));
+        const QStringList done = r.lines(0, u"event=done items=1500 match=yes lost=2 "_s);
+        QVERIFY2(done.size() == 1, qPrintable(what));
+        for (int rank : {1, 3})
+            QVERIFY2(r.lines(rank, u"event=worker-done"_s).size() == 1, qPrintable(what));
+        qInfo().noquote() << what.section(u'\n', 0, 0) << "->" << done.first();
     }
 };
 
