@@ -1,6 +1,7 @@
 // mmpi-bench: MMPI's benchmarks, started by mmpirun on every rank, e.g.
 //   mmpirun -n 2 --transport tcp mmpi-bench pingpong --sizes 1,1024 --json
 // Rank 0 prints a table (or one JSON line with --json).
+#include "checkpoint.h"
 #include "collectives.h"
 #include "pingpong.h"
 #include "stream.h"
@@ -23,11 +24,13 @@ int usage(FILE *out, int status)
                  "       mmpirun -n N [--transport local|tcp|sim] mmpi-bench bcast|allreduce|barrier|alltoall "
                  "[--topology T,...] [--sizes N,N,...] [--iterations K] [--json]\n"
                  "       mmpirun -n 2 [--transport T] mmpi-bench stream [--count N] [--size BYTES] [--json]\n"
+                 "       mmpi-bench checkpoint [--sizes 64K,1M,...] [--repeat N] [--dir DIR] [--json]\n"
                  "  pingpong   round-trip latency and one-way bandwidth between ranks 0 and 1\n"
                  "  bcast      broadcast from rank 0 (per topology), allreduce (sum of doubles), barrier,\n"
                  "  alltoall   and alltoall: time until the last rank is done\n"
                  "  stream     N numbered messages from rank 0 to rank 1, checked for loss, duplicates\n"
                  "             and order across reconnections (exits 1 if any)\n"
+                 "  checkpoint k0 and k1 of a checkpoint per size, beside dd with fsync (no mmpirun)\n"
                  "Run `mmpi-bench <benchmark> --help` for the options of a benchmark.\n");
     return status;
 }
@@ -40,11 +43,14 @@ int main(int argc, char *argv[])
         return usage(argc < 2 ? stderr : stdout, argc < 2 ? 2 : 0);
     const bool collective = mmpi::bench::isCollective(argv[1]);
     const bool stream = std::strcmp(argv[1], "stream") == 0;
-    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream) {
+    const bool checkpoint = std::strcmp(argv[1], "checkpoint") == 0;
+    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream && !checkpoint) {
         std::fprintf(stderr, "mmpi-bench: unknown benchmark '%s'\n", argv[1]);
         return usage(stderr, 2);
     }
     QCoreApplication app(argc, argv);
+    if (checkpoint)
+        return mmpi::bench::runCheckpoint(argc - 1, argv + 1);
     const auto config = mmpi::WorldConfig::fromEnvironment();
     if (!config) {
         // --help works outside mmpirun too.

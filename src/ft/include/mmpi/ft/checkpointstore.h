@@ -90,7 +90,8 @@ Q_SIGNALS:
 
 private:
     QString pathOf(quint64 epoch) const;
-    Result<void> writeFile(const QString &path, const QByteArray &contents) const;
+    // `parts` one after the other, durably, under `path` (docs/checkpoints.md).
+    Result<void> writeFile(const QString &path, const QList<QByteArray> &parts) const;
     Result<QByteArray> readValid(quint64 epoch) const;
     void prune();
 
