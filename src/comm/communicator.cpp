@@ -94,6 +94,16 @@ void Communicator::revoke(const Error &reason) const
         m_data->router->revoke(m_data->id, reason);
 }
 
+World *Communicator::world() const
+{
+    return m_data ? m_data->world : nullptr;
+}
+
+qsizetype Communicator::unexpectedMessages() const
+{
+    return m_data ? m_data->matcher->unexpectedCount() : 0;
+}
+
 std::optional<Error> Communicator::revoked() const
 {
     return m_data ? m_data->router->revoked(m_data->id) : std::nullopt;

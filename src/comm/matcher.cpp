@@ -173,6 +173,12 @@ qint64 Matcher::unexpectedBytes() const
     return m_unexpectedBytes;
 }
 
+qsizetype Matcher::unexpectedCount() const
+{
+    QMutexLocker lock(&m_mutex);
+    return qsizetype(m_unexpected.size());
+}
+
 void Matcher::handleFrame(const Frame &frame)
 {
     QMutexLocker lock(&m_mutex);

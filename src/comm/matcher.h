@@ -32,6 +32,7 @@ public:
     std::optional<Status> iprobe(quint32 communicator, int source, int tag) const;
     Result<Status> probe(quint32 communicator, int source, int tag);
     qint64 unexpectedBytes() const;
+    qsizetype unexpectedCount() const;
 
     void handleFrame(const Frame &frame) override;
     void handlePeerGone(int rank, const Error &reason) override;

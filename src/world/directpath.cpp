@@ -71,6 +71,12 @@ bool DirectPath::send(Link *link, Frame frame)
     return true;
 }
 
+quint64 DirectPath::sent() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_replay.nextSequence() - 1;
+}
+
 bool DirectPath::hasRoom() const
 {
     QMutexLocker lock(&m_mutex);

@@ -67,8 +67,9 @@ public:
     // its number the next one? A gap or a repeat is a ProtocolViolation.
     // `ackDue` is set once enough has arrived since the last ack.
     Result<void> accept(const FrameHeader &header, qsizetype payloadBytes, bool &ackDue);
-    // The last sequence number received in order.
+    // The last sequence number received in order, and sent.
     quint64 received() const { return m_received.load(); }
+    quint64 sent() const;
     // Progress thread: an Ack for everything received so far is going out
     // (nullopt if nothing arrived since the last one).
     std::optional<quint64> takeAck();

@@ -128,6 +128,14 @@ void World::connectEngineTraffic(detail::Engine *engine)
     }, Qt::DirectConnection);
 }
 
+std::optional<World::StreamPosition> World::streamPosition(int rank) const
+{
+    const auto found = d->pathsFrom(rank);
+    if (rank < 0 || found.isEmpty())
+        return std::nullopt;
+    return StreamPosition{found.first().second->sent(), found.first().second->received()};
+}
+
 void World::setMessageSink(std::shared_ptr<MessageSink> sink)
 {
     QMutexLocker lock(&d->mutex);

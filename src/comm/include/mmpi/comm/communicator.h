@@ -39,6 +39,8 @@ public:
     static Result<Communicator> world(World &world);
 
     bool isNull() const { return !m_data; }
+    // The world it belongs to (nullptr for a null communicator).
+    World *world() const;
     int rank() const;
     int size() const;
     quint32 id() const;
@@ -303,6 +305,9 @@ public:
     void revoke(const Error &reason) const;
     // Why it was revoked, if it was.
     std::optional<Error> revoked() const;
+    // Messages that arrived at this node, on any communicator of its world,
+    // that no receive has taken yet.
+    qsizetype unexpectedMessages() const;
 
 private:
     friend struct detail::CommunicatorAccess;

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace mmpi {
 
@@ -132,6 +133,18 @@ public:
     // node was last heard from. Thread-safe. Errors: NotFormed, InvalidRank
     // (also for this node's own rank, which has no link).
     Result<LinkQuality> linkQuality(int rank) const;
+
+    // How far the numbered frame streams with `rank` have come: the frames
+    // (messages and their fragments) this node has sent it and received
+    // from it, in order, since formation. A coordinated checkpoint compares
+    // them to know that nothing is in flight. Thread-safe; nullopt if there
+    // is no such peer.
+    struct StreamPosition
+    {
+        quint64 sent = 0;
+        quint64 received = 0;
+    };
+    std::optional<StreamPosition> streamPosition(int rank) const;
 
     // Route Data frames to `sink` (on the progress thread) instead of the
     // frameReceived() signal. Set it before form(); nullptr restores the signal.

@@ -1,0 +1,39 @@
+// mmpi::CoordinatedCheckpoint: a consistent global checkpoint — every member
+// of a communicator writes its CheckpointStore at the same epoch, at a cut
+// that no message crosses — and the restore that brings every member back to
+// the same epoch (docs/checkpoints.md#coordinated-checkpoints).
+#pragma once
+
+#include <mmpi/comm/communicator.h>
+#include <mmpi/ft/checkpointstore.h>
+
+#include <QCoroTask>
+
+#include <chrono>
+
+namespace mmpi {
+
+class CoordinatedCheckpoint
+{
+public:
+    struct Outcome
+    {
+        quint64 epoch = 0;  // the epoch every member wrote (or restored)
+        Error error;        // NoError on success
+        QStringList skipped; // restore: newer checkpoints passed over here
+    };
+
+    // Collective over `comm`, at a point where the app expects no message:
+    // waits (up to `drainTimeout`) until every message any member sent to
+    // another before the call has arrived, fails if one arrived that no
+    // receive took (it would be lost on restore), then has every member
+    // write `store` at one epoch: one above the newest any of them has. The
+    // outcome's error names the rank that failed, on every member.
+    static QCoro::Task<Outcome> take(Communicator comm, CheckpointStore *store,
+                                     std::chrono::milliseconds drainTimeout = std::chrono::seconds(30));
+    // Collective: every member restores the newest epoch that all of them
+    // hold whole (NoCheckpoint if there is none).
+    static QCoro::Task<Outcome> restore(Communicator comm, CheckpointStore *store);
+};
+
+} // namespace mmpi
