@@ -774,6 +774,16 @@ void Engine::detachLink(Peer &peer)
     peer.link = nullptr;
 }
 
+void Engine::discardLink(Peer &peer)
+{
+    if (Link *link = peer.link) {
+        detachLink(peer);
+        link->disconnect(this);
+        link->close();
+        link->deleteLater();
+    }
+}
+
 void Engine::handleRefused(Link *link, const Error &error)
 {
     const QString peer = link ? link->peerAddress() : QString();
@@ -1017,12 +1027,7 @@ void Engine::dropAllLinks()
 {
     for (Peer &peer : m_peers) {
         stopReconnecting(peer);
-        if (Link *link = peer.link) {
-            detachLink(peer);
-            link->disconnect(this);
-            link->close();
-            link->deleteLater();
-        }
+        discardLink(peer);
         if (peer.outbox)
             peer.outbox->failAll({ErrorCode::LinkClosed, QStringLiteral("this node left the world")});
     }

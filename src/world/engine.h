@@ -149,6 +149,8 @@ private:
     void startFailureDetector();
     void handleRefused(Link *link, const Error &error);
     void detachLink(Peer &peer);
+    // Detach the peer's link, close it and delete it later, reporting nothing.
+    void discardLink(Peer &peer);
     qint64 linkHighWater() const;
     void handleDeadline();
     QString describeMissing() const;

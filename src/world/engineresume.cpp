@@ -188,11 +188,8 @@ void Engine::handleResumeLink(Link *link, const PeerIdentity &id)
 {
     const int rank = id.rank;
     Peer &peer = m_peers[rank];
-    if (Link *old = peer.link) {
-        detachLink(peer);
-        old->disconnect(this);
-        old->close();
-        old->deleteLater();
+    if (peer.link) {
+        discardLink(peer);
         tryReconnect(rank, {ErrorCode::LinkError, QStringLiteral("rank %1 reconnected: its old link is broken").arg(rank)});
     }
     if (!peer.reconnecting) {
@@ -252,12 +249,7 @@ void Engine::giveUp(int rank, World::FailureClass failureClass, const Error &rea
 {
     Peer &peer = m_peers[rank];
     stopReconnecting(peer);
-    if (Link *link = peer.link) {
-        detachLink(peer);
-        link->disconnect(this);
-        link->close();
-        link->deleteLater();
-    }
+    discardLink(peer);
     if (!m_detector->giveUp(rank))
         m_detector->release(rank, World::NodeStatus::Lost);
     if (peer.outbox)

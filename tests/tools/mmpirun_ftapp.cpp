@@ -10,6 +10,8 @@
 //   event=done iterations=N size=S rank=R blank=RANKS    (exit 0)
 //   event=aborted reason=...                             (exit 5)
 // Exit 4: a wrong sum; 6: no reconfiguration within 30 s; 1: other errors.
+#include "nodeapp.h"
+
 #include <mmpi/ft/faulttolerance.h>
 
 #include <QCommandLineParser>
@@ -21,14 +23,9 @@
 #include <cstdio>
 
 using namespace mmpi;
+using mmpi::test::say;
 
 namespace {
-
-void say(const QString &line)
-{
-    std::printf("%s\n", qPrintable(line));
-    std::fflush(stdout);
-}
 
 QString list(const QList<int> &ranks)
 {
@@ -119,16 +116,10 @@ int main(int argc, char *argv[])
     const qint64 iterations = parser.value(QStringLiteral("iterations")).toLongLong();
     const int pauseMs = parser.value(QStringLiteral("pause-ms")).toInt();
 
-    const auto config = WorldConfig::fromEnvironment();
-    if (!config) {
-        std::fprintf(stderr, "mmpirun_ftapp: %s\n", qPrintable(config.error().message));
-        return 1;
-    }
     World world;
-    const auto comm = Communicator::world(world);
-    world.form(*config);
-    if (auto formed = world.waitForFormed(); !formed) {
-        std::fprintf(stderr, "mmpirun_ftapp: %s\n", qPrintable(formed.error().toString()));
+    const auto comm = test::joinLaunchedWorld(world);
+    if (!comm) {
+        std::fprintf(stderr, "mmpirun_ftapp: %s\n", qPrintable(comm.error().toString()));
         return 1;
     }
     FaultTolerance ft(&world);
@@ -194,14 +185,6 @@ int main(int argc, char *argv[])
             .arg(ft.communicator().size())
             .arg(ft.communicator().rank())
             .arg(list(ft.blankRanks())));
-    world.close();
-    QEventLoop closing;
-    QObject::connect(&world, &World::stateChanged, &closing, [&](World::State s) {
-        if (s == World::State::Closed)
-            closing.quit();
-    });
-    QTimer::singleShot(5000, &closing, &QEventLoop::quit);
-    if (world.state() != World::State::Closed)
-        closing.exec();
+    test::leaveWorld(world);
     return 0;
 }

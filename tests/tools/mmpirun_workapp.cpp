@@ -5,6 +5,8 @@
 //   event=done items=N match=yes|no lost=L by-worker=R:N,...   (exit 0, or 4 on a mismatch)
 //   event=failed reason=...                                     (exit 1)
 // Workers print event=worker-done computed=N (or event=worker-stopped reason=...).
+#include "nodeapp.h"
+
 #include <mmpi/ft/workpool.h>
 
 #include <QCommandLineParser>
@@ -17,14 +19,9 @@
 #include <cstdio>
 
 using namespace mmpi;
+using mmpi::test::say;
 
 namespace {
-
-void say(const QString &line)
-{
-    std::printf("%s\n", qPrintable(line));
-    std::fflush(stdout);
-}
 
 QByteArray compute(qint64 item, const QByteArray &data)
 {
@@ -84,16 +81,10 @@ int main(int argc, char *argv[])
     parser.addOption({QStringLiteral("item-ms"), QStringLiteral("Extra time per item."), QStringLiteral("MS"),
                       QStringLiteral("3")});
     parser.process(app);
-    const auto config = WorldConfig::fromEnvironment();
-    if (!config) {
-        std::fprintf(stderr, "mmpirun_workapp: %s\n", qPrintable(config.error().message));
-        return 1;
-    }
     World world;
-    const auto comm = Communicator::world(world);
-    world.form(*config);
-    if (auto formed = world.waitForFormed(); !formed) {
-        std::fprintf(stderr, "mmpirun_workapp: %s\n", qPrintable(formed.error().toString()));
+    const auto comm = test::joinLaunchedWorld(world);
+    if (!comm) {
+        std::fprintf(stderr, "mmpirun_workapp: %s\n", qPrintable(comm.error().toString()));
         return 1;
     }
     WorkPool pool(&world, *comm);
@@ -113,14 +104,6 @@ int main(int argc, char *argv[])
             say(QStringLiteral("event=worker-done computed=%1").arg(outcome.computed));
         }
     }
-    world.close();
-    QEventLoop closing;
-    QObject::connect(&world, &World::stateChanged, &closing, [&](World::State s) {
-        if (s == World::State::Closed)
-            closing.quit();
-    });
-    QTimer::singleShot(5000, &closing, &QEventLoop::quit);
-    if (world.state() != World::State::Closed)
-        closing.exec();
+    test::leaveWorld(world);
     return status;
 }
