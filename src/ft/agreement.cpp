@@ -24,9 +24,14 @@ Agreement::Agreement(const Communicator &control, Chooser choose, QObject *paren
     listen();
 }
 
+Agreement::~Agreement()
+{
+    m_listening.cancel();
+}
+
 void Agreement::listen()
 {
-    const Request request = m_control.irecv(AnySource, AnyTag);
+    const Request request = m_listening = m_control.irecv(AnySource, AnyTag);
     request.onFinished(this, [this, request] {
         const auto status = request.wait();
         if (!status) {

@@ -35,6 +35,7 @@ public:
 
     // `control` is this agreement's own communicator (nothing else uses it).
     Agreement(const Communicator &control, Chooser choose, QObject *parent = nullptr);
+    ~Agreement() override;
 
     // A member (rank of the control communicator) failed, as seen here.
     void reportFailure(int rank);
@@ -58,6 +59,7 @@ private:
     static QList<qint64> encode(const Decision &decision);
 
     Communicator m_control;
+    Request m_listening; // withdrawn when this object goes
     Chooser m_choose;
     QSet<int> m_known;           // failed members known here
     quint32 m_round = 0;         // rounds decided

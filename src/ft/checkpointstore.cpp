@@ -222,6 +222,14 @@ void CheckpointStore::prune()
         QFile::remove(pathOf(epoch) + TempSuffix);
 }
 
+Result<QByteArray> CheckpointStore::read(quint64 epoch) const
+{
+    auto state = readValid(epoch);
+    if (!state)
+        return Error(ErrorCode::NoCheckpoint, QStringLiteral("epoch %1: %2").arg(epoch).arg(state.error().message));
+    return state;
+}
+
 Result<QByteArray> CheckpointStore::readValid(quint64 epoch) const
 {
     QFile file(pathOf(epoch));

@@ -31,6 +31,11 @@ WorkPool::WorkPool(World *world, const Communicator &comm, int manager, QObject 
 {
 }
 
+WorkPool::~WorkPool()
+{
+    m_listening.cancel();
+}
+
 // ---------------------------------------------------------------- manager
 
 void WorkPool::manage(QList<QByteArray> items)
@@ -54,7 +59,7 @@ void WorkPool::manage(QList<QByteArray> items)
 
 void WorkPool::listen()
 {
-    const Request request = m_comm.irecv(AnySource, AnyTag);
+    const Request request = m_listening = m_comm.irecv(AnySource, AnyTag);
     request.onFinished(this, [this, request] {
         const auto status = request.wait();
         if (!status) {

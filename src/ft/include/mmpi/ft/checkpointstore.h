@@ -80,6 +80,10 @@ public:
     Result<Restored> restore(quint64 atMost = ~quint64(0));
     // Complete checkpoint files on disk, by epoch, oldest first (not verified).
     QList<quint64> epochs() const;
+    // The state saved as `epoch`, verified, without loading it into the
+    // state's consumer (what a partner copy sends). NoCheckpoint if the file
+    // is missing, incomplete or corrupt, saying which.
+    Result<QByteArray> read(quint64 epoch) const;
 
 Q_SIGNALS:
     // A checkpoint is on disk: its epoch, bytes of state and how long the

@@ -32,6 +32,7 @@ public:
 
     // `manager` is a rank of `comm`; every other rank is a worker.
     WorkPool(World *world, const Communicator &comm, int manager = 0, QObject *parent = nullptr);
+    ~WorkPool() override;
     void setTagBase(int tagBase) { m_tagBase = tagBase; }
     bool isManager() const { return m_comm.rank() == m_manager; }
 
@@ -78,6 +79,7 @@ private:
 
     QPointer<World> m_world;
     Communicator m_comm;
+    Request m_listening; // the manager's; withdrawn when this object goes
     int m_manager;
     int m_tagBase = DefaultTagBase;
     // manager
