@@ -61,6 +61,7 @@ private Q_SLOTS:
     void ring_data();
     void ring();
     void ioErrorIsSurvivedByReconnecting();
+    void outOfRangeWithinTheGracePeriodIsSurvived();
     void terminatesCrashesTheNode();
     void badOptionsFromTheEnvironment_data();
     void badOptionsFromTheEnvironment();
@@ -140,6 +141,31 @@ void TestSimMmpirun::ioErrorIsSurvivedByReconnecting()
         QCOMPARE(m.captured(3).toInt(), (hops - 1) % 2);
     }
     QCOMPARE(hops, 2000);
+}
+
+// RANGE (docs/fault-tolerance.md): rank 1 is out of range for 1.5 s of a
+// token ring, less than the grace period: the nodes see it unreachable and
+// back, nothing else, and the ring finishes with every hop in order.
+void TestSimMmpirun::outOfRangeWithinTheGracePeriodIsSurvived()
+{
+    const Run r = mmpirun({u"-n"_s, u"3"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
+                           u"rank 1 out-of-range at 500ms for 1500ms"_s, u"--timeout"_s, u"60"_s,
+                           QStringLiteral(MMPI_RING_PATH), u"--rounds"_s, u"300"_s});
+    if (r.exitCode != 0 || !r.err.contains(u"is unreachable"_s) || !r.err.contains(u"is back after"_s)
+        || r.err.contains(u"lost rank"_s))
+        QFAIL(qPrintable(r.dump()));
+    // The outage is in the run: it took at least the 1.5 s away.
+    QVERIFY(r.elapsedMs >= 2000);
+    static const QRegularExpression hop(uR"(^\[0\]\s+(\d+)\s+(\d+)\s+(\d+) -> (\d+)\s)"_s,
+                                        QRegularExpression::MultilineOption);
+    int hops = 0;
+    for (auto it = hop.globalMatch(r.out); it.hasNext();) {
+        const auto m = it.next();
+        ++hops;
+        QCOMPARE(m.captured(2).toInt(), hops);
+        QCOMPARE(m.captured(3).toInt(), (hops - 1) % 3);
+    }
+    QCOMPARE(hops, 900);
 }
 
 void TestSimMmpirun::terminatesCrashesTheNode()
