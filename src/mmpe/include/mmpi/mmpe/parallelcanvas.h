@@ -1,0 +1,131 @@
+// mmpi::ParallelCanvas: one shared MMPE picture drawn by every member of a
+// communicator, either on the root only (drawOnRoot) or on every device
+// (broadcast), through the root, which numbers the frames (docs/mmpe.md).
+#pragma once
+
+#include <mmpi/comm/communicator.h>
+#include <mmpi/mmpe/canvasdecoder.h>
+#include <mmpi/mmpe/canvasencoder.h>
+#include <mmpi/mmpe/canvasscene.h>
+
+#include <QCoroTask>
+#include <QHash>
+#include <QObject>
+
+namespace mmpi {
+
+class ParallelCanvas : public QObject
+{
+    Q_OBJECT
+public:
+    enum class Mode {
+        DrawOnRoot, // every member's frames go to the root, which alone draws them
+        Broadcast,  // the root numbers every frame and relays it to all: every scene is the same
+    };
+    Q_ENUM(Mode)
+
+    // The tags the canvas uses on its communicator.
+    enum Tag {
+        SubmitTag = 1,        // member -> root: one frame (a batch from its own encoder)
+        FrameTag = 2,         // root -> members: a numbered frame to apply (Broadcast)
+        ReplayRequestTag = 3, // member -> root: empty; "send me the picture"
+        ReplayTag = 4,        // root -> member: the replay's batches, then an empty message
+    };
+
+    // Construct it on every member of `comm`, with the same mode, root and
+    // logical size. Give it a communicator of its own (`co_await comm.dup()`):
+    // it listens to every source and tag of it. A non-root member in
+    // Broadcast mode asks the root for the replay at once, so a member
+    // created after frames were drawn catches up.
+    ParallelCanvas(const Communicator &comm, Mode mode, int root = 0, QSize logicalSize = QSize(1024, 768),
+                   QObject *parent = nullptr);
+    ~ParallelCanvas() override;
+
+    Mode mode() const { return m_mode; }
+    int root() const { return m_root; }
+    bool isRoot() const { return m_comm.rank() == m_root; }
+    const Communicator &communicator() const { return m_comm; }
+
+    // ---- drawing (any member). Commands collect in the current frame; an
+    // error means the command is out of range and was not added.
+    Result<void> setPen(const CanvasState::Pen &pen);
+    Result<void> setBrush(const CanvasState::Brush &brush);
+    Result<void> setFont(const CanvasState::Font &font);
+    Result<void> drawLine(QPoint from, QPoint to);
+    Result<void> drawPolyline(const QList<QPoint> &points);
+    Result<void> drawRect(const QRect &rect);
+    Result<void> fillRect(const QRect &rect);
+    Result<void> drawEllipse(const QRect &bounds);
+    Result<void> drawPolygon(const QList<QPoint> &points);
+    Result<void> drawText(QPoint baseline, const QString &text);
+    Result<void> drawImage(QPoint topLeft, const QImage &image);
+    Result<void> clear(QRgb color);
+    Result<void> append(const CanvasCommand &command);
+    // Sends the frame to the root (the root hands its own to itself). In
+    // Broadcast mode a member sees its frame when the root relays it back.
+    Result<void> endFrame();
+    // Frames this member has ended.
+    quint32 framesSubmitted() const { return m_submitted; }
+
+    // ---- the picture here
+    const CanvasScene &scene() const { return m_scene; }
+    // The local scene rendered headlessly (the logical size if invalid).
+    QImage image(QSize size = QSize()) const;
+    // Asks the root for the replay since its last clear; the local scene is
+    // replaced by it (replayed() then). The root's own call does nothing.
+    void requestReplay();
+
+    // Frame barrier, collective (every member calls it, in the same order as
+    // the other collectives on the communicator): returns the root's frame
+    // number F once every frame ended on any member before the call has
+    // been applied at the root and (Broadcast) here: every device may then
+    // show frame F. In DrawOnRoot mode the others return F at once. The
+    // canvas must outlive the task. (A struct, not a Result: QCoro::waitFor
+    // needs a default-constructible value.)
+    struct Flip
+    {
+        quint32 frame = 0;
+        Error error; // NoError, or why the barrier failed (a lost node...)
+    };
+    QCoro::Task<Flip> flipTogether();
+
+Q_SIGNALS:
+    // A frame was applied to the local scene.
+    void frameReady(quint32 frame);
+    // The local scene was replaced by the root's replay (up to `frame`).
+    void replayed(quint32 frame);
+    // Bytes that are not a valid frame, or a message that has no business
+    // here, were refused; the scene is unchanged.
+    void messageRefused(int source, const mmpi::Error &reason);
+    // Root: a submission (valid or not) arrived; for flipTogether().
+    void submissionArrived(int source);
+
+private:
+    void listen();
+    void handle(int source, int tag, const QByteArray &bytes);
+    void refuse(int source, const Error &reason);
+    void acceptSubmission(int source, const QByteArray &bytes);
+    void applyFrame(const QByteArray &bytes);
+    void sendReplay(int member);
+
+    Communicator m_comm;
+    Mode m_mode;
+    int m_root;
+    CanvasScene m_scene;
+    CanvasEncoder m_encoder; // this member's own frames
+    CanvasDecoder m_decoder;
+    quint32 m_submitted = 0;
+    Request m_listening;
+    bool m_closing = false;
+
+    // root
+    CanvasEncoder m_relay; // the one numbered stream
+    QHash<int, CanvasState> m_senderState;
+    QHash<int, quint32> m_received; // submissions by source
+
+    // member receiving a replay
+    std::optional<CanvasScene> m_replaying;
+    bool m_replayFailed = false;
+};
+
+} // namespace mmpi

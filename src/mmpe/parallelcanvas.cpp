@@ -1,0 +1,254 @@
+#include <mmpi/mmpe/parallelcanvas.h>
+
+#include "mmpelogging.h"
+
+#include <QCoroSignal>
+#include <QScopeGuard>
+
+namespace mmpi {
+
+ParallelCanvas::ParallelCanvas(const Communicator &comm, Mode mode, int root, QSize logicalSize, QObject *parent)
+    : QObject(parent), m_comm(comm), m_mode(mode), m_root(root), m_scene(logicalSize)
+{
+    m_relay.setFrameNumber(1);
+    if (root < 0 || root >= comm.size())
+        qCWarning(lcMmpe) << "ParallelCanvas: root" << root << "is not a rank of a communicator of" << comm.size();
+    listen();
+    if (m_mode == Mode::Broadcast && !isRoot())
+        requestReplay();
+}
+
+ParallelCanvas::~ParallelCanvas()
+{
+    m_closing = true;
+    m_listening.cancel();
+}
+
+// ---------------------------------------------------------------- drawing
+
+Result<void> ParallelCanvas::append(const CanvasCommand &command)
+{
+    return m_encoder.append(command);
+}
+
+Result<void> ParallelCanvas::setPen(const CanvasState::Pen &pen) { return append(CanvasCommand::setPen(pen)); }
+Result<void> ParallelCanvas::setBrush(const CanvasState::Brush &brush) { return append(CanvasCommand::setBrush(brush)); }
+Result<void> ParallelCanvas::setFont(const CanvasState::Font &font) { return append(CanvasCommand::setFont(font)); }
+Result<void> ParallelCanvas::drawLine(QPoint from, QPoint to) { return append(CanvasCommand::line(from, to)); }
+Result<void> ParallelCanvas::drawPolyline(const QList<QPoint> &points) { return append(CanvasCommand::polyline(points)); }
+Result<void> ParallelCanvas::drawRect(const QRect &rect) { return append(CanvasCommand::outlineRect(rect)); }
+Result<void> ParallelCanvas::fillRect(const QRect &rect) { return append(CanvasCommand::filledRect(rect)); }
+Result<void> ParallelCanvas::drawEllipse(const QRect &bounds) { return append(CanvasCommand::ellipse(bounds)); }
+Result<void> ParallelCanvas::drawPolygon(const QList<QPoint> &points) { return append(CanvasCommand::polygon(points)); }
+Result<void> ParallelCanvas::drawText(QPoint baseline, const QString &text) { return append(CanvasCommand::textAt(baseline, text)); }
+Result<void> ParallelCanvas::drawImage(QPoint topLeft, const QImage &image) { return append(CanvasCommand::imageAt(topLeft, image)); }
+Result<void> ParallelCanvas::clear(QRgb color) { return append(CanvasCommand::clear(color)); }
+
+Result<void> ParallelCanvas::endFrame()
+{
+    const QByteArray bytes = m_encoder.endFrame();
+    ++m_submitted;
+    if (isRoot()) {
+        acceptSubmission(m_root, bytes);
+        return success();
+    }
+    if (auto sent = m_comm.isend(m_root, SubmitTag, bytes).test(); sent && !sent->hasValue())
+        return sent->error();
+    return success();
+}
+
+QImage ParallelCanvas::image(QSize size) const
+{
+    return m_scene.toImage(size);
+}
+
+void ParallelCanvas::requestReplay()
+{
+    if (isRoot())
+        return;
+    m_comm.isend(m_root, ReplayRequestTag, QByteArray());
+}
+
+// ---------------------------------------------------------------- receiving
+
+void ParallelCanvas::listen()
+{
+    const Request request = m_listening = m_comm.irecv(AnySource, AnyTag);
+    request.onFinished(this, [this, request] {
+        const auto status = request.wait();
+        if (!status) {
+            if (!m_closing)
+                qCDebug(lcMmpe).noquote() << "parallel canvas stops listening:" << status.error().message;
+            return;
+        }
+        if (const auto bytes = request.value<QByteArray>(); bytes)
+            handle(status->source, status->tag, *bytes);
+        else
+            refuse(status->source, bytes.error());
+        listen();
+    });
+}
+
+void ParallelCanvas::refuse(int source, const Error &reason)
+{
+    qCWarning(lcMmpe).noquote() << "parallel canvas on rank" << m_comm.rank() << "refuses a message from rank"
+                                << source << ":" << reason.toString();
+    Q_EMIT messageRefused(source, reason);
+}
+
+void ParallelCanvas::handle(int source, int tag, const QByteArray &bytes)
+{
+    const bool fromRoot = source == m_root;
+    if (isRoot() && tag == SubmitTag) {
+        acceptSubmission(source, bytes);
+    } else if (isRoot() && tag == ReplayRequestTag) {
+        sendReplay(source);
+    } else if (!isRoot() && fromRoot && tag == FrameTag && m_mode == Mode::Broadcast) {
+        applyFrame(bytes);
+    } else if (!isRoot() && fromRoot && tag == ReplayTag) {
+        if (!m_replaying) {
+            m_replaying.emplace(m_scene.logicalSize());
+            m_replayFailed = false;
+        }
+        if (!bytes.isEmpty()) {
+            if (m_replayFailed)
+                return;
+            if (auto ok = m_replaying->appendBytes(bytes, m_decoder.limits()); !ok) {
+                m_replayFailed = true;
+                refuse(source, ok.error());
+            }
+            return;
+        }
+        // The end of the replay: it replaces the scene, unless it is older
+        // than what this member already has (it never is: the root answers
+        // in the order of its frames) or was damaged.
+        CanvasScene replay = std::move(*m_replaying);
+        m_replaying.reset();
+        if (m_replayFailed)
+            return;
+        const quint32 frame = replay.currentFrame().value_or(0);
+        if (m_scene.currentFrame() && replay.currentFrame() && *m_scene.currentFrame() > frame)
+            return;
+        if (!replay.currentFrame() && m_scene.currentFrame())
+            return; // the root has nothing yet (or never drew since a restart): keep ours
+        m_scene = std::move(replay);
+        Q_EMIT replayed(frame);
+    } else {
+        refuse(source, Error(ErrorCode::ProtocolViolation,
+                             QStringLiteral("tag %1 from rank %2 is not for this member").arg(tag).arg(source)));
+    }
+}
+
+// Root: one member's frame, made part of the numbered stream. The member's
+// encoder left out state it had sent in its earlier frames, but other
+// members' frames may have come in between, so the frame is re-encoded after
+// that member's pen, brush and font (the relay encoder drops what is already
+// in effect on the stream).
+void ParallelCanvas::acceptSubmission(int source, const QByteArray &bytes)
+{
+    ++m_received[source];
+    const auto cleanup = qScopeGuard([this, source] { Q_EMIT submissionArrived(source); });
+    auto batch = m_decoder.decode(bytes);
+    if (!batch) {
+        refuse(source, batch.error());
+        return;
+    }
+    CanvasState state = m_senderState.value(source);
+    CanvasEncoder attempt = m_relay;
+    Result<void> ok;
+    for (const CanvasCommand &c : {CanvasCommand::setPen(state.pen), CanvasCommand::setBrush(state.brush),
+                                   CanvasCommand::setFont(state.font)})
+        if (ok = attempt.append(c); !ok)
+            break;
+    for (const CanvasCommand &c : std::as_const(batch->commands)) {
+        if (!ok || c.opcode == CanvasOpcode::EndFrame)
+            break;
+        if (c.opcode == CanvasOpcode::SetPen)
+            state.pen = c.pen;
+        else if (c.opcode == CanvasOpcode::SetBrush)
+            state.brush = c.brush;
+        else if (c.opcode == CanvasOpcode::SetFont)
+            state.font = c.font;
+        ok = attempt.append(c);
+    }
+    if (!ok) {
+        refuse(source, ok.error());
+        return;
+    }
+    const QByteArray frame = attempt.endFrame();
+    m_relay = attempt;
+    m_senderState.insert(source, state);
+    if (m_mode == Mode::Broadcast)
+        for (int r = 0; r < m_comm.size(); ++r)
+            if (r != m_root)
+                m_comm.isend(r, FrameTag, frame);
+    applyFrame(frame);
+}
+
+void ParallelCanvas::applyFrame(const QByteArray &bytes)
+{
+    auto batch = m_decoder.decode(bytes);
+    if (!batch) {
+        refuse(m_root, batch.error());
+        return;
+    }
+    // Frames the replay already holds are skipped.
+    if (m_scene.currentFrame() && batch->frame <= *m_scene.currentFrame())
+        return;
+    if (auto ok = m_scene.appendBatch(*batch); !ok) {
+        refuse(m_root, ok.error());
+        return;
+    }
+    Q_EMIT frameReady(batch->frame);
+}
+
+void ParallelCanvas::sendReplay(int member)
+{
+    CanvasEncoder encoder; // a fresh receiver starts from the defaults
+    for (const CanvasBatch &batch : m_scene.replay()) {
+        auto bytes = encoder.encode(batch);
+        if (!bytes) {
+            qCWarning(lcMmpe).noquote() << "parallel canvas: cannot encode the replay:" << bytes.error().toString();
+            break;
+        }
+        m_comm.isend(member, ReplayTag, *bytes);
+    }
+    m_comm.isend(member, ReplayTag, QByteArray());
+}
+
+// ---------------------------------------------------------------- barrier
+
+QCoro::Task<ParallelCanvas::Flip> ParallelCanvas::flipTogether()
+{
+    const Communicator comm = m_comm;
+    const int root = m_root;
+    // 1. The root learns how many frames each member has ended, and waits
+    //    until all of them have arrived (point-to-point from one member
+    //    arrives in order, but not in step with the collective).
+    auto counts = co_await comm.gather(m_submitted, root);
+    if (!counts)
+        co_return Flip{0, counts.error()};
+    quint32 frame = 0;
+    if (comm.rank() == root) {
+        auto missing = [&] {
+            for (int r = 0; r < counts->size(); ++r)
+                if (m_received.value(r) < counts->at(r))
+                    return true;
+            return false;
+        };
+        while (missing())
+            co_await qCoro(this, &ParallelCanvas::submissionArrived);
+        frame = m_scene.currentFrame().value_or(0);
+    }
+    // 2. Everyone learns the frame number, and waits until it is applied here.
+    auto flip = co_await comm.bcast(frame, root);
+    if (!flip)
+        co_return Flip{0, flip.error()};
+    frame = *flip;
+    if (m_mode == Mode::Broadcast)
+        while (frame > 0 && m_scene.currentFrame().value_or(0) < frame)
+            co_await qCoro(this, &ParallelCanvas::frameReady);
+    co_return Flip{frame, {}};
+}
+
+} // namespace mmpi

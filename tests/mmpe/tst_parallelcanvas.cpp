@@ -1,0 +1,283 @@
+// ParallelCanvas with four in-process nodes over the local transport:
+// broadcast mode gives every node the same pixels as a single-process
+// reference scene built from the same commands (image blocks and a clear
+// included), also when all nodes draw at once and flip together; drawOnRoot
+// changes only the root's picture; a member created after frames were drawn
+// catches up through the replay; malformed bytes from a rogue member are
+// refused and leave every scene as it would be without them.
+#include "commworld.h"
+#include "canvassamples.h"
+
+#include <mmpi/mmpe/parallelcanvas.h>
+
+#include <QGuiApplication>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace mmpi;
+using mmpi::test::CommWorld;
+using namespace samples;
+
+namespace {
+
+constexpr int Patience = 20000;
+const QSize Logical(320, 240);
+const QSize Target(320, 240);
+
+// The commands of frame k (drawn by rank k % 4). State is set only in some
+// frames, so a sender's later frames rely on the state its earlier ones set
+// while other senders' frames come in between.
+QList<CanvasCommand> frameCommands(int k)
+{
+    QList<CanvasCommand> c;
+    if (k % 3 == 0)
+        c << CanvasCommand::setPen({qRgba(40 * k % 256, 200, 255 - 20 * k, 255), quint16(1 + k % 4),
+                                    k % 2 ? CanvasPenStyle::Dash : CanvasPenStyle::Solid});
+    if (k % 4 == 1)
+        c << CanvasCommand::setBrush({CanvasBrushStyle::Solid, qRgba(200, 30 * k % 256, 60, 200)});
+    if (k == 2)
+        c << CanvasCommand::setFont(bigFont());
+    c << CanvasCommand::line({10 * k, 5}, {300 - 7 * k, 230});
+    c << CanvasCommand::ellipse(QRect(20 + 9 * k, 30 + 5 * k, 60, 40));
+    c << CanvasCommand::polygon({{150, 10 + k}, {200 + k, 80}, {120, 90 - k}});
+    c << CanvasCommand::filledRect(QRect(250 - 5 * k, 150, 30, 20));
+    c << CanvasCommand::outlineRect(QRect(5 + k, 180, 50, 40));
+    c << CanvasCommand::polyline({{0, 100 + k}, {40, 120}, {80, 100 - k}, {120, 130}});
+    c << CanvasCommand::textAt({30, 200 + k}, QStringLiteral("frame %1").arg(k));
+    if (k == 5)
+        c << CanvasCommand::imageAt({100, 100}, gradientImage(64, 48, true));
+    if (k == 6)
+        c.prepend(CanvasCommand::clear(0xFF203040));
+    if (k == 9)
+        c << CanvasCommand::imageAt({180, 20}, noiseImage(40, 40, 7));
+    return c;
+}
+
+// What a single process draws for frames sent in this order by these ranks:
+// each frame runs with its sender's own pen, brush and font.
+class Reference
+{
+public:
+    void add(int sender, const QList<CanvasCommand> &commands)
+    {
+        CanvasState &s = m_state[sender];
+        QVERIFY(m_encoder.append(CanvasCommand::setPen(s.pen)));
+        QVERIFY(m_encoder.append(CanvasCommand::setBrush(s.brush)));
+        QVERIFY(m_encoder.append(CanvasCommand::setFont(s.font)));
+        for (const CanvasCommand &c : commands) {
+            if (c.opcode == CanvasOpcode::SetPen)
+                s.pen = c.pen;
+            else if (c.opcode == CanvasOpcode::SetBrush)
+                s.brush = c.brush;
+            else if (c.opcode == CanvasOpcode::SetFont)
+                s.font = c.font;
+            QVERIFY(m_encoder.append(c));
+        }
+        QVERIFY(m_scene.appendBytes(m_encoder.endFrame()));
+    }
+    QImage image() const { return m_scene.toImage(Target); }
+    const CanvasScene &scene() const { return m_scene; }
+
+private:
+    QHash<int, CanvasState> m_state;
+    CanvasEncoder m_encoder;
+    CanvasScene m_scene{Logical};
+};
+
+void draw(ParallelCanvas &canvas, const QList<CanvasCommand> &commands)
+{
+    for (const CanvasCommand &c : commands)
+        QVERIFY2(canvas.append(c), "command refused");
+    QVERIFY(canvas.endFrame());
+}
+
+bool reached(const std::vector<std::unique_ptr<ParallelCanvas>> &canvases, quint32 frame)
+{
+    for (const auto &c : canvases)
+        if (c && c->scene().currentFrame().value_or(0) < frame)
+            return false;
+    return true;
+}
+
+QImage blank()
+{
+    return CanvasScene(Logical).toImage(Target);
+}
+
+} // namespace
+
+class TestParallelCanvas : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void broadcastGivesEveryNodeTheSamePixels()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        std::vector<std::unique_ptr<ParallelCanvas>> canvases;
+        for (int r = 0; r < 4; ++r)
+            canvases.push_back(std::make_unique<ParallelCanvas>(w[r], ParallelCanvas::Mode::Broadcast, 0, Logical));
+        QSignalSpy ready(canvases[2].get(), &ParallelCanvas::frameReady);
+        Reference reference;
+        constexpr int Frames = 12;
+        for (int k = 0; k < Frames; ++k) {
+            const int sender = k % 4;
+            draw(*canvases[sender], frameCommands(k));
+            reference.add(sender, frameCommands(k));
+            QVERIFY2(QTest::qWaitFor([&] { return reached(canvases, quint32(k + 1)); }, Patience),
+                     qPrintable(QStringLiteral("frame %1 not applied everywhere").arg(k + 1)));
+        }
+        QCOMPARE(ready.size(), Frames);
+        QCOMPARE(ready.last().at(0).toUInt(), quint32(Frames));
+        const QImage expected = reference.image();
+        QVERIFY(expected != blank());
+        for (int r = 0; r < 4; ++r) {
+            QCOMPARE(canvases[r]->scene().frameCount(), Frames);
+            QCOMPARE(canvases[r]->image(Target), expected);
+        }
+        // The clear in frame 6 is kept: the replay starts there.
+        QCOMPARE(canvases[0]->scene().replay().size(), Frames - 6);
+
+        // All at once: the order is the root's, the same on every node.
+        const QImage before = canvases[0]->image(Target);
+        for (int r = 0; r < 4; ++r)
+            draw(*canvases[r], frameCommands(20 + r));
+        std::vector<QCoro::Task<ParallelCanvas::Flip>> flips;
+        for (int r = 0; r < 4; ++r)
+            flips.push_back(canvases[r]->flipTogether());
+        for (int r = 0; r < 4; ++r) {
+            const auto flipped = QCoro::waitFor(flips[size_t(r)]);
+            QVERIFY2(!flipped.error.isError(), qPrintable(flipped.error.toString()));
+            QCOMPARE(flipped.frame, quint32(Frames + 4));
+            // flipTogether() returned: the frame is here already.
+            QCOMPARE(canvases[r]->scene().currentFrame(), std::optional<quint32>(Frames + 4));
+        }
+        CanvasScene rebuilt(Logical);
+        for (const CanvasBatch &b : canvases[0]->scene().batches())
+            QVERIFY(rebuilt.appendBatch(b));
+        const QImage after = rebuilt.toImage(Target);
+        QVERIFY(after != before);
+        for (int r = 0; r < 4; ++r)
+            QCOMPARE(canvases[r]->image(Target), after);
+    }
+
+    void drawOnRootChangesOnlyTheRoot()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        std::vector<std::unique_ptr<ParallelCanvas>> canvases;
+        for (int r = 0; r < 4; ++r)
+            canvases.push_back(std::make_unique<ParallelCanvas>(w[r], ParallelCanvas::Mode::DrawOnRoot, 0, Logical));
+        Reference reference;
+        for (int k = 0; k < 6; ++k) {
+            const int sender = 1 + k % 3;
+            draw(*canvases[sender], frameCommands(k + 3));
+            reference.add(sender, frameCommands(k + 3));
+            QVERIFY(QTest::qWaitFor([&] { return canvases[0]->scene().currentFrame() == quint32(k + 1); }, Patience));
+        }
+        std::vector<QCoro::Task<ParallelCanvas::Flip>> flips;
+        for (int r = 0; r < 4; ++r)
+            flips.push_back(canvases[r]->flipTogether());
+        for (auto &f : flips) {
+            const auto flipped = QCoro::waitFor(f);
+            QVERIFY2(!flipped.error.isError(), qPrintable(flipped.error.toString()));
+            QCOMPARE(flipped.frame, quint32(6));
+        }
+        QTest::qWait(100);
+        QVERIFY(reference.image() != blank());
+        QCOMPARE(canvases[0]->image(Target), reference.image());
+        for (int r = 1; r < 4; ++r) {
+            QCOMPARE(canvases[r]->scene().frameCount(), 0);
+            QCOMPARE(canvases[r]->image(Target), blank());
+        }
+    }
+
+    void lateMemberCatchesUp()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        std::vector<std::unique_ptr<ParallelCanvas>> canvases(4);
+        for (int r = 0; r < 3; ++r)
+            canvases[size_t(r)] = std::make_unique<ParallelCanvas>(w[r], ParallelCanvas::Mode::Broadcast, 0, Logical);
+        Reference reference;
+        for (int k = 0; k < 9; ++k) {
+            const int sender = k % 3;
+            draw(*canvases[size_t(sender)], frameCommands(k));
+            reference.add(sender, frameCommands(k));
+            QVERIFY(QTest::qWaitFor([&] { return reached(canvases, quint32(k + 1)); }, Patience));
+        }
+        canvases[3] = std::make_unique<ParallelCanvas>(w[3], ParallelCanvas::Mode::Broadcast, 0, Logical);
+        QSignalSpy replayed(canvases[3].get(), &ParallelCanvas::replayed);
+        QVERIFY(replayed.wait(Patience) || replayed.size() == 1);
+        QCOMPARE(replayed.first().at(0).toUInt(), 9u);
+        // The replay replaced what had queued up: only the frames since the clear (6).
+        QCOMPARE(canvases[3]->scene().frameCount(), 3);
+        QCOMPARE(canvases[3]->image(Target), reference.image());
+        QCOMPARE(canvases[3]->image(Target), canvases[0]->image(Target));
+
+        // It draws too, and asks again: still the same picture as everyone.
+        draw(*canvases[3], frameCommands(10));
+        reference.add(3, frameCommands(10));
+        QVERIFY(QTest::qWaitFor([&] { return reached(canvases, 10); }, Patience));
+        canvases[1]->requestReplay();
+        QSignalSpy replayed1(canvases[1].get(), &ParallelCanvas::replayed);
+        QVERIFY(replayed1.wait(Patience) || replayed1.size() == 1);
+        QCOMPARE(canvases[1]->scene().frameCount(), 4);
+        for (int r = 0; r < 4; ++r)
+            QCOMPARE(canvases[size_t(r)]->image(Target), reference.image());
+    }
+
+    void rogueBytesAreRefused()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        std::vector<std::unique_ptr<ParallelCanvas>> canvases;
+        for (int r = 0; r < 4; ++r)
+            canvases.push_back(std::make_unique<ParallelCanvas>(w[r], ParallelCanvas::Mode::Broadcast, 0, Logical));
+        QSignalSpy refusedAtRoot(canvases[0].get(), &ParallelCanvas::messageRefused);
+        QSignalSpy refusedAt1(canvases[1].get(), &ParallelCanvas::messageRefused);
+        Reference reference;
+        draw(*canvases[1], frameCommands(0));
+        reference.add(1, frameCommands(0));
+        QVERIFY(QTest::qWaitFor([&] { return reached(canvases, 1); }, Patience));
+
+        // Rank 2 goes rogue on the canvas's communicator.
+        CanvasEncoder encoder;
+        QVERIFY(encoder.append(CanvasCommand::filledRect(QRect(0, 0, 320, 240))));
+        const QByteArray valid = encoder.endFrame();
+        const QList<QByteArray> junk{QByteArray("not a frame at all"), valid.left(valid.size() - 1),
+                                     valid + QByteArray(1, '\0'), QByteArray()};
+        for (const QByteArray &bytes : junk)
+            QVERIFY(w[2].send(0, ParallelCanvas::SubmitTag, bytes).wait());
+        // Not a QByteArray at all.
+        QVERIFY(w[2].send(0, ParallelCanvas::SubmitTag, QList<int>{1, 2, 3}).wait());
+        // Frames may only come from the root; nor may a member be sent a replay.
+        QVERIFY(w[2].send(1, ParallelCanvas::FrameTag, valid).wait());
+        QVERIFY(w[2].send(1, ParallelCanvas::ReplayTag, valid).wait());
+        QVERIFY(w[2].send(1, 99, valid).wait());
+        QVERIFY(QTest::qWaitFor([&] { return refusedAtRoot.size() == junk.size() + 1; }, Patience));
+        QVERIFY(QTest::qWaitFor([&] { return refusedAt1.size() == 3; }, Patience));
+        QCOMPARE(refusedAtRoot.first().at(0).toInt(), 2);
+
+        draw(*canvases[3], frameCommands(1));
+        reference.add(3, frameCommands(1));
+        QVERIFY(QTest::qWaitFor([&] { return reached(canvases, 2); }, Patience));
+        QTest::qWait(100);
+        for (int r = 0; r < 4; ++r) {
+            QCOMPARE(canvases[r]->scene().frameCount(), 2);
+            QCOMPARE(canvases[r]->image(Target), reference.image());
+        }
+        QVERIFY(reference.image() != blank());
+    }
+};
+
+int main(int argc, char **argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QGuiApplication app(argc, argv);
+    TestParallelCanvas test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_parallelcanvas.moc"
