@@ -1,6 +1,7 @@
 // mmpi-bench: MMPI's benchmarks, started by mmpirun on every rank, e.g.
 //   mmpirun -n 2 --transport tcp mmpi-bench pingpong --sizes 1,1024 --json
 // Rank 0 prints a table (or one JSON line with --json).
+#include "canvas.h"
 #include "checkpoint.h"
 #include "collectives.h"
 #include "pingpong.h"
@@ -25,12 +26,14 @@ int usage(FILE *out, int status)
                  "[--topology T,...] [--sizes N,N,...] [--iterations K] [--json]\n"
                  "       mmpirun -n 2 [--transport T] mmpi-bench stream [--count N] [--size BYTES] [--json]\n"
                  "       mmpi-bench checkpoint [--sizes 64K,1M,...] [--repeat N] [--dir DIR] [--json]\n"
+                 "       mmpirun -n N [--transport T] mmpi-bench canvas [--frames F] [--primitives P] [--json]\n"
                  "  pingpong   round-trip latency and one-way bandwidth between ranks 0 and 1\n"
                  "  bcast      broadcast from rank 0 (per topology), allreduce (sum of doubles), barrier,\n"
                  "  alltoall   and alltoall: time until the last rank is done\n"
                  "  stream     N numbered messages from rank 0 to rank 1, checked for loss, duplicates\n"
                  "             and order across reconnections (exits 1 if any)\n"
                  "  checkpoint k0 and k1 of a checkpoint per size, beside dd with fsync (no mmpirun)\n"
+                 "  canvas     MMPE primitives per second broadcast to every rank, bytes per primitive\n"
                  "Run `mmpi-bench <benchmark> --help` for the options of a benchmark.\n");
     return status;
 }
@@ -44,7 +47,8 @@ int main(int argc, char *argv[])
     const bool collective = mmpi::bench::isCollective(argv[1]);
     const bool stream = std::strcmp(argv[1], "stream") == 0;
     const bool checkpoint = std::strcmp(argv[1], "checkpoint") == 0;
-    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream && !checkpoint) {
+    const bool canvas = std::strcmp(argv[1], "canvas") == 0;
+    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream && !checkpoint && !canvas) {
         std::fprintf(stderr, "mmpi-bench: unknown benchmark '%s'\n", argv[1]);
         return usage(stderr, 2);
     }
@@ -56,7 +60,8 @@ int main(int argc, char *argv[])
         // --help works outside mmpirun too.
         for (int i = 2; i < argc; ++i)
             if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0)
-                return stream       ? mmpi::bench::runStream(nullptr, {}, argc - 1, argv + 1, {})
+                return canvas       ? mmpi::bench::runCanvas({}, argc - 1, argv + 1, {}, {})
+                       : stream     ? mmpi::bench::runStream(nullptr, {}, argc - 1, argv + 1, {})
                        : collective ? mmpi::bench::runCollective({}, argc - 1, argv + 1, {}, {})
                                     : mmpi::bench::runPingPong({}, argc - 1, argv + 1, {});
         std::fprintf(stderr, "mmpi-bench: %s\nStart it with mmpirun, e.g.: mmpirun -n 2 mmpi-bench pingpong\n",
@@ -73,7 +78,8 @@ int main(int argc, char *argv[])
     const QString link = config->transport == QLatin1String("sim")
                              ? config->transportOptions.value(QStringLiteral("link"), QStringLiteral("bluetooth")).toString()
                              : QString();
-    const int status = stream ? mmpi::bench::runStream(&world, *comm, argc - 1, argv + 1, config->transport)
+    const int status = canvas ? mmpi::bench::runCanvas(*comm, argc - 1, argv + 1, config->transport, link)
+                       : stream ? mmpi::bench::runStream(&world, *comm, argc - 1, argv + 1, config->transport)
                        : collective ? mmpi::bench::runCollective(*comm, argc - 1, argv + 1, config->transport, link)
                                     : mmpi::bench::runPingPong(*comm, argc - 1, argv + 1, config->transport);
     // Leave cleanly: the peer may still be receiving our last message.
