@@ -898,8 +898,9 @@ void Engine::fail(const Error &error)
     }
     m_deadline.stop();
     m_discoveryTimer.stop();
-    setState(World::State::Failed);
+    // The error first: World holds it by the time its state says Failed.
     Q_EMIT failed(error);
+    setState(World::State::Failed);
     dropAllLinks();
 }
 

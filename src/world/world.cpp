@@ -85,12 +85,11 @@ void World::form(const WorldConfig &config)
         handleEngineState(State::Formed);
         Q_EMIT formed();
     });
+    // Kept here, reported with the state: error() is set whenever state()
+    // says Failed, and errorOccurred() follows stateChanged(Failed).
     connect(engine, &detail::Engine::failed, this, [this](const Error &error) {
-        {
-            QMutexLocker lock(&d->mutex);
-            d->error = error;
-        }
-        Q_EMIT errorOccurred(error);
+        QMutexLocker lock(&d->mutex);
+        d->error = error;
     });
     connect(engine, &detail::Engine::peerRefused, this, &World::peerRefused);
     // Queued to this thread, in the order the engine emitted them.
@@ -209,8 +208,11 @@ void World::close()
 
 void World::handleEngineState(State state)
 {
-    if (d->state.exchange(state) != state)
-        Q_EMIT stateChanged(state);
+    if (d->state.exchange(state) == state)
+        return;
+    Q_EMIT stateChanged(state);
+    if (state == State::Failed)
+        Q_EMIT errorOccurred(error());
 }
 
 World::State World::state() const { return d->state; }
