@@ -301,7 +301,7 @@ void StreamLink::failWith(const Error &error)
 {
     // A refused connect is routine (callers retry while peers start up) and
     // reported to the owner; only trouble on an established link is a warning.
-    if (error.code == ErrorCode::ConnectFailed)
+    if (error.code == ErrorCode::ConnectFailed || error.code == ErrorCode::ConnectionRefused)
         qCDebug(lcTransport).noquote() << "link" << peerAddress() << "failed:" << error.toString();
     else
         qCWarning(lcTransport).noquote() << "link" << peerAddress() << "failed:" << error.toString();
