@@ -14,7 +14,6 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
-#include <QTimer>
 #include <QtEndian>
 
 #include <cstdio>
@@ -231,14 +230,6 @@ int main(int argc, char *argv[])
             }
         }
     }
-    world.close();
-    QEventLoop closing;
-    QObject::connect(&world, &World::stateChanged, &closing, [&](World::State s) {
-        if (s == World::State::Closed)
-            closing.quit();
-    });
-    QTimer::singleShot(5000, &closing, &QEventLoop::quit);
-    if (world.state() != World::State::Closed)
-        closing.exec();
+    world.closeAndWait();
     return status;
 }

@@ -19,33 +19,19 @@ QList<int> ranksFrom(const QList<qint64> &items, qsizetype from)
 } // namespace
 
 Agreement::Agreement(const Communicator &control, Chooser choose, QObject *parent)
-    : QObject(parent), m_control(control), m_choose(std::move(choose))
-{
-    listen();
-}
-
-Agreement::~Agreement()
-{
-    m_listening.cancel();
-}
-
-void Agreement::listen()
-{
-    const Request request = m_listening = m_control.irecv(AnySource, AnyTag);
-    request.onFinished(this, [this, request] {
-        const auto status = request.wait();
-        if (!status) {
-            // The world closed or the communicator went: nothing more comes.
-            qCDebug(lcFt).noquote() << "agreement stops listening:" << status.error().message;
-            return;
-        }
+    : QObject(parent)
+    , m_control(control)
+    , m_choose(std::move(choose))
+    , m_inbox(control, this, QStringLiteral("agreement"), [this](const Status &status, const Request &request) {
         if (const auto items = request.value<QList<qint64>>(); items && !items->isEmpty())
-            handleMessage(status->source, status->tag, *items);
+            handleMessage(status.source, status.tag, *items);
         else
-            qCWarning(lcFt) << "ignoring a malformed agreement message from rank" << status->source;
-        listen();
-    });
+            qCWarning(lcFt) << "ignoring a malformed agreement message from rank" << status.source;
+    })
+{
 }
+
+Agreement::~Agreement() = default;
 
 void Agreement::handleMessage(int source, int tag, const QList<qint64> &items)
 {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <mmpi/comm/communicator.h>
+#include <mmpi/comm/messagelistener.h>
 #include <mmpi/ft/policy.h>
 #include <mmpi/wire/frame.h>
 
@@ -46,7 +47,6 @@ Q_SIGNALS:
 
 private:
     enum Tag { ProposeTag = 1, DecideTag = 2 };
-    void listen();
     void handleMessage(int source, int tag, const QList<qint64> &items);
     void handlePropose(int source, quint32 round, const QList<qint64> &items);
     void handleDecide(const Decision &decision);
@@ -59,7 +59,6 @@ private:
     static QList<qint64> encode(const Decision &decision);
 
     Communicator m_control;
-    Request m_listening; // withdrawn when this object goes
     Chooser m_choose;
     QSet<int> m_known;           // failed members known here
     quint32 m_round = 0;         // rounds decided
@@ -68,6 +67,7 @@ private:
     int m_proposedTo = mmpi::NoRank; // where this round's proposal went
     QHash<int, quint32> m_proposals; // coordinator: member -> its unused id
     QList<std::pair<int, QList<qint64>>> m_early; // proposals of later rounds
+    MessageListener m_inbox; // last: it may deliver as soon as it is made
 };
 
 } // namespace mmpi::detail

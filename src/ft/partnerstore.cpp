@@ -76,16 +76,23 @@ Error malformed(int from, const QString &what)
 } // namespace
 
 PartnerStore::PartnerStore(const Communicator &comm, CheckpointStore *own, QObject *parent)
-    : QObject(parent), m_comm(comm), m_own(own)
+    : QObject(parent)
+    , m_comm(comm)
+    , m_own(own)
+    , m_inbox(comm, this, QStringLiteral("partner store"), [this](const Status &status, const Request &request) {
+        const auto bytes = request.value<QByteArray>();
+        if (bytes && status.tag == m_tagBase + CopyTag)
+            handleCopy(status.source, *bytes);
+        else if (bytes && status.tag == m_tagBase + AckTag)
+            handleAck(status.source, *bytes);
+        else
+            qCWarning(lcFt) << "partner store: ignoring a message (tag" << status.tag << ") from rank" << status.source;
+    })
 {
     connect(own, &CheckpointStore::checkpointed, this, [this](quint64 epoch) { sendCopy(epoch); });
-    listen();
 }
 
-PartnerStore::~PartnerStore()
-{
-    m_listening.cancel();
-}
+PartnerStore::~PartnerStore() = default;
 
 void PartnerStore::setPartnerCount(int k)
 {
@@ -132,26 +139,6 @@ void PartnerStore::sendCopy(quint64 epoch)
         m_comm.isend(partner, m_tagBase + CopyTag, message);
         Q_EMIT copySent(partner, epoch, message.size(), state->size());
     }
-}
-
-void PartnerStore::listen()
-{
-    const Request request = m_listening = m_comm.irecv(AnySource, AnyTag);
-    request.onFinished(this, [this, request] {
-        const auto status = request.wait();
-        if (!status) {
-            qCDebug(lcFt).noquote() << "partner store stops listening:" << status.error().message;
-            return;
-        }
-        const auto bytes = request.value<QByteArray>();
-        if (bytes && status->tag == m_tagBase + CopyTag)
-            handleCopy(status->source, *bytes);
-        else if (bytes && status->tag == m_tagBase + AckTag)
-            handleAck(status->source, *bytes);
-        else
-            qCWarning(lcFt) << "partner store: ignoring a message (tag" << status->tag << ") from rank" << status->source;
-        listen();
-    });
 }
 
 void PartnerStore::handleCopy(int from, const QByteArray &message)

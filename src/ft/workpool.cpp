@@ -31,10 +31,7 @@ WorkPool::WorkPool(World *world, const Communicator &comm, int manager, QObject 
 {
 }
 
-WorkPool::~WorkPool()
-{
-    m_listening.cancel();
-}
+WorkPool::~WorkPool() = default;
 
 // ---------------------------------------------------------------- manager
 
@@ -53,25 +50,14 @@ void WorkPool::manage(QList<QByteArray> items)
         m_pending.push_back(i);
     if (m_world)
         connect(m_world, &World::nodeLost, this, [this](int worldRank) { handleLost(worldRank); });
-    listen();
-    finishIfDone();
-}
-
-void WorkPool::listen()
-{
-    const Request request = m_listening = m_comm.irecv(AnySource, AnyTag);
-    request.onFinished(this, [this, request] {
-        const auto status = request.wait();
-        if (!status) {
-            qCDebug(lcFt).noquote() << "work pool stops listening:" << status.error().message;
-            return;
-        }
+    m_inbox = std::make_unique<MessageListener>(m_comm, this, QStringLiteral("work pool"),
+                                                [this](const Status &status, const Request &request) {
         if (const auto bytes = request.value<QByteArray>(); bytes)
-            handle(status->source, status->tag - m_tagBase, *bytes);
+            handle(status.source, status.tag - m_tagBase, *bytes);
         else
-            qCWarning(lcFt) << "work pool: ignoring a message of the wrong type from rank" << status->source;
-        listen();
+            qCWarning(lcFt) << "work pool: ignoring a message of the wrong type from rank" << status.source;
     });
+    finishIfDone();
 }
 
 void WorkPool::handle(int worker, int tag, const QByteArray &bytes)

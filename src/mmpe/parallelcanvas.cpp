@@ -13,16 +13,18 @@ ParallelCanvas::ParallelCanvas(const Communicator &comm, Mode mode, int root, QS
     m_relay.setFrameNumber(1);
     if (root < 0 || root >= comm.size())
         qCWarning(lcMmpe) << "ParallelCanvas: root" << root << "is not a rank of a communicator of" << comm.size();
-    listen();
+    m_inbox = std::make_unique<MessageListener>(m_comm, this, QStringLiteral("parallel canvas"),
+                                                [this](const Status &status, const Request &request) {
+        if (const auto bytes = request.value<QByteArray>(); bytes)
+            handle(status.source, status.tag, *bytes);
+        else
+            refuse(status.source, bytes.error());
+    });
     if (m_mode == Mode::Broadcast && !isRoot())
         requestReplay();
 }
 
-ParallelCanvas::~ParallelCanvas()
-{
-    m_closing = true;
-    m_listening.cancel();
-}
+ParallelCanvas::~ParallelCanvas() = default;
 
 // ---------------------------------------------------------------- drawing
 
@@ -70,24 +72,6 @@ void ParallelCanvas::requestReplay()
 }
 
 // ---------------------------------------------------------------- receiving
-
-void ParallelCanvas::listen()
-{
-    const Request request = m_listening = m_comm.irecv(AnySource, AnyTag);
-    request.onFinished(this, [this, request] {
-        const auto status = request.wait();
-        if (!status) {
-            if (!m_closing)
-                qCDebug(lcMmpe).noquote() << "parallel canvas stops listening:" << status.error().message;
-            return;
-        }
-        if (const auto bytes = request.value<QByteArray>(); bytes)
-            handle(status->source, status->tag, *bytes);
-        else
-            refuse(status->source, bytes.error());
-        listen();
-    });
-}
 
 void ParallelCanvas::refuse(int source, const Error &reason)
 {

@@ -6,6 +6,7 @@
 #include <mmpi/core/logging.h>
 
 #include <QEventLoop>
+#include <QTimer>
 #include <QMutex>
 #include <QThread>
 #include <QUuid>
@@ -311,6 +312,20 @@ WorldConfig World::config() const
 {
     QMutexLocker lock(&d->mutex);
     return d->config;
+}
+
+void World::closeAndWait()
+{
+    QEventLoop loop;
+    connect(this, &World::stateChanged, &loop, [&](State state) {
+        if (state == State::Closed)
+            loop.quit();
+    });
+    // The engine closes by its own timeout; this bound only guards a bug.
+    QTimer::singleShot(config().closeTimeout + std::chrono::seconds(5), &loop, &QEventLoop::quit);
+    close();
+    if (d->state != State::Closed)
+        loop.exec();
 }
 
 Result<void> World::waitForFormed()

@@ -4,6 +4,7 @@
 // checkpoint on every member with that member's rank; a member whose newest
 // checkpoint is corrupt brings everyone back to the epoch before.
 #include "commworld.h"
+#include "storedstate.h"
 
 #include <mmpi/ft/coordinatedcheckpoint.h>
 
@@ -18,26 +19,14 @@ namespace {
 
 constexpr int Patience = 20000;
 
-struct Node
-{
-    QByteArray state;
-    CheckpointStore store;
-};
+using Node = mmpi::test::StoredState;
 
-// A store per rank in `dir`, whose state is `rank: <text>`.
+// A store per rank in `dir`.
 std::vector<std::unique_ptr<Node>> nodesIn(const QTemporaryDir &dir, int size)
 {
     std::vector<std::unique_ptr<Node>> nodes;
-    for (int r = 0; r < size; ++r) {
-        auto node = std::make_unique<Node>();
-        node->store.setDirectory(dir.filePath(QStringLiteral("rank%1").arg(r)));
-        Node *n = node.get();
-        n->store.setState([n] { return n->state; }, [n](const QByteArray &b) {
-            n->state = b;
-            return success();
-        });
-        nodes.push_back(std::move(node));
-    }
+    for (int r = 0; r < size; ++r)
+        nodes.push_back(std::make_unique<Node>(dir.filePath(QStringLiteral("rank%1").arg(r))));
     return nodes;
 }
 

@@ -3,6 +3,7 @@
 // is on the partner's disk and outlives its owner; a partner that lost its
 // copy gets a whole one next time; k partners keep one each.
 #include "commworld.h"
+#include "storedstate.h"
 
 #include <mmpi/ft/partnerstore.h>
 
@@ -19,10 +20,9 @@ namespace {
 
 constexpr int Patience = 20000;
 
-struct Node
+struct Node : mmpi::test::StoredState
 {
-    QByteArray state;
-    CheckpointStore store;
+    using StoredState::StoredState;
     std::unique_ptr<PartnerStore> partners;
     std::unique_ptr<QSignalSpy> sent;
     std::unique_ptr<QSignalSpy> stored;
@@ -32,14 +32,9 @@ std::vector<std::unique_ptr<Node>> nodesFor(const CommWorld &w, const QTemporary
 {
     std::vector<std::unique_ptr<Node>> nodes;
     for (int r = 0; r < w.size(); ++r) {
-        auto node = std::make_unique<Node>();
+        auto node = std::make_unique<Node>(dir.filePath(QStringLiteral("rank%1").arg(r)));
         Node *n = node.get();
         n->state = QByteArray(300 * 1024, char('a' + r)); // 5 blocks, the last one short
-        n->store.setDirectory(dir.filePath(QStringLiteral("rank%1").arg(r)));
-        n->store.setState([n] { return n->state; }, [n](const QByteArray &b) {
-            n->state = b;
-            return success();
-        });
         n->partners = std::make_unique<PartnerStore>(w[r], &n->store);
         n->partners->setPartnerCount(partnerCount);
         n->sent = std::make_unique<QSignalSpy>(n->partners.get(), &PartnerStore::copySent);

@@ -185,6 +185,6 @@ int main(int argc, char *argv[])
             .arg(ft.communicator().size())
             .arg(ft.communicator().rank())
             .arg(list(ft.blankRanks())));
-    test::leaveWorld(world);
+    world.closeAndWait();
     return 0;
 }

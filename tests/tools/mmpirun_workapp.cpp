@@ -104,6 +104,6 @@ int main(int argc, char *argv[])
             say(QStringLiteral("event=worker-done computed=%1").arg(outcome.computed));
         }
     }
-    test::leaveWorld(world);
+    world.closeAndWait();
     return status;
 }

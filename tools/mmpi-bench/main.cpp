@@ -10,7 +10,6 @@
 #include <mmpi/world/world.h>
 
 #include <QCoreApplication>
-#include <QEventLoop>
 
 #include <cstdio>
 #include <cstring>
@@ -83,13 +82,6 @@ int main(int argc, char *argv[])
                        : collective ? mmpi::bench::runCollective(*comm, argc - 1, argv + 1, config->transport, link)
                                     : mmpi::bench::runPingPong(*comm, argc - 1, argv + 1, config->transport);
     // Leave cleanly: the peer may still be receiving our last message.
-    QEventLoop leaving;
-    QObject::connect(&world, &mmpi::World::stateChanged, &leaving, [&](mmpi::World::State state) {
-        if (state == mmpi::World::State::Closed)
-            leaving.quit();
-    });
-    world.close();
-    if (world.state() != mmpi::World::State::Closed)
-        leaving.exec();
+    world.closeAndWait();
     return status;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <mmpi/comm/communicator.h>
+#include <mmpi/comm/messagelistener.h>
 #include <mmpi/ft/checkpointstore.h>
 
 #include <QHash>
@@ -61,7 +62,6 @@ private:
         QList<QByteArray> confirmed; // block hashes of the copy the partner holds
         QHash<quint64, QList<QByteArray>> pending; // by epoch, until acknowledged
     };
-    void listen();
     void handleCopy(int from, const QByteArray &message);
     void handleAck(int from, const QByteArray &message);
     Result<QByteArray> apply(int from, const QByteArray &message, quint64 &epoch);
@@ -69,7 +69,6 @@ private:
     CheckpointStore *storeOf(int rank);
 
     Communicator m_comm;
-    Request m_listening; // withdrawn when this object goes, or the next message would be lost
     QPointer<CheckpointStore> m_own;
     int m_partnerCount = 1;
     int m_tagBase = DefaultTagBase;
@@ -77,6 +76,7 @@ private:
     QHash<int, QByteArray> m_held;           // the last state held of each sender
     QHash<int, QByteArray> m_toWrite;        // a copy being written to its store
     QHash<int, std::shared_ptr<CheckpointStore>> m_copies;
+    MessageListener m_inbox; // last: it may deliver as soon as it is made
 };
 
 } // namespace mmpi

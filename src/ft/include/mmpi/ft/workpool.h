@@ -6,6 +6,7 @@
 #pragma once
 
 #include <mmpi/comm/communicator.h>
+#include <mmpi/comm/messagelistener.h>
 #include <mmpi/world/world.h>
 
 #include <QCoroTask>
@@ -16,6 +17,7 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
 
 namespace mmpi {
 
@@ -70,7 +72,6 @@ Q_SIGNALS:
 
 private:
     enum Tag { RequestTag, ItemTag, DoneTag, ResultTag };
-    void listen();
     void handle(int worker, int tag, const QByteArray &bytes);
     void handleLost(int worldRank);
     void serve(int worker);
@@ -79,7 +80,7 @@ private:
 
     QPointer<World> m_world;
     Communicator m_comm;
-    Request m_listening; // the manager's; withdrawn when this object goes
+    std::unique_ptr<MessageListener> m_inbox; // the manager's
     int m_manager;
     int m_tagBase = DefaultTagBase;
     // manager

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <mmpi/comm/communicator.h>
+#include <mmpi/comm/messagelistener.h>
 #include <mmpi/mmpe/canvasdecoder.h>
 #include <mmpi/mmpe/canvasencoder.h>
 #include <mmpi/mmpe/canvasscene.h>
@@ -11,6 +12,8 @@
 #include <QCoroTask>
 #include <QHash>
 #include <QObject>
+
+#include <memory>
 
 namespace mmpi {
 
@@ -101,7 +104,6 @@ Q_SIGNALS:
     void submissionArrived(int source);
 
 private:
-    void listen();
     void handle(int source, int tag, const QByteArray &bytes);
     void refuse(int source, const Error &reason);
     void acceptSubmission(int source, const QByteArray &bytes);
@@ -115,8 +117,7 @@ private:
     CanvasEncoder m_encoder; // this member's own frames
     CanvasDecoder m_decoder;
     quint32 m_submitted = 0;
-    Request m_listening;
-    bool m_closing = false;
+    std::unique_ptr<MessageListener> m_inbox; // made once the rest is in place
 
     // root
     CanvasEncoder m_relay; // the one numbered stream

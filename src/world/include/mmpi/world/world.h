@@ -154,6 +154,10 @@ public:
     // Wait (running a local event loop) until the world is formed or failed.
     // Not on the GUI thread of an interactive app; tools and tests only.
     Result<void> waitForFormed();
+    // close(), then wait (running a local event loop) until the world is
+    // Closed: at most the configured close timeout and a little more. Same
+    // audience as waitForFormed().
+    void closeAndWait();
 
 Q_SIGNALS:
     void stateChanged(mmpi::World::State state);

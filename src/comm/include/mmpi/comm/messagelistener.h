@@ -1,0 +1,41 @@
+// mmpi::MessageListener: keeps one receive posted on a communicator for every
+// source and tag, and hands each message to a handler on the owner's thread —
+// the inbox of a protocol that answers whoever writes to it (agreements, work
+// pools, checkpoint copies, shared canvases). Withdrawn when destroyed, so a
+// message that comes later waits for the next listener instead of being lost.
+#pragma once
+
+#include <mmpi/comm/communicator.h>
+
+#include <QObject>
+
+#include <functional>
+
+namespace mmpi {
+
+class MessageListener
+{
+public:
+    // The message's status and its finished request (take the items with
+    // request.value<T>()).
+    using Handler = std::function<void(const Status &status, const Request &request)>;
+
+    // Listens on `comm` until destroyed or the communicator stops (the world
+    // closed, it was revoked: logged at debug level with `name`). `handler`
+    // runs on `owner`'s thread, and never after `owner` is gone.
+    MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler);
+    ~MessageListener();
+    MessageListener(const MessageListener &) = delete;
+    MessageListener &operator=(const MessageListener &) = delete;
+
+private:
+    void post();
+
+    Communicator m_comm;
+    QObject *m_owner;
+    QString m_name;
+    Handler m_handler;
+    Request m_posted;
+};
+
+} // namespace mmpi
