@@ -224,6 +224,27 @@ void Matcher::handlePeerGone(int rank, const Error &reason)
     }
 }
 
+// The replacement starts from a checkpoint and sends again what the old node
+// sent after it: messages of the old node nobody received yet would arrive twice.
+void Matcher::handlePeerRejoined(int rank)
+{
+    QMutexLocker lock(&m_mutex);
+    m_gone.remove(rank);
+    qsizetype dropped = 0;
+    for (auto it = m_unexpected.begin(); it != m_unexpected.end();) {
+        if (it->header.source == rank) {
+            m_unexpectedBytes -= it->payload.size();
+            it = m_unexpected.erase(it);
+            ++dropped;
+        } else {
+            ++it;
+        }
+    }
+    if (dropped > 0)
+        qCWarning(lcComm) << "rank" << rank << "rejoined: dropped" << dropped
+                          << "unreceived message(s) of the node it replaces";
+}
+
 void Matcher::failCommunicator(quint32 communicator, const Error &reason)
 {
     QList<std::shared_ptr<RequestState>> failed;

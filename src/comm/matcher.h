@@ -36,6 +36,7 @@ public:
 
     void handleFrame(const Frame &frame) override;
     void handlePeerGone(int rank, const Error &reason) override;
+    void handlePeerRejoined(int rank) override;
     // Fail every receive posted on `communicator` with `reason` (revoked).
     void failCommunicator(quint32 communicator, const Error &reason);
 

@@ -25,7 +25,8 @@ enum class ControlType : qint32 {
 };
 
 // Resume: a formed world's link to a peer, made again after it broke.
-enum class LinkPurpose : quint8 { Join = 1, Mesh = 2, Resume = 3 };
+// Rejoin: a replacement for a lost member, linking to each survivor (REBUILD).
+enum class LinkPurpose : quint8 { Join = 1, Mesh = 2, Resume = 3, Rejoin = 4 };
 
 constexpr int NonceSize = 32;
 constexpr int MacSize = 32; // HMAC-SHA256

@@ -29,6 +29,17 @@ void DirectPath::setLink(Link *link)
     m_reader = std::move(reader);
 }
 
+void DirectPath::restart()
+{
+    QMutexLocker lock(&m_mutex);
+    m_replay.clear();
+    m_blockedLogged = false;
+    m_received = 0;
+    m_acked = 0;
+    m_bytesSinceAck = 0;
+    m_ackRequested = false;
+}
+
 std::shared_ptr<LinkReader> DirectPath::reader() const
 {
     QMutexLocker lock(&m_mutex);

@@ -34,6 +34,10 @@ public:
     // Progress thread: the link other threads may write to and read from
     // (nullptr: none). Cleared before the link is closed or deleted.
     void setLink(Link *link);
+    // Progress thread, when a replacement node takes the lost peer's rank
+    // (REBUILD): both streams start again from sequence 1, nothing kept.
+    // The path has no link then, so no other thread is using it.
+    void restart();
     // Any thread: the link's reader, if it has one and the path is open.
     std::shared_ptr<LinkReader> reader() const;
 

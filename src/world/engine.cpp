@@ -289,8 +289,7 @@ void Engine::connectToRoot()
     auto link = m_transport->connectTo(m_config.rootAddress);
     if (!link)
         return fail(link.error());
-    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Join,
-                                         m_config.handshakeTimeout, this);
+    auto *handshake = Handshake::connect(*link, identity(), rootPurpose(), m_config.handshakeTimeout, this);
     connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedNode);
     connect(handshake, &Handshake::failed, this, [this](Link *l, const Error &e) {
         if (l)
@@ -302,7 +301,8 @@ void Engine::connectToRoot()
 void Engine::handleRootHandshakeFailed(const Error &error)
 {
     m_lastRootError = error.message;
-    if (!isTransient(error))
+    // A replacement is refused until the root has given the old node up.
+    if (!isTransient(error) && !m_config.rejoin)
         return fail(error);
     // The root may not be listening yet: mmpirun starts every rank at once.
     qCDebug(lcWorld).noquote() << "root not reachable yet:" << error.message;
@@ -385,6 +385,8 @@ void Engine::handleRankTable(const Frame &frame)
         }
         attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
     }
+    if (m_config.rejoin)
+        return linkSurvivors();
     for (int rank = 1; rank < m_rank; ++rank)
         connectToLowerRank(rank);
     checkMeshComplete();
@@ -422,6 +424,8 @@ void Engine::connectToLowerRank(int rank)
 
 void Engine::checkMeshComplete()
 {
+    if (m_config.rejoin)
+        return checkRejoinComplete();
     if (!m_haveTable || m_meshReadySent)
         return;
     const int linked = linkedCount() + 1;
@@ -438,11 +442,16 @@ void Engine::handleIncomingLink(Link *link)
 {
     link->setParent(this);
     if (m_state == World::State::Formed) {
-        // Only a peer that lost its link to us dials a formed world.
+        // Only a peer that lost its link to us, or a node taking a lost
+        // member's place, dials a formed world.
         auto *handshake = Handshake::accept(link, identity(), [this](const PeerIdentity &peer) {
-            return admitResume(peer);
+            return peer.purpose == LinkPurpose::Rejoin ? admitRejoin(peer) : admitResume(peer);
         }, m_config.handshakeTimeout, this);
-        connect(handshake, &Handshake::succeeded, this, &Engine::handleResumeLink);
+        connect(handshake, &Handshake::succeeded, this, [this](Link *l, const PeerIdentity &peer) {
+            if (peer.purpose == LinkPurpose::Rejoin)
+                return handleRejoinLink(l, peer);
+            handleResumeLink(l, peer);
+        });
         connect(handshake, &Handshake::failed, this, &Engine::handleResumeRefused);
         return;
     }
@@ -475,12 +484,21 @@ void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
     Peer &peer = m_peers[rank];
     peer.info = info;
     // Enough queued on the link to keep the socket busy between wake-ups.
-    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
-    peer.reassembler = std::make_shared<Reassembler>(m_config.maxMessageSize);
     // Made with the link: a peer formed before us may send messages (numbered
     // from 1) before our Start.
-    peer.path = std::make_shared<DirectPath>(rank, linkHighWater(), m_config.replayBufferSize);
+    ensurePeerState(rank);
     connectLink(rank, link);
+}
+
+void Engine::ensurePeerState(int rank)
+{
+    Peer &peer = m_peers[rank];
+    if (peer.path)
+        return;
+    // Enough queued on the link to keep the socket busy between wake-ups.
+    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
+    peer.reassembler = std::make_shared<Reassembler>(m_config.maxMessageSize);
+    peer.path = std::make_shared<DirectPath>(rank, linkHighWater(), m_config.replayBufferSize);
 }
 
 void Engine::connectLink(int rank, Link *link)
@@ -851,6 +869,16 @@ QString Engine::describeMissing() const
                                      m_lastRootError.isEmpty() ? QStringLiteral("no answer") : m_lastRootError);
     if (!m_haveTable)
         return QStringLiteral("the root sent no rank table");
+    if (m_config.rejoin && !missing.isEmpty()) {
+        QList<int> refusing;
+        for (int r : std::as_const(missing))
+            if (!m_peers.at(r).info.address.isEmpty())
+                refusing.append(r);
+        return QStringLiteral("rank(s) %1 did not admit this node as rank %2 (last answer: %3)")
+            .arg(rankList(refusing))
+            .arg(m_rank)
+            .arg(m_lastRejoinError.isEmpty() ? QStringLiteral("none") : m_lastRejoinError);
+    }
     if (!missing.isEmpty())
         return QStringLiteral("rank %1 has no link to rank(s) %2").arg(m_rank).arg(rankList(missing));
     return QStringLiteral("the root did not start the world");
@@ -871,6 +899,7 @@ void Engine::becomeFormed()
         Peer &peer = m_peers[rank];
         if (rank == m_rank)
             continue;
+        ensurePeerState(rank); // a member already gone when this node rejoined has no link
         m_paths[rank] = peer.path;
         peer.path->setLink(peer.link);
     }
@@ -883,6 +912,8 @@ void Engine::becomeFormed()
     for (const Frame &frame : std::exchange(m_earlyFrames, {}))
         Q_EMIT frameReceived(frame);
     m_earlyBytes = 0;
+    if (m_config.rejoin)
+        reportAbsentMembers();
 }
 
 void Engine::fail(const Error &error)

@@ -71,6 +71,9 @@ Q_SIGNALS:
     void nodeSuspect(int rank);
     void nodeAlive(int rank);
     void linkQualityChanged(int rank);
+    // A replacement node took the lost member's rank (REBUILD); `info` is its
+    // identity. Its streams start afresh: nothing from the old node carries over.
+    void nodeRejoined(int rank, const mmpi::NodeInfo &info);
 
 private:
     struct Peer
@@ -144,6 +147,16 @@ private:
     void handleResume(int rank, const Frame &frame);
     void giveUp(int rank, World::FailureClass failureClass, const Error &reason);
     void stopReconnecting(Peer &peer);
+    // rejoining a formed world in a lost member's place (enginerejoin.cpp)
+    LinkPurpose rootPurpose() const;
+    Result<void> admitRejoin(const PeerIdentity &peer) const;
+    void handleRejoinLink(Link *link, const PeerIdentity &id);
+    RankTable currentRankTable() const;
+    void linkSurvivors();
+    void dialSurvivor(int rank);
+    void checkRejoinComplete();
+    void reportAbsentMembers();
+    void ensurePeerState(int rank);
     void handleHeartbeat(int rank, const Frame &frame);
     void handleHeartbeatCheck();
     void startFailureDetector();
@@ -184,6 +197,7 @@ private:
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_earlyMeshLinks;
     QString m_lastRootError;
     int m_rootAttempts = 0;
+    QString m_lastRejoinError;
     bool m_deadlineGraceUsed = false;
     QHash<int, int> m_meshAttempts;
     // frames that arrive between a peer's Start and ours

@@ -31,6 +31,14 @@ public:
     // `received`, has not got, oldest first (the rest are forgotten).
     Result<std::deque<Frame>> framesAfter(quint64 received);
 
+    // Forget everything; numbering starts again at 1 (a new peer's stream).
+    void clear()
+    {
+        m_frames.clear();
+        m_bytes = 0;
+        m_next = 1;
+    }
+
     qint64 bytes() const { return m_bytes; }
     qsizetype frameCount() const { return qsizetype(m_frames.size()); }
     quint64 acknowledged() const { return m_next - 1 - quint64(m_frames.size()); }

@@ -17,6 +17,8 @@ namespace mmpi {
 
 MessageSink::~MessageSink() = default;
 
+void MessageSink::handlePeerRejoined(int) {}
+
 bool MessageSink::acceptsFromAnyThread(const FrameHeader &) const
 {
     return false;
@@ -118,6 +120,16 @@ void World::connectEngineTraffic(detail::Engine *engine)
         if (auto sink = messageSink())
             sink->handlePeerGone(rank, {ErrorCode::LinkClosed, QStringLiteral("rank %1 left the world").arg(rank)});
         QMetaObject::invokeMethod(this, [this, rank] { Q_EMIT nodeLeft(rank); }, Qt::QueuedConnection);
+    }, Qt::DirectConnection);
+    connect(engine, &detail::Engine::nodeRejoined, this, [this](int rank, const NodeInfo &info) {
+        {
+            QMutexLocker lock(&d->mutex);
+            if (rank >= 0 && rank < d->nodes.size())
+                d->nodes[rank] = info;
+        }
+        if (auto sink = messageSink())
+            sink->handlePeerRejoined(rank);
+        QMetaObject::invokeMethod(this, [this, rank] { Q_EMIT nodeRejoined(rank); }, Qt::QueuedConnection);
     }, Qt::DirectConnection);
     connect(engine, &detail::Engine::nodeLost, this, [this](int rank, FailureClass failureClass, const Error &reason) {
         if (auto sink = messageSink())

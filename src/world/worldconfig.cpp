@@ -40,6 +40,9 @@ Result<void> WorldConfig::validate() const
         return badConfig(QStringLiteral("rank %1 is out of range 0..%2").arg(rank).arg(size - 1));
     if (mode == Mode::Launched && !isRoot() && rootAddress.isEmpty())
         return badConfig(QStringLiteral("rank %1 needs the root's address").arg(rank));
+    if (rejoin && (mode != Mode::Launched || isRoot()))
+        return badConfig(QStringLiteral("only a launched node of rank 1 or more can rejoin (rank 0 is the one it "
+                                        "rejoins through)"));
     if (minimumSize < 0 || minimumSize > size)
         return badConfig(QStringLiteral("minimum size %1 is out of range 0..%2").arg(minimumSize).arg(size));
     if (worldName.isEmpty())
@@ -141,6 +144,7 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
         config.transportOptions = options.object().toVariantMap();
     }
     config.listenAddress = env.value(QStringLiteral("MMPI_LISTEN_ADDRESS"));
+    config.rejoin = env.value(QStringLiteral("MMPI_REJOIN")) == QLatin1String("1");
     if (config.isRoot()) {
         // The root listens where the others join it.
         if (!config.listenAddress.isEmpty() && config.listenAddress != config.rootAddress)

@@ -48,6 +48,9 @@ public:
     virtual bool acceptsFromAnyThread(const FrameHeader &header) const;
     // The peer left (goodbye) or was lost; no more frames come from it.
     virtual void handlePeerGone(int rank, const Error &reason) = 0;
+    // A replacement node took a gone peer's rank (World::nodeRejoined):
+    // frames come from that rank again. Default: nothing to do.
+    virtual void handlePeerRejoined(int rank);
 };
 
 // Runs once a frame handed to sendFrame() is on its way to the operating
@@ -189,6 +192,12 @@ Q_SIGNALS:
     void nodeAlive(int rank);
     // linkQuality(rank) changed: a new round trip, or a new status.
     void linkQualityChanged(int rank);
+    // A new node took the rank of a member this node had lost (it was
+    // started with WorldConfig::rejoin; REBUILD). nodes() lists it now. It
+    // starts with nothing of the old node's messages or state: frames sent
+    // to the old node and not received are gone, and the app restores the
+    // rank's state from a checkpoint (docs/fault-tolerance.md#rebuild).
+    void nodeRejoined(int rank);
 
 private:
     friend class FrameWaiter; // reads links on a waiting thread

@@ -36,6 +36,12 @@ struct WorldConfig
     int minimumSize = 0;
     // Launched: where rank 0 listens; other ranks connect there.
     QString rootAddress;
+    // Launched, rank > 0: this node replaces the lost member of that rank in a
+    // world that is already formed (REBUILD, docs/fault-tolerance.md#rebuild).
+    // It joins through the root, which must be alive; each member admits it
+    // once it has given the old node up, so it is retried until then, within
+    // formationTimeout.
+    bool rejoin = false;
     // Where this node listens for mesh links (empty: the transport chooses).
     QString listenAddress;
 
@@ -86,7 +92,7 @@ struct WorldConfig
     // MMPI_TRANSPORT, MMPI_ROOT_ADDRESS, MMPI_WORLD_KEY (hex), MMPI_WORLD_NAME,
     // MMPI_FORMATION_TIMEOUT_MS, MMPI_TRANSPORT_OPTIONS (a JSON object, into
     // transportOptions), MMPI_LISTEN_ADDRESS (this node's listenAddress),
-    // and, if set, MMPI_HEARTBEAT_INTERVAL_MS, MMPI_HEARTBEAT_TIMEOUT_MS,
+    // MMPI_REJOIN=1 (rejoin), and, if set, MMPI_HEARTBEAT_INTERVAL_MS, MMPI_HEARTBEAT_TIMEOUT_MS,
     // MMPI_RECONNECT_GRACE_MS and MMPI_REPLAY_BUFFER_BYTES.
     // Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();

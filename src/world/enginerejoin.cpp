@@ -1,0 +1,162 @@
+// Rejoining (docs/fault-tolerance.md#rebuild): a replacement node takes the
+// rank of a member the world has given up. It joins through the root, which
+// answers with the current rank table, then links to every other member;
+// each member admits it only once it has given the old node up itself, so
+// the replacement retries refusals until its formation deadline. Both ends
+// of every new link start their streams afresh: nothing of the old node's
+// traffic carries over (its state comes back from a checkpoint, issue 6).
+#include "engine.h"
+
+#include <mmpi/core/logging.h>
+
+namespace mmpi::detail {
+
+namespace {
+
+Error rejoinRefusal(const QString &message)
+{
+    return {ErrorCode::AuthenticationFailed, message};
+}
+
+} // namespace
+
+LinkPurpose Engine::rootPurpose() const
+{
+    return m_config.rejoin ? LinkPurpose::Rejoin : LinkPurpose::Join;
+}
+
+Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
+{
+    if (peer.rank < 1 || peer.rank >= m_size || peer.rank == m_rank)
+        return rejoinRefusal(QStringLiteral("rank %1 cannot rejoin this world of %2 through rank %3")
+                                 .arg(peer.rank).arg(m_size).arg(m_rank));
+    const Peer &known = m_peers.at(peer.rank);
+    if (known.link || known.reconnecting)
+        return rejoinRefusal(QStringLiteral("rank %1 is still a member here (%2)")
+                                 .arg(peer.rank)
+                                 .arg(known.reconnecting ? QStringLiteral("reconnecting to it")
+                                                         : QStringLiteral("linked")));
+    if (known.info.nodeId == peer.nodeId)
+        return rejoinRefusal(QStringLiteral("node %1 was given up as rank %2; a replacement needs a new identity")
+                                 .arg(peer.nodeId).arg(peer.rank));
+    return success();
+}
+
+// Survivor side: the lost member's rank gets the new node, with fresh
+// streams, and (on the root) the replacement learns who else is there.
+void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
+{
+    const int rank = id.rank;
+    Peer &peer = m_peers[rank];
+    stopReconnecting(peer);
+    discardLink(peer);
+    peer.info = {rank, id.nodeId, id.listenAddress};
+    peer.saidGoodbye = false;
+    peer.closeReason = {};
+    peer.failureClass = World::FailureClass::Normal;
+    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
+    peer.reassembler = std::make_shared<Reassembler>(m_config.maxMessageSize);
+    peer.path->restart();
+    connectLink(rank, link);
+    peer.path->setLink(link);
+    if (!peer.receiving)
+        link->setReading(false);
+    m_detector->watch(rank, FailureDetector::Clock::now(), link->counters().framesSent);
+    if (m_rank == 0)
+        link->sendFrame(encodeControl(currentRankTable()));
+    qCWarning(lcWorld).noquote() << "rank" << rank << "rejoined: node" << id.nodeId << "at"
+                                 << id.listenAddress << "replaces the lost one";
+    Q_EMIT nodeRejoined(rank, peer.info);
+    Q_EMIT linkQualityChanged(rank);
+}
+
+// Members this node no longer has (left or lost) go out without an address:
+// the replacement does not wait for them.
+RankTable Engine::currentRankTable() const
+{
+    RankTable table;
+    for (int rank = 0; rank < m_size; ++rank) {
+        const Peer &peer = m_peers.at(rank);
+        if (rank == m_rank) {
+            table.entries.append({rank, m_nodeId, m_listenAddress});
+            continue;
+        }
+        const bool member = peer.link || peer.reconnecting;
+        table.entries.append({rank, peer.info.nodeId, member ? peer.info.address : QString()});
+    }
+    return table;
+}
+
+// Replacement side, with the root's table: link to every other member.
+void Engine::linkSurvivors()
+{
+    qCInfo(lcWorld) << "rejoining as rank" << m_rank << "of" << m_size << "; linking to the members";
+    for (int rank = 1; rank < m_size; ++rank)
+        if (rank != m_rank && !m_peers.at(rank).info.address.isEmpty())
+            dialSurvivor(rank);
+    checkRejoinComplete();
+}
+
+void Engine::dialSurvivor(int rank)
+{
+    if (m_state != World::State::Forming || m_peers.at(rank).link)
+        return;
+    auto link = m_transport->connectTo(m_peers.at(rank).info.address);
+    if (!link)
+        return fail(link.error());
+    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Rejoin, m_config.handshakeTimeout, this);
+    connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
+        if (peer.nodeId != m_peers.at(rank).info.nodeId) {
+            l->close();
+            l->deleteLater();
+            return fail({ErrorCode::ProtocolViolation,
+                         QStringLiteral("the node at %1 is not rank %2").arg(l->peerAddress()).arg(rank)});
+        }
+        attachPeer(rank, l, m_peers.at(rank).info);
+        checkRejoinComplete();
+    });
+    connect(handshake, &Handshake::failed, this, [this, rank](Link *l, const Error &e) {
+        if (l)
+            l->deleteLater();
+        // Refused while that member still reconnects to the old node.
+        m_lastRejoinError = e.message;
+        qCDebug(lcWorld).noquote() << "rank" << rank << "did not admit this node yet:" << e.message;
+        retryLater(m_meshAttempts[rank], [this, rank] { dialSurvivor(rank); });
+    });
+}
+
+void Engine::checkRejoinComplete()
+{
+    if (!m_haveTable || m_state != World::State::Forming)
+        return;
+    int members = 0;
+    int linked = 0;
+    for (int rank = 0; rank < m_size; ++rank) {
+        if (rank == m_rank || m_peers.at(rank).info.address.isEmpty())
+            continue;
+        ++members;
+        if (m_peers.at(rank).link)
+            ++linked;
+    }
+    Q_EMIT formationProgress(linked + 1, members + 1);
+    if (linked == members)
+        becomeFormed();
+}
+
+// Members gone before this node rejoined are lost to it from the start, so
+// that everything above (communicators, fault tolerance) sees the same world
+// as the survivors.
+void Engine::reportAbsentMembers()
+{
+    for (int rank = 0; rank < m_size; ++rank) {
+        if (rank == m_rank || m_peers.at(rank).link)
+            continue;
+        m_detector->release(rank, World::NodeStatus::Lost);
+        const Error reason{ErrorCode::NodeLost,
+                           QStringLiteral("rank %1 was already gone when rank %2 rejoined").arg(rank).arg(m_rank)};
+        Q_EMIT linkQualityChanged(rank);
+        Q_EMIT nodeLost(rank, World::FailureClass::NodeTerm, reason);
+    }
+}
+
+} // namespace mmpi::detail
