@@ -41,6 +41,17 @@ Result<Communicator> Communicator::world(World &world)
     return Communicator(std::move(data));
 }
 
+Result<Communicator> Communicator::service(World &world)
+{
+    auto made = Communicator::world(world);
+    if (!made)
+        return made.error();
+    auto data = std::make_shared<Data>(*made->m_data);
+    data->id = detail::ServiceCommunicatorId;
+    data->sequence = std::make_shared<std::atomic<quint32>>(0);
+    return Communicator(std::move(data));
+}
+
 int Communicator::rank() const { return m_data ? m_data->rank() : NoRank; }
 int Communicator::size() const { return m_data ? m_data->size() : 0; }
 quint32 Communicator::id() const { return m_data ? m_data->id : 0; }

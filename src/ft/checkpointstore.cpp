@@ -162,11 +162,20 @@ Result<quint64> CheckpointStore::checkpoint(quint64 epoch)
 {
     if (!m_save)
         return Error(ErrorCode::CheckpointFailed, QStringLiteral("no state to checkpoint: call setState() first"));
+    return write(epoch, m_save());
+}
+
+Result<quint64> CheckpointStore::importState(quint64 epoch, const QByteArray &state)
+{
+    return write(epoch, state);
+}
+
+Result<quint64> CheckpointStore::write(quint64 epoch, const QByteArray &state)
+{
     QElapsedTimer clock;
     clock.start();
     if (!QDir().mkpath(m_directory))
         return Error(ErrorCode::CheckpointFailed, QStringLiteral("cannot create the directory %1").arg(m_directory));
-    const QByteArray state = m_save();
     if (auto written = writeFile(pathOf(epoch), {headerFor(epoch, state), state}); !written) {
         qCWarning(lcFt).noquote() << "checkpoint of epoch" << epoch << "failed:" << written.error().message
                                   << "; the previous checkpoint stays";

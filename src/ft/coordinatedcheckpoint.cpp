@@ -1,6 +1,7 @@
 #include <mmpi/ft/coordinatedcheckpoint.h>
 
 #include <mmpi/core/logging.h>
+#include <mmpi/ft/partnerstore.h>
 #include <mmpi/world/world.h>
 
 #include <QCoroTimer>
@@ -56,6 +57,44 @@ QCoro::Task<Error> drain(const Communicator &comm, const QList<qint64> &sentToMe
                                                               .arg(missing.join(u", "))};
         co_await QCoro::sleepFor(std::chrono::milliseconds(2));
     }
+}
+
+// The best copy of `rank`'s state among the members: newest epoch, then
+// lowest holder, as one allreduce of epoch << 20 | (2^20 - 1 - holder).
+constexpr int HolderBits = 20;
+
+QCoro::Task<Error> handBack(Communicator own, CheckpointStore *store, int rank)
+{
+    qint64 offer = 0;
+    std::optional<PartnerStore::Copy> copy;
+    if (own.rank() != rank) {
+        if (auto held = PartnerStore::copyOf(*store, own.worldRank(rank)); held && held->epoch > 0) {
+            offer = qint64(held->epoch) << HolderBits | ((1 << HolderBits) - 1 - own.rank());
+            copy = *held;
+        }
+    }
+    const auto best = co_await own.allreduce(offer, Op::Max);
+    if (!best)
+        co_return best.error();
+    if (*best == 0)
+        co_return Error{ErrorCode::NoCheckpoint,
+                        QStringLiteral("no member keeps a copy of rank %1's state for its new node").arg(rank)};
+    const int holder = (1 << HolderBits) - 1 - int(*best & ((1 << HolderBits) - 1));
+    const quint64 epoch = quint64(*best >> HolderBits);
+    if (own.rank() == holder) {
+        const auto sent = co_await own.send(rank, 0, copy->state);
+        co_return sent ? Error{} : sent.error();
+    }
+    if (own.rank() != rank)
+        co_return Error{};
+    const auto state = co_await own.recv<QByteArray>(holder, 0);
+    if (!state)
+        co_return state.error();
+    const auto imported = store->importState(epoch, *state);
+    if (!imported)
+        co_return imported.error();
+    qCInfo(lcFt) << "took epoch" << epoch << "of this rank's state (" << state->size() << "bytes) from rank" << holder;
+    co_return Error{};
 }
 
 } // namespace
@@ -132,6 +171,31 @@ QCoro::Task<Outcome> CoordinatedCheckpoint::restore(Communicator comm, Checkpoin
             co_return Outcome{quint64(mine), {}, skipped};
         candidate = *lowest;
     }
+}
+
+QCoro::Task<Outcome> CoordinatedCheckpoint::recover(Communicator comm, CheckpointStore *store)
+{
+    // A communicator of its own: the copies must not meet the app's messages.
+    const auto own = co_await comm.dup();
+    if (!own)
+        co_return Outcome{0, own.error(), {}};
+    const qint64 lacking = store->epochs().isEmpty() ? 1 : 0;
+    const auto needs = co_await own->allgather(lacking);
+    if (!needs)
+        co_return Outcome{0, needs.error(), {}};
+    for (int rank = 0; rank < own->size(); ++rank) {
+        if (needs->at(rank) == 0)
+            continue;
+        const Error local = co_await handBack(*own, store, rank);
+        const QString what = QStringLiteral("handing rank %1 its state").arg(rank);
+        const Error handed = co_await agreeOnFailure(*own, local, what);
+        if (handed.isError()) {
+            const Error reason{local.code == ErrorCode::NoCheckpoint ? ErrorCode::NoCheckpoint : handed.code,
+                               handed.message};
+            co_return Outcome{0, reason, {}};
+        }
+    }
+    co_return co_await restore(comm, store);
 }
 
 } // namespace mmpi

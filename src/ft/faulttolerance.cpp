@@ -52,12 +52,15 @@ FaultTolerance::FaultTolerance(World *world, QObject *parent)
                  {World::FailureClass::NodeTerm, Policy::Shrink}}
 {
     connect(world, &World::nodeLost, this, &FaultTolerance::handleNodeLost);
+    connect(world, &World::nodeRejoined, this, &FaultTolerance::handleNodeRejoined);
 }
 
 FaultTolerance::~FaultTolerance() = default;
 
 Operation<void> FaultTolerance::protect(const Communicator &comm)
 {
+    if (m_world && m_world->config().rejoin)
+        return awaitWelcome(comm);
     const Operation<Communicator> dup = comm.dup();
     QPointer<FaultTolerance> self(this);
     // Whichever comes first on this thread, a wait() or the event loop, adopts it.
@@ -126,6 +129,7 @@ void FaultTolerance::startAgreement(const Communicator &control)
 void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureClass, const Error &reason)
 {
     m_lost.insert(worldRank, {failureClass, reason});
+    m_rejoined.remove(worldRank);
     if (!m_agreement)
         return;
     const int rank = m_control.rankOfWorldRank(worldRank);
@@ -178,6 +182,7 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
                               << "failed; policy" << nameOf(policy);
     switch (policy) {
     case Policy::Abort: {
+        dropPendingRebuild();
         const Error reason = abortReason(failed);
         qCCritical(lcFt).noquote() << reason.message;
         Q_EMIT aborted(reason);
@@ -186,15 +191,20 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
         return;
     }
     case Policy::Rebuild:
-        qCWarning(lcFt) << "REBUILD needs a node to join a formed world, which MMPI cannot do yet:"
-                        << "the lost rank(s) stay BLANK";
-        [[fallthrough]];
     case Policy::Blank:
         for (int rank : failed)
             m_blank.insert(m_comm.worldRank(rank));
+        if (policy == Policy::Rebuild)
+            prepareRebuild(newly, id);
+        else
+            dropPendingRebuild();
         Q_EMIT worldReconfigured(policy, newly);
+        if (policy == Policy::Rebuild && !m_rebuiltComm.isNull() && !m_awaited.isEmpty()
+            && (m_awaited - m_rejoined).isEmpty())
+            finishRebuild(); // the replacements came before the decision
         return;
     case Policy::Shrink:
+        dropPendingRebuild();
         break;
     }
     QList<int> survivors;

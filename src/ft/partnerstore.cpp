@@ -11,6 +11,31 @@ namespace mmpi {
 
 namespace {
 
+QString copyDirectory(const QString &ownDirectory, int worldRank)
+{
+    return QStringLiteral("%1/partners/rank-%2").arg(ownDirectory).arg(worldRank);
+}
+
+// The newest copy in `directory` that reads back whole.
+Result<PartnerStore::Copy> readCopy(const QString &directory, int rank)
+{
+    CheckpointStore store;
+    store.setDirectory(directory);
+    const QList<quint64> epochs = store.epochs();
+    QStringList problems;
+    for (auto it = epochs.crbegin(); it != epochs.crend(); ++it) {
+        auto state = store.read(*it);
+        if (state)
+            return PartnerStore::Copy{*it, *state};
+        problems << state.error().message;
+    }
+    return Error(ErrorCode::NoCheckpoint, problems.isEmpty()
+                                              ? QStringLiteral("no copy of rank %1's state here").arg(rank)
+                                              : QStringLiteral("no whole copy of rank %1's state: %2")
+                                                    .arg(rank)
+                                                    .arg(problems.join(u"; ")));
+}
+
 // A copy message (docs/checkpoints.md#partner-copies): epoch u64, state size
 // u64, block size u32, hash of the whole new state (32), changed blocks u32,
 // then per block its index u32, its length u32 and its bytes. An ack: epoch
@@ -221,7 +246,7 @@ void PartnerStore::handleAck(int from, const QByteArray &message)
 
 QString PartnerStore::directoryOf(int rank) const
 {
-    return QStringLiteral("%1/partners/rank-%2").arg(m_own ? m_own->directory() : QString()).arg(m_comm.worldRank(rank));
+    return copyDirectory(m_own ? m_own->directory() : QString(), m_comm.worldRank(rank));
 }
 
 // A store per sender, whose state is what apply() produced last.
@@ -238,21 +263,12 @@ CheckpointStore *PartnerStore::storeOf(int rank)
 
 Result<PartnerStore::Copy> PartnerStore::copyOf(int rank) const
 {
-    CheckpointStore store;
-    store.setDirectory(directoryOf(rank));
-    const QList<quint64> epochs = store.epochs();
-    QStringList problems;
-    for (auto it = epochs.crbegin(); it != epochs.crend(); ++it) {
-        auto state = store.read(*it);
-        if (state)
-            return Copy{*it, *state};
-        problems << state.error().message;
-    }
-    return Error(ErrorCode::NoCheckpoint, problems.isEmpty()
-                                              ? QStringLiteral("no copy of rank %1's state here").arg(rank)
-                                              : QStringLiteral("no whole copy of rank %1's state: %2")
-                                                    .arg(rank)
-                                                    .arg(problems.join(u"; ")));
+    return readCopy(directoryOf(rank), rank);
+}
+
+Result<PartnerStore::Copy> PartnerStore::copyOf(const CheckpointStore &own, int worldRank)
+{
+    return readCopy(copyDirectory(own.directory(), worldRank), worldRank);
 }
 
 } // namespace mmpi

@@ -21,7 +21,7 @@ class CommWorld
 public:
     // `tweak` adjusts each rank's configuration before it forms.
     CommWorld(const QString &transport, int size, const std::function<void(WorldConfig &)> &tweak = {})
-        : m_harness(transport, WorldConfig::Mode::Launched)
+        : m_harness(transport, WorldConfig::Mode::Launched), m_tweak(tweak)
     {
         for (int r = 0; r < size; ++r) {
             auto world = std::make_unique<World>();
@@ -51,9 +51,24 @@ public:
     int size() const { return int(m_comms.size()); }
     // Destroy a world without a goodbye: its peers see it lost.
     void kill(int rank) { m_worlds.at(size_t(rank)).reset(); }
+    // A new node takes `rank` (killed before) in the formed world, as
+    // REBUILD's replacements do (WorldConfig::rejoin). True once it formed.
+    bool replace(int rank)
+    {
+        auto world = std::make_unique<World>();
+        m_comms.at(size_t(rank)) = *Communicator::world(*world);
+        WorldConfig config = m_harness.config(rank, size());
+        if (m_tweak)
+            m_tweak(config);
+        config.rejoin = true;
+        world->form(config);
+        m_worlds.at(size_t(rank)) = std::move(world);
+        return m_worlds.at(size_t(rank))->waitForFormed().hasValue();
+    }
 
 private:
     WorldHarness m_harness;
+    std::function<void(WorldConfig &)> m_tweak;
     std::vector<std::unique_ptr<World>> m_worlds;
     std::vector<Communicator> m_comms;
     bool m_formed = true;

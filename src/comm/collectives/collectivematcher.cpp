@@ -86,6 +86,12 @@ void CollectiveMatcher::handlePeerGone(int rank, const Error &reason, bool clean
         op->peerGone(rank, reason, clean);
 }
 
+void CollectiveMatcher::handlePeerRejoined(int rank)
+{
+    QMutexLocker lock(&m_mutex);
+    m_gone.remove(rank);
+}
+
 qint64 CollectiveMatcher::earlyBytes() const
 {
     QMutexLocker lock(&m_mutex);

@@ -36,6 +36,8 @@ public:
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank, const Error &reason, bool clean);
+    // A new node took a gone peer's rank: collectives may involve it again.
+    void handlePeerRejoined(int rank);
     // Payload bytes held for collectives not started yet.
     qint64 earlyBytes() const;
 

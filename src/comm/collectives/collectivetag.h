@@ -14,6 +14,8 @@ constexpr quint32 CollectiveContextBit = 0x80000000u;
 // never given to a communicator.
 constexpr quint32 ProbeContext = 0xffffffffu;
 constexpr quint32 MaxCommunicatorId = 0x7ffffffeu;
+// Communicator::service(): above every id a communicator can be given.
+constexpr quint32 ServiceCommunicatorId = MaxCommunicatorId + 1;
 
 // The tag's fields: sequence number in bits 0-19, argument in bits 20-29
 // (a bcast frame's forwarding range length minus one, a barrier round), kind

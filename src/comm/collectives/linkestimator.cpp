@@ -324,6 +324,14 @@ void LinkEstimator::answer(int peer, quint64 nonce, int attempt)
     });
 }
 
+// A new node in the rank: nothing measured of the old one applies to it.
+void LinkEstimator::handlePeerRejoined(int rank)
+{
+    QMutexLocker lock(&m_mutex);
+    m_gone.remove(rank);
+    m_estimates.remove(rank);
+}
+
 void LinkEstimator::handlePeerGone(int rank)
 {
     Next next;

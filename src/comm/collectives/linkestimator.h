@@ -55,6 +55,7 @@ public:
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank);
+    void handlePeerRejoined(int rank);
 
     static constexpr int LatencyPings = 3;
     // Peers probed on demand, without measure(): a node's links share its

@@ -70,6 +70,13 @@ void Router::handlePeerGone(int rank, const Error &reason)
     m_estimator->handlePeerGone(rank);
 }
 
+void Router::handlePeerRejoined(int rank)
+{
+    m_matcher->handlePeerRejoined(rank);
+    m_collectives.handlePeerRejoined(rank);
+    m_estimator->handlePeerRejoined(rank);
+}
+
 // The world reports a goodbye as LinkClosed "rank N left the world" and a lost
 // link with the link's error, which may also be LinkClosed; only the message
 // tells them apart (see the report: a separate code would be cleaner).

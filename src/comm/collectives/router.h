@@ -55,6 +55,7 @@ public:
     // operations and link probes expect the progress thread.
     bool acceptsFromAnyThread(const FrameHeader &header) const override;
     void handlePeerGone(int rank, const Error &reason) override;
+    void handlePeerRejoined(int rank) override;
 
     // A peer that said goodbye has delivered everything it sent before; one
     // that was lost may not have (the world reports both through one call).

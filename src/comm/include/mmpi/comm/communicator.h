@@ -37,6 +37,12 @@ public:
     // first call routes the world's Data frames to MMPI, so make it before
     // form(): frames that arrive earlier would go to frameReceived().
     static Result<Communicator> world(World &world);
+    // MMPI's own channel over every rank of `world` (made the same way as
+    // world()), for protocols that must reach a node before it shares any
+    // other communicator with the rest: FaultTolerance welcomes a rebuilt
+    // rank here. Its id is reserved (no dup(), split() or createGroup()
+    // gets it); apps should not use it.
+    static Result<Communicator> service(World &world);
 
     bool isNull() const { return !m_data; }
     // The world it belongs to (nullptr for a null communicator).

@@ -74,6 +74,10 @@ public:
     // a full disk; the previous checkpoint is untouched by any of them.
     Result<quint64> checkpoint();
     Result<quint64> checkpoint(quint64 epoch);
+    // Write `state` as `epoch` without the state's producer: a copy of this
+    // node's state that a partner kept, handed to a new device (REBUILD).
+    // Same durability and errors as checkpoint().
+    Result<quint64> importState(quint64 epoch, const QByteArray &state);
     // Load the newest valid checkpoint into the state's consumer, passing
     // over (and saying why) corrupt or incomplete newer ones. NoCheckpoint
     // when none is valid. `atMost`: the newest epoch to consider.
@@ -94,6 +98,7 @@ Q_SIGNALS:
 
 private:
     QString pathOf(quint64 epoch) const;
+    Result<quint64> write(quint64 epoch, const QByteArray &state);
     // `parts` one after the other, durably, under `path` (docs/checkpoints.md).
     Result<void> writeFile(const QString &path, const QList<QByteArray> &parts) const;
     Result<QByteArray> readValid(quint64 epoch) const;

@@ -34,6 +34,13 @@ public:
     // Collective: every member restores the newest epoch that all of them
     // hold whole (NoCheckpoint if there is none).
     static QCoro::Task<Outcome> restore(Communicator comm, CheckpointStore *store);
+    // Collective, after REBUILD (FaultTolerance::ranksRebuilt): a member
+    // whose store holds no checkpoint (a new node in a lost rank) first gets
+    // the newest copy of its rank's state that another member keeps as its
+    // partner (PartnerStore, beside that member's store); then every member
+    // restores as restore() does. NoCheckpoint, on every member, when no
+    // member holds a copy for a rank that needs one.
+    static QCoro::Task<Outcome> recover(Communicator comm, CheckpointStore *store);
 };
 
 } // namespace mmpi

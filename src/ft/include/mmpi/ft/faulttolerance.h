@@ -32,6 +32,9 @@ public:
     // collectives on `comm`. Protection starts when the operation finishes:
     // wait() for it or co_await it on this object's thread, or let the
     // event loop run (ready() says when).
+    // On a replacement node (WorldConfig::rejoin) it is not collective: it
+    // finishes when the survivors welcome the node into the rebuilt
+    // communicator, which communicator() then returns (REBUILD).
     Operation<void> protect(const Communicator &comm);
 
     // The policy for members lost with `failureClass` (World::nodeLost).
@@ -45,8 +48,11 @@ public:
     Communicator communicator() const { return m_comm; }
     // World rank of each rank of communicator(): the rank map SHRINK publishes.
     QList<int> rankMap() const { return m_comm.group(); }
-    // Ranks of communicator() that failed and were kept (BLANK, REBUILD).
+    // Ranks of communicator() that failed and were kept (BLANK, and REBUILD
+    // until their replacements arrive).
     QList<int> blankRanks() const;
+    // REBUILD: ranks of communicator() waiting for a replacement node.
+    QList<int> awaitedRanks() const;
     // The survivors are agreeing on the failed set (no policy applied yet).
     bool isReconfiguring() const { return m_reconfiguring; }
 
@@ -58,12 +64,25 @@ Q_SIGNALS:
     // The policy was applied: `failed` holds the members that failed this
     // time, as ranks of the communicator before (for Shrink, the old one).
     void worldReconfigured(mmpi::Policy policy, const QList<int> &failed);
+    // REBUILD is complete: replacement nodes took `ranks` (of the new
+    // communicator(), which has the same group as before and a new id; the
+    // old one is revoked). The app restores its state now, on every member:
+    // CoordinatedCheckpoint::recover(communicator(), store).
+    void ranksRebuilt(const QList<int> &ranks);
     // ABORT: this node stops (the world is closed); `reason` names the lost
     // rank. Every survivor gets it.
     void aborted(const mmpi::Error &reason);
 
 private:
     void handleNodeLost(int worldRank, World::FailureClass failureClass, const Error &reason);
+    // REBUILD (faulttolerancerebuild.cpp)
+    Operation<void> awaitWelcome(const Communicator &comm);
+    Result<void> adoptWelcome(const Communicator &comm, const QList<qint64> &welcome);
+    void prepareRebuild(const QList<int> &failed, quint32 id);
+    void handleNodeRejoined(int worldRank);
+    void finishRebuild();
+    void sendWelcome(const QList<int> &worldRanks);
+    void dropPendingRebuild();
     void adopt(const Communicator &comm, const Communicator &control);
     void startAgreement(const Communicator &control);
     void apply(int round, const QList<int> &failed, Policy policy, quint32 id);
@@ -77,6 +96,13 @@ private:
     QHash<World::FailureClass, Policy> m_policies;
     QHash<int, std::pair<World::FailureClass, Error>> m_lost; // by world rank
     QSet<int> m_blank; // world ranks
+    // REBUILD under way: the lost members (world ranks) awaited, those that
+    // rejoined, and the communicators (made at the decision, so that their
+    // ids are taken) that include the replacements.
+    QSet<int> m_awaited;
+    QSet<int> m_rejoined;
+    Communicator m_rebuiltComm;
+    Communicator m_rebuiltControl;
     bool m_reconfiguring = false;
 };
 

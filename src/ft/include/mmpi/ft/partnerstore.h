@@ -48,6 +48,10 @@ public:
     // The newest whole copy this node holds of `rank`'s state (a rank of the
     // communicator). Read from disk: it outlives this object and the process.
     Result<Copy> copyOf(int rank) const;
+    // The same without a PartnerStore: the newest whole copy of world rank
+    // `worldRank`'s state kept beside `own` (what a new PartnerStore on
+    // `own` would find), e.g. after the communicator it was made on is gone.
+    static Result<Copy> copyOf(const CheckpointStore &own, int worldRank);
 
 Q_SIGNALS:
     // `bytes` is what travelled: the changed blocks and a header.

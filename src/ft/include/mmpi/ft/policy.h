@@ -14,7 +14,7 @@ Q_NAMESPACE
 enum class Policy {
     Blank,   // ranks kept; operations that involve a failed rank fail at once
     Shrink,  // a new communicator of the survivors, ranked contiguously
-    Rebuild, // a node that joins takes the lost rank (not yet: acts as Blank)
+    Rebuild, // blank until a new node rejoins in the lost rank's place, then whole again
     Abort,   // every node stops with the reason
 };
 Q_ENUM_NS(Policy)
