@@ -1,0 +1,30 @@
+// The limits of a ChannelGroup: how long a peer may take to send its ID, the
+// largest message accepted, and how much unmatched traffic one channel may
+// hold before MMPI stops reading it (PJ holds none; see docs/mp.md).
+#pragma once
+
+#include <QtGlobal>
+
+#include <chrono>
+
+namespace mmpi::mp {
+
+struct ChannelGroupOptions
+{
+    // PJ waits 30 s for the peer's channel group ID; so do we by default. It
+    // also bounds the TCP connect of an outgoing channel.
+    std::chrono::milliseconds idTimeout{30000};
+    // Largest item payload of one message (N × item size); a larger N fails
+    // the channel with FrameTooLarge before anything is allocated.
+    qint64 maxMessageSize = 64LL * 1024 * 1024;
+    // Unmatched messages one channel may hold; when either limit is reached
+    // the channel is no longer read (TCP flow control then holds the sender)
+    // until a receive takes one. Nothing is dropped.
+    int maxQueuedMessages = 1024;
+    qint64 maxQueuedBytes = 64LL * 1024 * 1024;
+    // Bytes read from a socket at once (and Qt's socket buffer), so a paused
+    // channel stops taking bytes from the kernel.
+    qint64 readChunkSize = 64 * 1024;
+};
+
+} // namespace mmpi::mp
