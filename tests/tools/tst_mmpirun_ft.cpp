@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace Qt::StringLiterals;
@@ -17,6 +18,7 @@ namespace {
 const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
 const QString app = QStringLiteral(MMPIRUN_FTAPP_PATH);
 const QString workApp = QStringLiteral(MMPIRUN_WORKAPP_PATH);
+const QString rebuildApp = QStringLiteral(MMPIRUN_REBUILDAPP_PATH);
 
 struct Run
 {
@@ -133,6 +135,33 @@ private Q_SLOTS:
         for (int rank : {1, 3})
             QVERIFY2(r.lines(rank, u"event=worker-done"_s).size() == 1, qPrintable(what));
         qInfo().noquote() << what.section(u'\n', 0, 0) << "->" << done.first();
+    }
+
+    // Issue 6's REBUILD run: rank 2's device dies (SIGKILL) between
+    // checkpoints; mmpirun starts a new node that rejoins in rank 2, takes
+    // rank 2's state from its partner's copy, and every rank ends with the
+    // total of a run without failures.
+    void rebuildResumesFromThePartnerCopy()
+    {
+        QTemporaryDir devices;
+        constexpr qint64 Iterations = 300;
+        const Run r = runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
+                                  u"rank 2 terminates at 1000ms"_s, u"--respawn"_s, u"1"_s, u"--timeout"_s, u"90"_s,
+                                  rebuildApp, u"--dir"_s, devices.path(), u"--iterations"_s,
+                                  QString::number(Iterations), u"--every"_s, u"25"_s});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
+        QVERIFY2(r.err.contains(u"node 2 crashed with signal 9 (SIGKILL); starting a replacement in rank 2"_s),
+                 qPrintable(r.dump()));
+        QVERIFY2(r.lines(2, u"event=ready rank=2 size=4 replacement=1"_s).size() == 1, qPrintable(r.dump()));
+        // Each rank r adds (r + 1) * 10 * i for i = 1..N: (r + 1) * 10 * N(N+1)/2.
+        for (int rank = 0; rank < 4; ++rank) {
+            const qint64 total = (rank + 1) * 10 * Iterations * (Iterations + 1) / 2;
+            QVERIFY2(r.lines(rank, u"event=done iterations=%1 total=%2 rank=%3"_s.arg(Iterations).arg(total).arg(rank))
+                         .size() == 1,
+                     qPrintable(r.dump()));
+            QVERIFY2(r.lines(rank, u"event=recovered epoch="_s).size() == 1, qPrintable(r.dump()));
+        }
+        qInfo().noquote() << r.lines(2, u"event=recovered"_s).constFirst();
     }
 };
 

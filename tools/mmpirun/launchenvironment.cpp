@@ -86,7 +86,14 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     return env;
 }
 
-QProcessEnvironment LaunchEnvironment::forRank(int rank) const
+QProcessEnvironment LaunchEnvironment::forReplacement(int rank) const
+{
+    QProcessEnvironment env = forRank(rank, false);
+    env.insert(u"MMPI_REJOIN"_s, u"1"_s);
+    return env;
+}
+
+QProcessEnvironment LaunchEnvironment::forRank(int rank, bool withFaults) const
 {
     QProcessEnvironment env = m_common;
     env.insert(u"MMPI_RANK"_s, QString::number(rank));
@@ -96,6 +103,9 @@ QProcessEnvironment LaunchEnvironment::forRank(int rank) const
         // The sim transport picks the faults of its own rank out of the script.
         QVariantMap options = m_transportOptions;
         options.insert(u"rank"_s, rank);
+        // A scripted fault would strike the replacement again.
+        if (!withFaults)
+            options.remove(u"faults"_s);
         env.insert(u"MMPI_TRANSPORT_OPTIONS"_s,
                    QString::fromUtf8(QJsonDocument(QJsonObject::fromVariantMap(options)).toJson(QJsonDocument::Compact)));
     }

@@ -32,7 +32,11 @@ public:
     ~LaunchEnvironment();
 
     // The inherited environment plus the whole MMPI_* contract for `rank`.
-    QProcessEnvironment forRank(int rank) const;
+    // `withFaults` false: without the sim transport's scripted faults.
+    QProcessEnvironment forRank(int rank, bool withFaults = true) const;
+    // forRank() for a node that replaces a failed one: MMPI_REJOIN=1, and
+    // no scripted faults (they would strike it again).
+    QProcessEnvironment forReplacement(int rank) const;
     QString rootAddress() const { return m_rootAddress; }
 
     // Frees the port held for rank 0; call it just before starting the nodes

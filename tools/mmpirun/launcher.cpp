@@ -107,13 +107,15 @@ struct Launcher::Node
     // Set when mmpirun asked the node to stop; its own status then does not count.
     bool stopRequested = false;
     bool killed = false;
+    bool replacement = false; // started again by --respawn
     // Shell-style: exit code, 128 + signal, or 127 if it did not start.
     int status = 0;
     QString outcome;
 };
 
 Launcher::Launcher(LaunchOptions options, LaunchEnvironment environment, QObject *parent)
-    : QObject(parent), m_options(std::move(options)), m_environment(std::move(environment))
+    : QObject(parent), m_options(std::move(options)), m_environment(std::move(environment)),
+      m_respawnsLeft(m_options.respawns)
 {
     for (int rank = 0; rank < m_options.nodes; ++rank) {
         m_nodes.push_back(std::make_unique<Node>(rank, m_options.prefixOutput));
@@ -177,7 +179,8 @@ void Launcher::start()
 
 void Launcher::startNode(Node &node)
 {
-    node.process.setProcessEnvironment(m_environment.forRank(node.rank));
+    node.process.setProcessEnvironment(node.replacement ? m_environment.forReplacement(node.rank)
+                                                        : m_environment.forRank(node.rank));
     // Nodes read no input; an open pipe nobody writes to would block them forever.
     node.process.setStandardInputFile(QProcess::nullDevice());
     node.process.setChildProcessModifier(m_childSetup);
@@ -224,9 +227,32 @@ void Launcher::onNodeFinished(Node &node, int exitCode, QProcess::ExitStatus exi
         node.outcome = u"exited with status %1"_s.arg(exitCode);
     }
     qCDebug(lcTools) << "node" << node.rank << node.outcome;
-    if (!node.stopRequested && node.status != 0)
+    if (!node.stopRequested && node.status != 0 && !respawn(node))
         reportFailure(node);
     finishIfDone();
+}
+
+// The world keeps the failed rank for a replacement (REBUILD) only if the
+// app's policy says so; mmpirun just provides the new process.
+bool Launcher::respawn(Node &node)
+{
+    if (node.rank == 0 || m_respawnsLeft == 0 || m_cause != StopCause::None)
+        return false;
+    --m_respawnsLeft;
+    say(u"node %1 %2; starting a replacement in rank %1 (MMPI_REJOIN=1; %3 more respawn(s) allowed)"_s
+            .arg(node.rank)
+            .arg(node.outcome)
+            .arg(m_respawnsLeft));
+    node.state = Node::State::Running;
+    node.replacement = true;
+    // Not from inside the old process's finished() signal.
+    QTimer::singleShot(0, this, [this, &node] {
+        if (m_cause == StopCause::None)
+            return startNode(node);
+        node.state = Node::State::NotStarted;
+        finishIfDone();
+    });
+    return true;
 }
 
 void Launcher::reportFailure(const Node &node)

@@ -43,6 +43,7 @@ private:
     void connectNode(Node &node);
     void startNode(Node &node);
     void onStartFailed(Node &node);
+    bool respawn(Node &node);
     void onNodeFinished(Node &node, int exitCode, QProcess::ExitStatus exitStatus);
     void onTimeout();
     void onSignal(int signal);
@@ -67,6 +68,7 @@ private:
     StopCause m_cause = StopCause::None;
     int m_signal = 0;
     bool m_finished = false;
+    int m_respawnsLeft = 0;
 };
 
 } // namespace mmpi::tools

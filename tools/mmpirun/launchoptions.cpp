@@ -68,6 +68,10 @@ struct CommandLine
     QCommandLineOption keepGoing{u"keep-going"_s,
         u"When a node exits with a non-zero status or crashes, let the other nodes run "
         "to completion instead of stopping them (default: off)."_s};
+    QCommandLineOption respawn{u"respawn"_s,
+        u"When a node of rank 1 or more crashes or exits non-zero, start a replacement in its rank "
+        "with MMPI_REJOIN=1 (it rejoins the formed world: REBUILD), at most N times in all; a "
+        "replacement runs without --fault events (default: 0)."_s, u"N"_s, u"0"_s};
     QCommandLineOption noPrefix{u"no-prefix"_s,
         u"Do not prefix each output line with \"[rank] \" (default: prefix on)."_s};
     QCommandLineOption help = parser.addHelpOption();
@@ -80,7 +84,7 @@ struct CommandLine
         // Everything after the program name belongs to the program, with or without "--".
         parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsPositionalArguments);
         parser.addOptions({nodes, transport, link, linkLatency, linkBandwidth, fault, rankPrefix, rankAddress,
-                           timeout, formationTimeout, worldName, keepGoing, noPrefix});
+                           timeout, formationTimeout, worldName, keepGoing, respawn, noPrefix});
         parser.addPositionalArgument(u"program"_s,
             u"The program every node runs: a path, a name on PATH, or a name next to mmpirun."_s,
             u"[--] program"_s);
@@ -105,6 +109,7 @@ Environment of every node (the rest is inherited from mmpirun):
   MMPI_WORLD_NAME            --world-name, default mmpirun-<pid>
   MMPI_FORMATION_TIMEOUT_MS  --formation-timeout in milliseconds
   MMPI_LAUNCHER              mmpirun
+  MMPI_REJOIN                --respawn only: 1 in a replacement node (WorldConfig::rejoin)
 
 Output: every line a node writes to stdout (stderr) goes to mmpirun's stdout
 (stderr) whole, prefixed "[rank] "; stdin of the nodes is empty.
@@ -340,6 +345,10 @@ Result<void> readOptions(const CommandLine &cl, const QString &ownDirectory, Lau
             return usageError(u"--world-name must have 1 to 1024 characters"_s);
     }
     options.keepGoing = cl.parser.isSet(cl.keepGoing);
+    bool numeric = false;
+    options.respawns = cl.parser.value(cl.respawn).toInt(&numeric);
+    if (!numeric || options.respawns < 0 || options.respawns > 1000)
+        return usageError(u"--respawn must be a number from 0 to 1000, not '%1'"_s.arg(cl.parser.value(cl.respawn)));
     options.prefixOutput = !cl.parser.isSet(cl.noPrefix);
     return success();
 }

@@ -39,6 +39,10 @@ struct LaunchOptions
     // Empty: rank 0 on 127.0.0.1, the others where the transport chooses.
     QStringList rankAddresses;
     bool keepGoing = false;
+    // --respawn: how many times in all a node (rank 1 or more) that crashed
+    // or failed is started again as a replacement (MMPI_REJOIN=1), for
+    // REBUILD. 0: never.
+    int respawns = 0;
     bool prefixOutput = true;
     // Resolved like a shell would (see resolveProgram) and made absolute.
     QString program;

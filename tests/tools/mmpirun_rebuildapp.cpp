@@ -1,0 +1,157 @@
+// mmpirun_rebuildapp: a computation with state on every rank that survives
+// the death of a device by REBUILD, for tst_mmpirun_ft. Iteration i adds
+// (rank + 1) * allreduce((r + 1) * i over all r) to the rank's own total;
+// every --every iterations a coordinated checkpoint saves (i, total), and
+// PartnerStore copies it to the next rank. When a rank dies, mmpirun
+// --respawn starts a replacement that rejoins the world; every member then
+// recovers (the replacement from its partner's copy) and goes on from the
+// checkpoint. Prints:
+//   event=ready rank=R size=N replacement=0|1
+//   event=failed iteration=I reason=...
+//   event=recovered epoch=E iteration=I rank=R
+//   event=done iterations=N total=T rank=R     (exit 0)
+// Exit 4: a wrong sum; 6: no rebuild within 60 s; 1: other errors.
+#include "nodeapp.h"
+
+#include <mmpi/ft/coordinatedcheckpoint.h>
+#include <mmpi/ft/faulttolerance.h>
+#include <mmpi/ft/partnerstore.h>
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDataStream>
+#include <QDir>
+#include <QEventLoop>
+#include <QTimer>
+
+using namespace mmpi;
+using mmpi::test::say;
+
+namespace {
+
+struct State
+{
+    qint64 iteration = 0; // the last one done
+    qint64 total = 0;
+};
+
+QDataStream &operator<<(QDataStream &out, const State &s) { return out << s.iteration << s.total; }
+QDataStream &operator>>(QDataStream &in, State &s) { return in >> s.iteration >> s.total; }
+
+// Until `rebuilds` passes `seen` (true), or 60 s pass (false).
+bool awaitRebuild(const FaultTolerance &ft, const int &rebuilds, int seen)
+{
+    QEventLoop loop;
+    QObject::connect(&ft, &FaultTolerance::ranksRebuilt, &loop, &QEventLoop::quit);
+    QObject::connect(&ft, &FaultTolerance::aborted, &loop, &QEventLoop::quit);
+    QTimer::singleShot(60000, &loop, &QEventLoop::quit);
+    if (rebuilds == seen)
+        loop.exec();
+    return rebuilds > seen;
+}
+
+std::unique_ptr<PartnerStore> makePartners(const Communicator &comm, CheckpointStore *store)
+{
+    auto own = comm.dup().wait();
+    return own ? std::make_unique<PartnerStore>(*own, store) : nullptr;
+}
+
+void pause(int ms)
+{
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    QCommandLineParser parser;
+    parser.addOption({QStringLiteral("dir"), QStringLiteral("Where devices keep checkpoints."), QStringLiteral("D")});
+    parser.addOption({QStringLiteral("iterations"), QStringLiteral("How many."), QStringLiteral("N"),
+                      QStringLiteral("300")});
+    parser.addOption({QStringLiteral("every"), QStringLiteral("Checkpoint interval."), QStringLiteral("K"),
+                      QStringLiteral("25")});
+    parser.addOption({QStringLiteral("pause-ms"), QStringLiteral("Pause after each."), QStringLiteral("MS"),
+                      QStringLiteral("5")});
+    parser.process(app);
+    const qint64 iterations = parser.value(QStringLiteral("iterations")).toLongLong();
+    const qint64 every = parser.value(QStringLiteral("every")).toLongLong();
+    const int pauseMs = parser.value(QStringLiteral("pause-ms")).toInt();
+
+    World world;
+    const auto worldComm = test::joinLaunchedWorld(world);
+    if (!worldComm) {
+        std::fprintf(stderr, "mmpirun_rebuildapp: %s\n", qPrintable(worldComm.error().toString()));
+        return 1;
+    }
+    const bool replacement = world.config().rejoin;
+    // Each process is a new device: a store of its own.
+    State state;
+    CheckpointStore store;
+    store.setDirectory(QDir(parser.value(QStringLiteral("dir")))
+                           .filePath(QStringLiteral("rank%1-pid%2").arg(world.rank()).arg(app.applicationPid())));
+    store.setStateObject(&state);
+
+    FaultTolerance ft(&world);
+    for (auto failureClass : {World::FailureClass::Normal, World::FailureClass::Range, World::FailureClass::NodeTerm})
+        ft.setPolicy(failureClass, Policy::Rebuild);
+    int rebuilds = 0;
+    QObject::connect(&ft, &FaultTolerance::ranksRebuilt, [&] { ++rebuilds; });
+    if (auto ok = ft.protect(*worldComm).wait(); !ok) {
+        std::fprintf(stderr, "mmpirun_rebuildapp: %s\n", qPrintable(ok.error().toString()));
+        return 1;
+    }
+    say(QStringLiteral("event=ready rank=%1 size=%2 replacement=%3").arg(world.rank()).arg(world.size()).arg(replacement));
+
+    int handled = 0;
+    std::unique_ptr<PartnerStore> partners;
+    bool recovering = replacement;
+    while (state.iteration < iterations) {
+        if (recovering) {
+            handled = rebuilds;
+            const Communicator comm = ft.communicator();
+            const auto outcome = QCoro::waitFor(CoordinatedCheckpoint::recover(comm, &store));
+            if (outcome.error.isError()) {
+                say(QStringLiteral("event=failed recover reason=%1").arg(outcome.error.message));
+                return 1;
+            }
+            say(QStringLiteral("event=recovered epoch=%1 iteration=%2 rank=%3")
+                    .arg(outcome.epoch).arg(state.iteration).arg(comm.rank()));
+            recovering = false;
+            partners.reset();
+        }
+        const Communicator comm = ft.communicator();
+        if (!partners)
+            partners = makePartners(comm, &store);
+        const qint64 i = state.iteration + 1;
+        const auto sum = comm.allreduce((comm.rank() + 1) * i, Op::Sum).wait();
+        const qint64 expected = qint64(comm.size()) * (comm.size() + 1) / 2 * i;
+        if (sum && *sum != expected) {
+            say(QStringLiteral("event=wrong iteration=%1 sum=%2 expected=%3").arg(i).arg(*sum).arg(expected));
+            return 4;
+        }
+        if (sum) {
+            state = {i, state.total + (comm.rank() + 1) * *sum};
+            if (i % every == 0) {
+                const auto taken = QCoro::waitFor(CoordinatedCheckpoint::take(comm, &store));
+                if (taken.error.isError())
+                    say(QStringLiteral("event=failed checkpoint=%1 reason=%2").arg(i).arg(taken.error.message));
+            }
+            pause(pauseMs);
+            continue;
+        }
+        say(QStringLiteral("event=failed iteration=%1 reason=%2").arg(i).arg(sum.error().message));
+        if (!awaitRebuild(ft, rebuilds, handled)) {
+            say(QStringLiteral("event=failed reason=no rebuild within 60 s"));
+            return 6;
+        }
+        recovering = true;
+    }
+    say(QStringLiteral("event=done iterations=%1 total=%2 rank=%3")
+            .arg(state.iteration).arg(state.total).arg(ft.communicator().rank()));
+    world.closeAndWait();
+    return 0;
+}
