@@ -15,12 +15,14 @@ MessageListener::~MessageListener()
     m_posted.cancel();
 }
 
-// The callback runs on the owner's thread; the owner outlives its listener
-// (a member or a child), so `this` is alive whenever it runs.
+// The callback runs on the owner's thread, queued: the listener may be gone
+// by then (replaced while its owner lives on), which `alive` tells.
 void MessageListener::post()
 {
     const Request request = m_posted = m_comm.irecv(AnySource, AnyTag);
-    request.onFinished(m_owner, [this, request] {
+    request.onFinished(m_owner, [this, request, alive = std::weak_ptr<void>(m_alive)] {
+        if (alive.expired())
+            return;
         const auto status = request.wait();
         if (!status) {
             qCDebug(lcComm).noquote() << m_name << "stops listening:" << status.error().message;

@@ -10,6 +10,7 @@
 #include <QObject>
 
 #include <functional>
+#include <memory>
 
 namespace mmpi {
 
@@ -36,6 +37,7 @@ private:
     QString m_name;
     Handler m_handler;
     Request m_posted;
+    std::shared_ptr<void> m_alive = std::make_shared<int>(0);
 };
 
 } // namespace mmpi
