@@ -1,0 +1,5 @@
+#include "qmllogging.h"
+
+namespace mmpi {
+Q_LOGGING_CATEGORY(lcQml, "mmpi.qml")
+}

@@ -1,0 +1,209 @@
+// World, the QML face of mmpi::World: forms a world from properties (or from
+// the environment mmpirun sets), mirrors its state, rank, size and per-node
+// status, and hands the other QML types communicators of their own
+// ("channels") once the world is formed.
+#pragma once
+
+#include <mmpi/comm/communicator.h>
+#include <mmpi/world/world.h>
+
+#include <QCoroQmlTask>
+#include <QHash>
+#include <QJSValue>
+#include <QObject>
+#include <QPointer>
+#include <QQmlParserStatus>
+#include <QtQml/qqmlregistration.h>
+
+#include <memory>
+
+namespace mmpi {
+
+class NodeListModel;
+
+}
+Q_MOC_INCLUDE("nodelistmodel.h")
+namespace mmpi {
+
+class QmlWorld : public QObject, public QQmlParserStatus
+{
+    Q_OBJECT
+    Q_INTERFACES(QQmlParserStatus)
+    QML_NAMED_ELEMENT(World)
+
+    // ---- how to form (read when start() is called)
+    Q_PROPERTY(Mode mode READ mode WRITE setMode NOTIFY settingsChanged)
+    Q_PROPERTY(QString transport READ transport WRITE setTransport NOTIFY settingsChanged)
+    Q_PROPERTY(QVariantMap transportOptions READ transportOptions WRITE setTransportOptions NOTIFY settingsChanged)
+    Q_PROPERTY(QString worldName READ worldName WRITE setWorldName NOTIFY settingsChanged)
+    Q_PROPERTY(QString key READ key WRITE setKey NOTIFY settingsChanged)
+    Q_PROPERTY(int expectedSize READ expectedSize WRITE setExpectedSize NOTIFY settingsChanged)
+    Q_PROPERTY(int minimumSize READ minimumSize WRITE setMinimumSize NOTIFY settingsChanged)
+    Q_PROPERTY(int requestedRank READ requestedRank WRITE setRequestedRank NOTIFY settingsChanged)
+    Q_PROPERTY(QString rootAddress READ rootAddress WRITE setRootAddress NOTIFY settingsChanged)
+    Q_PROPERTY(QString listenAddress READ listenAddress WRITE setListenAddress NOTIFY settingsChanged)
+    Q_PROPERTY(int formationTimeout READ formationTimeout WRITE setFormationTimeout NOTIFY settingsChanged)
+    Q_PROPERTY(int discoveryTimeout READ discoveryTimeout WRITE setDiscoveryTimeout NOTIFY settingsChanged)
+    Q_PROPERTY(int heartbeatInterval READ heartbeatInterval WRITE setHeartbeatInterval NOTIFY settingsChanged)
+    Q_PROPERTY(int heartbeatTimeout READ heartbeatTimeout WRITE setHeartbeatTimeout NOTIFY settingsChanged)
+    Q_PROPERTY(int reconnectGracePeriod READ reconnectGracePeriod WRITE setReconnectGracePeriod NOTIFY settingsChanged)
+    Q_PROPERTY(bool autoStart READ autoStart WRITE setAutoStart NOTIFY settingsChanged)
+    // Whether mmpirun started this process (MMPI_RANK is set).
+    Q_PROPERTY(bool launched READ launched CONSTANT)
+
+    // ---- what happened
+    Q_PROPERTY(State state READ state NOTIFY stateChanged)
+    Q_PROPERTY(int rank READ rank NOTIFY formed)
+    Q_PROPERTY(int size READ size NOTIFY formed)
+    Q_PROPERTY(bool isRoot READ isRoot NOTIFY formed)
+    // While forming: nodes joined so far (as far as this node knows). Once
+    // formed: nodes not lost and not gone.
+    Q_PROPERTY(int joined READ joined NOTIFY joinedChanged)
+    Q_PROPERTY(QString errorString READ errorString NOTIFY errorStringChanged)
+    Q_PROPERTY(mmpi::NodeListModel *nodes READ nodes CONSTANT)
+
+public:
+    enum class Mode {
+        Auto,       // launched by mmpirun: its environment; otherwise Discovered
+        Launched,   // rank, size and root address from the properties
+        Discovered, // requestedRank 0 is the root, -1 a node that waits to be found
+    };
+    Q_ENUM(Mode)
+    // As mmpi::World::State; Formed comes once the channels are agreed.
+    enum class State { Idle, Forming, Formed, Closing, Closed, Failed };
+    Q_ENUM(State)
+    // As mmpi::World::FailureClass.
+    enum class FailureClass { Normal, Range, NodeTerm };
+    Q_ENUM(FailureClass)
+
+    // Channels: communicators of all ranks with ids agreed at formation, so
+    // QML objects may attach in any order on each device. 0..UserChannels-1
+    // are the app's (ParallelCanvas, Ticker); the rest are the module's own.
+    static constexpr int UserChannels = 200;
+    static constexpr int PlayerChannel = 200;
+    static constexpr int CollectiveChannel = 201;
+    static constexpr int ChannelBlock = 256;
+
+    explicit QmlWorld(QObject *parent = nullptr);
+    ~QmlWorld() override;
+
+    Mode mode() const { return m_mode; }
+    void setMode(Mode mode);
+    QString transport() const { return m_settings.transport; }
+    void setTransport(const QString &transport);
+    QVariantMap transportOptions() const { return m_settings.transportOptions; }
+    void setTransportOptions(const QVariantMap &options);
+    QString worldName() const { return m_settings.worldName; }
+    void setWorldName(const QString &name);
+    QString key() const { return m_key; }
+    void setKey(const QString &key);
+    int expectedSize() const { return m_settings.size; }
+    void setExpectedSize(int size);
+    int minimumSize() const { return m_settings.minimumSize; }
+    void setMinimumSize(int size);
+    int requestedRank() const { return m_settings.rank; }
+    void setRequestedRank(int rank);
+    QString rootAddress() const { return m_settings.rootAddress; }
+    void setRootAddress(const QString &address);
+    QString listenAddress() const { return m_settings.listenAddress; }
+    void setListenAddress(const QString &address);
+    int formationTimeout() const { return int(m_settings.formationTimeout.count()); }
+    void setFormationTimeout(int ms);
+    int discoveryTimeout() const { return int(m_settings.discoveryTimeout.count()); }
+    void setDiscoveryTimeout(int ms);
+    int heartbeatInterval() const { return int(m_settings.heartbeatInterval.count()); }
+    void setHeartbeatInterval(int ms);
+    int heartbeatTimeout() const { return int(m_settings.heartbeatTimeout.count()); }
+    void setHeartbeatTimeout(int ms);
+    int reconnectGracePeriod() const { return int(m_settings.reconnectGracePeriod.count()); }
+    void setReconnectGracePeriod(int ms);
+    bool autoStart() const { return m_autoStart; }
+    void setAutoStart(bool on);
+    bool launched() const;
+
+    State state() const { return m_state; }
+    int rank() const;
+    int size() const;
+    bool isRoot() const { return rank() == 0; }
+    int joined() const { return m_joined; }
+    QString errorString() const { return m_error.message; }
+    NodeListModel *nodes() const { return m_nodes; }
+
+    // Starts forming (once). False, with errorString, when the settings are
+    // refused or it was started before.
+    Q_INVOKABLE bool start();
+    // Leaves the world (goodbyes); state Closing, then Closed.
+    Q_INVOKABLE void close();
+    // Collective, on the module's own channel: resolves {ok, error, code}
+    // once every rank has entered.
+    Q_INVOKABLE QCoro::QmlTask barrier();
+    // Collective: every rank gets the root's `value` (JSON-like: numbers,
+    // strings, lists, objects); resolves {ok, value, error, code}.
+    Q_INVOKABLE QCoro::QmlTask broadcast(const QJSValue &value, int root = 0);
+
+    // ---- C++ side, for the other QML types and the app
+    // The underlying world (nullptr before start()).
+    World *world() const { return m_world.get(); }
+    // The world communicator (null before start()).
+    Communicator communicator() const { return m_comm; }
+    // Channel `number`'s communicator, claimed by `owner` (one owner per
+    // channel at a time). Errors: NotFormed before Formed, InvalidTag for a
+    // number out of range, BadConfiguration if another object holds it.
+    Result<Communicator> channel(int number, const QObject *owner);
+    // Gives a channel back (the owner is being destroyed or detached).
+    void releaseChannel(int number, const QObject *owner);
+    // The configuration start() would use.
+    Result<WorldConfig> buildConfig() const;
+
+    void classBegin() override {}
+    void componentComplete() override;
+
+Q_SIGNALS:
+    void settingsChanged();
+    // Emitted first thing in the destructor: objects holding a channel let
+    // go of it while the world still exists.
+    void detaching();
+    void stateChanged(mmpi::QmlWorld::State state);
+    void formed();
+    void joinedChanged();
+    void errorStringChanged();
+    void errorOccurred(const QString &message);
+    void formationProgress(int joined, int expected);
+    void nodeSuspect(int rank);
+    void nodeAlive(int rank);
+    void nodeUnreachable(int rank, mmpi::QmlWorld::FailureClass failureClass);
+    void nodeReturned(int rank);
+    void nodeLeft(int rank);
+    void nodeLost(int rank, mmpi::QmlWorld::FailureClass failureClass, const QString &reason);
+
+private:
+    QCoro::Task<> formAfterPermissions(QStringList permissions, WorldConfig config);
+    void formWith(const WorldConfig &config);
+    void connectWorld();
+    void reserveChannels();
+    void setState(State state);
+    void fail(const Error &error);
+    void setError(const Error &error);
+    void recountJoined();
+    Result<Communicator> collectiveChannel();
+    QCoro::Task<QVariant> barrierTask(Communicator comm);
+    QCoro::Task<QVariant> broadcastTask(Communicator comm, QByteArray encoded, int root);
+
+    Mode m_mode = Mode::Auto;
+    WorldConfig m_settings;
+    QString m_key;
+    bool m_autoStart = false;
+    bool m_started = false;
+
+    std::unique_ptr<World> m_world;
+    Communicator m_comm;
+    State m_state = State::Idle;
+    Error m_error;
+    int m_joined = 0;
+    NodeListModel *m_nodes;
+    quint32 m_channelBase = 0;
+    QHash<int, QPointer<const QObject>> m_channelOwners;
+    QHash<int, Communicator> m_channels;
+};
+
+} // namespace mmpi
