@@ -388,19 +388,22 @@ void Engine::handleRankTable(const Frame &frame)
     if (m_config.rejoin)
         return linkSurvivors();
     for (int rank = 1; rank < m_rank; ++rank)
-        connectToLowerRank(rank);
+        dialMember(rank);
     checkMeshComplete();
 }
 
-void Engine::connectToLowerRank(int rank)
+// Forming: a link to `rank` from its rank-table entry: a lower rank while
+// the mesh is built, or every member when this node rejoins (whose refusals
+// are retried: a member admits it only once it has given the old node up).
+void Engine::dialMember(int rank)
 {
     if (m_state != World::State::Forming || m_peers.at(rank).link)
         return;
     auto link = m_transport->connectTo(m_peers.at(rank).info.address);
     if (!link)
         return fail(link.error());
-    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Mesh,
-                                         m_config.handshakeTimeout, this);
+    const LinkPurpose purpose = m_config.rejoin ? LinkPurpose::Rejoin : LinkPurpose::Mesh;
+    auto *handshake = Handshake::connect(*link, identity(), purpose, m_config.handshakeTimeout, this);
     connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
         // The node id (bound into the acceptor's MAC) decides who this is: the
         // acceptor may not have its rank table yet and then claims no rank.
@@ -416,9 +419,13 @@ void Engine::connectToLowerRank(int rank)
     connect(handshake, &Handshake::failed, this, [this, rank](Link *l, const Error &e) {
         if (l)
             l->deleteLater();
-        if (!isTransient(e))
+        if (m_config.rejoin) {
+            m_lastRejoinError = e.message;
+            qCDebug(lcWorld).noquote() << "rank" << rank << "did not admit this node yet:" << e.message;
+        } else if (!isTransient(e)) {
             return fail(e);
-        retryLater(m_meshAttempts[rank], [this, rank] { connectToLowerRank(rank); });
+        }
+        retryLater(m_meshAttempts[rank], [this, rank] { dialMember(rank); });
     });
 }
 

@@ -118,7 +118,7 @@ private:
     Result<void> admitToNode(const PeerIdentity &peer) const;
     void handleJoinedNode(Link *link, const PeerIdentity &peer);
     void handleRankTable(const Frame &frame);
-    void connectToLowerRank(int rank);
+    void dialMember(int rank);
     void checkMeshComplete();
     // both
     void handleIncomingLink(Link *link);
@@ -153,7 +153,6 @@ private:
     void handleRejoinLink(Link *link, const PeerIdentity &id);
     RankTable currentRankTable() const;
     void linkSurvivors();
-    void dialSurvivor(int rank);
     void checkRejoinComplete();
     void reportAbsentMembers();
     void ensurePeerState(int rank);

@@ -93,36 +93,8 @@ void Engine::linkSurvivors()
     qCInfo(lcWorld) << "rejoining as rank" << m_rank << "of" << m_size << "; linking to the members";
     for (int rank = 1; rank < m_size; ++rank)
         if (rank != m_rank && !m_peers.at(rank).info.address.isEmpty())
-            dialSurvivor(rank);
+            dialMember(rank);
     checkRejoinComplete();
-}
-
-void Engine::dialSurvivor(int rank)
-{
-    if (m_state != World::State::Forming || m_peers.at(rank).link)
-        return;
-    auto link = m_transport->connectTo(m_peers.at(rank).info.address);
-    if (!link)
-        return fail(link.error());
-    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Rejoin, m_config.handshakeTimeout, this);
-    connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
-        if (peer.nodeId != m_peers.at(rank).info.nodeId) {
-            l->close();
-            l->deleteLater();
-            return fail({ErrorCode::ProtocolViolation,
-                         QStringLiteral("the node at %1 is not rank %2").arg(l->peerAddress()).arg(rank)});
-        }
-        attachPeer(rank, l, m_peers.at(rank).info);
-        checkRejoinComplete();
-    });
-    connect(handshake, &Handshake::failed, this, [this, rank](Link *l, const Error &e) {
-        if (l)
-            l->deleteLater();
-        // Refused while that member still reconnects to the old node.
-        m_lastRejoinError = e.message;
-        qCDebug(lcWorld).noquote() << "rank" << rank << "did not admit this node yet:" << e.message;
-        retryLater(m_meshAttempts[rank], [this, rank] { dialSurvivor(rank); });
-    });
 }
 
 void Engine::checkRejoinComplete()
