@@ -127,4 +127,17 @@ QImage CanvasScene::toImage(QSize size) const
     return image;
 }
 
+QImage CanvasScene::toImage(const QRect &logicalRegion, QSize size) const
+{
+    if (!logicalRegion.isValid() || m_logicalSize.isEmpty())
+        return QImage();
+    if (!size.isValid())
+        size = logicalRegion.size();
+    const qreal sx = qreal(size.width()) / logicalRegion.width();
+    const qreal sy = qreal(size.height()) / logicalRegion.height();
+    const QSize whole(qRound(m_logicalSize.width() * sx), qRound(m_logicalSize.height() * sy));
+    const QRect region(qRound(logicalRegion.x() * sx), qRound(logicalRegion.y() * sy), size.width(), size.height());
+    return toImage(whole).copy(region);
+}
+
 } // namespace mmpi

@@ -5,7 +5,33 @@
 #include <QCoroSignal>
 #include <QScopeGuard>
 
+#include <algorithm>
+#include <utility>
+
 namespace mmpi {
+
+namespace {
+
+// One frame of the stream cut to a viewport, numbered as the whole frame.
+// nullopt only if the encoder refuses a command the whole frame carried,
+// which cannot happen (the cut is a part of it); the caller then sends the
+// whole frame, which draws the same tile.
+std::optional<QByteArray> cutFrame(const CanvasViewport &viewport, const QList<CanvasCommand> &commands,
+                                   const CanvasEncoder &before)
+{
+    CanvasState state = before.sentState();
+    CanvasEncoder encoder = before;
+    for (const CanvasCommand &c : viewport.filter(commands, state)) {
+        if (auto ok = encoder.append(c); !ok) {
+            qCWarning(lcMmpe).noquote() << "parallel canvas: cannot cut a frame to a viewport:"
+                                        << ok.error().toString();
+            return std::nullopt;
+        }
+    }
+    return encoder.endFrame();
+}
+
+} // namespace
 
 ParallelCanvas::ParallelCanvas(const Communicator &comm, Mode mode, int root, QSize logicalSize, QObject *parent)
     : QObject(parent), m_comm(comm), m_mode(mode), m_root(root), m_scene(logicalSize)
@@ -64,6 +90,25 @@ QImage ParallelCanvas::image(QSize size) const
     return m_scene.toImage(size);
 }
 
+QImage ParallelCanvas::viewportImage(QSize size) const
+{
+    if (m_viewport.isWhole())
+        return m_scene.toImage(size);
+    return m_scene.toImage(m_viewport.area(), size);
+}
+
+Result<void> ParallelCanvas::setViewport(const QRect &area)
+{
+    if (auto ok = CanvasViewport::validate(area); !ok)
+        return ok;
+    m_viewport = CanvasViewport(area);
+    if (isRoot())
+        return success();
+    if (auto sent = m_comm.isend(m_root, ViewportTag, m_viewport.encode()).test(); sent && !sent->hasValue())
+        return sent->error();
+    return success();
+}
+
 void ParallelCanvas::requestReplay()
 {
     if (isRoot())
@@ -87,40 +132,73 @@ void ParallelCanvas::handle(int source, int tag, const QByteArray &bytes)
         acceptSubmission(source, bytes);
     } else if (isRoot() && tag == ReplayRequestTag) {
         sendReplay(source);
+    } else if (isRoot() && tag == ViewportTag && source != m_root) {
+        acceptViewport(source, bytes);
     } else if (!isRoot() && fromRoot && tag == FrameTag && m_mode == Mode::Broadcast) {
-        applyFrame(bytes);
+        if (applyFrame(bytes))
+            m_bytesReceived += quint64(bytes.size());
     } else if (!isRoot() && fromRoot && tag == ReplayTag) {
-        if (!m_replaying) {
-            m_replaying.emplace(m_scene.logicalSize());
-            m_replayFailed = false;
-        }
-        if (!bytes.isEmpty()) {
-            if (m_replayFailed)
-                return;
-            if (auto ok = m_replaying->appendBytes(bytes, m_decoder.limits()); !ok) {
-                m_replayFailed = true;
-                refuse(source, ok.error());
-            }
-            return;
-        }
-        // The end of the replay: it replaces the scene, unless it is older
-        // than what this member already has (it never is: the root answers
-        // in the order of its frames) or was damaged.
-        CanvasScene replay = std::move(*m_replaying);
-        m_replaying.reset();
-        if (m_replayFailed)
-            return;
-        const quint32 frame = replay.currentFrame().value_or(0);
-        if (m_scene.currentFrame() && replay.currentFrame() && *m_scene.currentFrame() > frame)
-            return;
-        if (!replay.currentFrame() && m_scene.currentFrame())
-            return; // the root has nothing yet (or never drew since a restart): keep ours
-        m_scene = std::move(replay);
-        Q_EMIT replayed(frame);
+        receiveReplay(source, bytes);
     } else {
         refuse(source, Error(ErrorCode::ProtocolViolation,
                              QStringLiteral("tag %1 from rank %2 is not for this member").arg(tag).arg(source)));
     }
+}
+
+void ParallelCanvas::receiveReplay(int source, const QByteArray &bytes)
+{
+    if (!m_replaying) {
+        m_replaying.emplace(m_scene.logicalSize());
+        m_replayFailed = false;
+    }
+    if (!bytes.isEmpty()) {
+        if (m_replayFailed)
+            return;
+        auto batch = m_decoder.decode(bytes);
+        Result<void> ok = batch ? m_replaying->appendBatch(*batch) : Result<void>(batch.error());
+        if (!ok) {
+            m_replayFailed = true;
+            refuse(source, ok.error());
+            return;
+        }
+        m_bytesReceived += quint64(bytes.size());
+        m_commandsReceived += quint64(batch->commands.size());
+        return;
+    }
+    // The end of the replay: it replaces the scene, unless it is older
+    // than what this member already has (it never is: the root answers
+    // in the order of its frames) or was damaged.
+    CanvasScene replay = std::move(*m_replaying);
+    m_replaying.reset();
+    if (m_replayFailed)
+        return;
+    const quint32 frame = replay.currentFrame().value_or(0);
+    if (m_scene.currentFrame() && replay.currentFrame() && *m_scene.currentFrame() > frame)
+        return;
+    if (!replay.currentFrame() && m_scene.currentFrame())
+        return; // the root has nothing yet (or never drew since a restart): keep ours
+    m_scene = std::move(replay);
+    Q_EMIT replayed(frame);
+}
+
+// Root: from now on the member gets the part of the stream its viewport
+// needs. What it has may lack primitives of its new area, so in Broadcast
+// mode it gets a replay cut to the area at once (on the same ordered link
+// as the frames, so nothing is lost or applied twice).
+void ParallelCanvas::acceptViewport(int source, const QByteArray &bytes)
+{
+    auto viewport = CanvasViewport::decode(bytes);
+    if (!viewport) {
+        refuse(source, viewport.error());
+        return;
+    }
+    if (viewport->isWhole())
+        m_viewports.remove(source);
+    else
+        m_viewports.insert(source, *viewport);
+    Q_EMIT viewportAnnounced(source, viewport->area());
+    if (m_mode == Mode::Broadcast)
+        sendReplay(source);
 }
 
 // Root: one member's frame, made part of the numbered stream. The member's
@@ -144,6 +222,10 @@ void ParallelCanvas::acceptSubmission(int source, const QByteArray &bytes)
                                    CanvasCommand::setFont(state.font)})
         if (ok = attempt.append(c); !ok)
             break;
+    // The whole frame as the stream has it: the sender's state, then its
+    // commands (the viewports' filters start from the stream's state).
+    QList<CanvasCommand> commands{CanvasCommand::setPen(state.pen), CanvasCommand::setBrush(state.brush),
+                                  CanvasCommand::setFont(state.font)};
     for (const CanvasCommand &c : std::as_const(batch->commands)) {
         if (!ok || c.opcode == CanvasOpcode::EndFrame)
             break;
@@ -154,42 +236,75 @@ void ParallelCanvas::acceptSubmission(int source, const QByteArray &bytes)
         else if (c.opcode == CanvasOpcode::SetFont)
             state.font = c.font;
         ok = attempt.append(c);
+        commands.append(c);
     }
     if (!ok) {
         refuse(source, ok.error());
         return;
     }
     const QByteArray frame = attempt.endFrame();
-    m_relay = attempt;
+    const CanvasEncoder before = std::exchange(m_relay, attempt);
     m_senderState.insert(source, state);
     if (m_mode == Mode::Broadcast)
-        for (int r = 0; r < m_comm.size(); ++r)
-            if (r != m_root)
-                m_comm.isend(r, FrameTag, frame);
+        relay(frame, commands, before);
     applyFrame(frame);
 }
 
-void ParallelCanvas::applyFrame(const QByteArray &bytes)
+// Root: the frame to every other member, cut to its viewport if it has one.
+// Every member's state equals the stream's between frames (a cut frame ends
+// with the state changes it skipped), so each cut frame is encoded by a copy
+// of the stream's encoder as it was before this frame, with the same number.
+void ParallelCanvas::relay(const QByteArray &frame, const QList<CanvasCommand> &commands,
+                           const CanvasEncoder &before)
+{
+    QList<std::pair<CanvasViewport, QByteArray>> cut; // members with the same viewport share
+    for (int r = 0; r < m_comm.size(); ++r) {
+        if (r == m_root)
+            continue;
+        const CanvasViewport viewport = m_viewports.value(r);
+        if (viewport.isWhole()) {
+            m_comm.isend(r, FrameTag, frame);
+            continue;
+        }
+        auto known = std::find_if(cut.cbegin(), cut.cend(), [&](const auto &c) { return c.first == viewport; });
+        if (known == cut.cend()) {
+            cut.append({viewport, cutFrame(viewport, commands, before).value_or(frame)});
+            known = std::prev(cut.cend());
+        }
+        m_comm.isend(r, FrameTag, known->second);
+    }
+}
+
+bool ParallelCanvas::applyFrame(const QByteArray &bytes)
 {
     auto batch = m_decoder.decode(bytes);
     if (!batch) {
         refuse(m_root, batch.error());
-        return;
+        return false;
     }
     // Frames the replay already holds are skipped.
     if (m_scene.currentFrame() && batch->frame <= *m_scene.currentFrame())
-        return;
+        return false;
     if (auto ok = m_scene.appendBatch(*batch); !ok) {
         refuse(m_root, ok.error());
-        return;
+        return false;
     }
+    if (!isRoot())
+        m_commandsReceived += quint64(batch->commands.size());
     Q_EMIT frameReady(batch->frame);
+    return true;
 }
 
 void ParallelCanvas::sendReplay(int member)
 {
     CanvasEncoder encoder; // a fresh receiver starts from the defaults
-    for (const CanvasBatch &batch : m_scene.replay()) {
+    const CanvasViewport viewport = m_viewports.value(member);
+    CanvasState state;
+    for (CanvasBatch batch : m_scene.replay()) {
+        if (!viewport.isWhole()) {
+            batch.commands = viewport.filter(batch.commands, state);
+            batch.commands.append(CanvasCommand::endFrame());
+        }
         auto bytes = encoder.encode(batch);
         if (!bytes) {
             qCWarning(lcMmpe).noquote() << "parallel canvas: cannot encode the replay:" << bytes.error().toString();

@@ -1,18 +1,25 @@
 // The headless renderer and the retained scene: decoded commands draw exactly
 // the pixels QPainter draws for the same shapes, and a late joiner's replay
 // (from the last clear) renders the same picture as the whole history.
+// Viewports: a region renders as that part of the whole picture, every
+// primitive's bounds hold all the pixels it paints, and a stream cut to a
+// viewport draws the same tile as the whole stream.
 #include "canvassamples.h"
 
 #include <mmpi/mmpe/canvasdecoder.h>
 #include <mmpi/mmpe/canvasencoder.h>
 #include <mmpi/mmpe/canvasrenderer.h>
 #include <mmpi/mmpe/canvasscene.h>
+#include <mmpi/mmpe/canvasviewport.h>
 
 #include <QGuiApplication>
 #include <QPainter>
 #include <QTest>
 
 using namespace mmpi;
+
+Q_DECLARE_METATYPE(mmpi::CanvasState)
+Q_DECLARE_METATYPE(mmpi::CanvasCommand)
 
 namespace {
 
@@ -74,6 +81,63 @@ int paintedPixels(const QImage &image)
     return n;
 }
 
+// The smallest rect holding every pixel that differs between the images.
+QRect changedArea(const QImage &a, const QImage &b)
+{
+    QRect area;
+    for (int row = 0; row < a.height(); ++row)
+        for (int col = 0; col < a.width(); ++col)
+            if (a.pixel(col, row) != b.pixel(col, row))
+                area |= QRect(col, row, 1, 1);
+    return area;
+}
+
+// Many primitives of every kind from a fixed seed, with state changes.
+QList<QList<CanvasCommand>> randomFrames(quint32 seed, int frames, int perFrame)
+{
+    QRandomGenerator rng(seed);
+    auto point = [&] { return QPoint(rng.bounded(-20, Canvas.width() + 20), rng.bounded(-20, Canvas.height() + 20)); };
+    auto rect = [&] { return QRect(point(), QSize(rng.bounded(0, 60), rng.bounded(0, 50))); };
+    const CanvasPenStyle styles[] = {CanvasPenStyle::Solid, CanvasPenStyle::Dash, CanvasPenStyle::Dot,
+                                     CanvasPenStyle::DashDot, CanvasPenStyle::NoPen};
+    QList<QList<CanvasCommand>> out;
+    for (int f = 0; f < frames; ++f) {
+        QList<CanvasCommand> frame;
+        for (int i = 0; i < perFrame; ++i) {
+            switch (rng.bounded(12)) {
+            case 0:
+                frame << CanvasCommand::setPen({rng.generate() | 0xFF000000, quint16(rng.bounded(0, 9)),
+                                                styles[rng.bounded(5)]});
+                break;
+            case 1:
+                frame << CanvasCommand::setBrush({rng.bounded(2) ? CanvasBrushStyle::Solid : CanvasBrushStyle::NoBrush,
+                                                  rng.generate()});
+                break;
+            case 2: frame << CanvasCommand::setFont({QString(), quint16(rng.bounded(6, 30))}); break;
+            case 3: frame << CanvasCommand::line(point(), point()); break;
+            case 4: frame << CanvasCommand::polyline({point(), point(), point()}); break;
+            case 5: frame << CanvasCommand::outlineRect(rect()); break;
+            case 6: frame << CanvasCommand::filledRect(rect()); break;
+            case 7: frame << CanvasCommand::ellipse(rect()); break;
+            case 8: frame << CanvasCommand::polygon({point(), point(), point(), point()}); break;
+            case 9: frame << CanvasCommand::textAt(point(), QStringLiteral("Tile %1 ÄÖ").arg(i)); break;
+            case 10:
+                frame << CanvasCommand::imageAt(point(), samples::gradientImage(rng.bounded(1, 30), rng.bounded(1, 20),
+                                                                                rng.bounded(2)));
+                break;
+            default:
+                if (rng.bounded(8) == 0)
+                    frame << CanvasCommand::clear(rng.generate());
+                else
+                    frame << CanvasCommand::line(point(), point());
+                break;
+            }
+        }
+        out << frame;
+    }
+    return out;
+}
+
 } // namespace
 
 class TestCanvasScene : public QObject
@@ -89,6 +153,11 @@ private slots:
     void replayWithoutClear();
     void discardBeforeLastClear();
     void framesInOrder();
+    void regionIsThatPartOfThePicture();
+    void boundsHoldEveryPaintedPixel_data();
+    void boundsHoldEveryPaintedPixel();
+    void streamCutToViewportDrawsTheTile();
+    void viewportWireForm();
 };
 
 // Exact comparison: the renderer issues the same QPainter calls with the same
@@ -326,6 +395,157 @@ void TestCanvasScene::framesInOrder()
     QCOMPARE(scene.currentFrame(), std::optional<quint32>(9));
     QVERIFY(!scene.appendBytes(QByteArray("junk")));
     QCOMPARE(scene.frameCount(), 2);
+}
+
+// toImage(region) crops the whole picture drawn at the same scale, so a line
+// across a tile edge is not clipped differently.
+void TestCanvasScene::regionIsThatPartOfThePicture()
+{
+    QList<CanvasCommand> frame = samples::everyCommand();
+    frame.removeLast(); // the clear
+    frame << CanvasCommand::setPen({0xFF102030, 2, CanvasPenStyle::Dash}) << CanvasCommand::line({3, 2}, {237, 211});
+    const CanvasScene scene = sceneFrom({frame});
+    const QImage whole = scene.toImage();
+    for (const QRect &region : {QRect(0, 0, 120, 110), QRect(120, 0, 120, 110), QRect(37, 51, 93, 77),
+                                QRect(200, 200, 40, 20), QRect(-10, -10, 50, 50)}) {
+        const QImage part = scene.toImage(region, QSize());
+        QCOMPARE(part.size(), region.size());
+        QCOMPARE(part, whole.copy(region));
+    }
+    const QImage doubled = scene.toImage(Canvas * 2);
+    const QRect region(60, 40, 100, 90);
+    QCOMPARE(scene.toImage(region, region.size() * 2),
+             doubled.copy(QRect(region.topLeft() * 2, region.size() * 2)));
+    QVERIFY(scene.toImage(QRect(), QSize(10, 10)).isNull());
+}
+
+void TestCanvasScene::boundsHoldEveryPaintedPixel_data()
+{
+    QTest::addColumn<CanvasState>("state");
+    QTest::addColumn<CanvasCommand>("command");
+    const CanvasState::Brush fill{CanvasBrushStyle::Solid, 0xFF2050C0};
+    const QList<std::pair<const char *, CanvasState::Pen>> pens{
+        {"hairline", {0xFF000000, 0, CanvasPenStyle::Solid}},
+        {"1px", {0xFF000000, 1, CanvasPenStyle::Solid}},
+        {"9px dash", {0xFFAA0000, 9, CanvasPenStyle::Dash}},
+        {"14px", {0xFF00AA00, 14, CanvasPenStyle::Solid}},
+        {"no pen", {0xFF000000, 3, CanvasPenStyle::NoPen}},
+    };
+    for (const auto &[name, pen] : pens) {
+        CanvasState state;
+        state.pen = pen;
+        state.brush = fill;
+        const QList<std::pair<const char *, CanvasCommand>> shapes{
+            {"line", CanvasCommand::line({60, 50}, {170, 160})},
+            {"steep line", CanvasCommand::line({100, 40}, {104, 180})},
+            {"polyline", CanvasCommand::polyline({{50, 100}, {120, 60}, {130, 170}, {190, 90}})},
+            {"rect", CanvasCommand::outlineRect({70, 60, 80, 70})},
+            {"filled rect", CanvasCommand::filledRect({70, 60, 80, 70})},
+            {"ellipse", CanvasCommand::ellipse({70, 60, 80, 70})},
+            {"polygon", CanvasCommand::polygon({{120, 40}, {180, 170}, {60, 150}, {110, 110}})},
+            {"thin polygon", CanvasCommand::polygon({{60, 60}, {180, 62}, {60, 64}})},
+            {"image", CanvasCommand::imageAt({80, 70}, samples::noiseImage(30, 20, 3))},
+        };
+        for (const auto &[shape, command] : shapes)
+            QTest::addRow("%s, %s", shape, name) << state << command;
+    }
+    for (int size : {6, 12, 24, 48}) {
+        CanvasState state;
+        state.font.pointSize = quint16(size);
+        for (const QString &text : {QStringLiteral("Wide WWW MMM"), QStringLiteral("gjpqy ÅÉ ✓"),
+                                    QStringLiteral("漢字かな"), QStringLiteral("|")})
+            QTest::addRow("text %dpt %s", size, qPrintable(text)) << state << CanvasCommand::textAt({40, 120}, text);
+    }
+}
+
+// The viewport filter drops a primitive whose bounds miss the viewport, so
+// the bounds must hold every pixel it changes (and no pixel of a tile can
+// be lost).
+void TestCanvasScene::boundsHoldEveryPaintedPixel()
+{
+    QFETCH(CanvasState, state);
+    QFETCH(CanvasCommand, command);
+    const QList<CanvasCommand> setup{CanvasCommand::setPen(state.pen), CanvasCommand::setBrush(state.brush),
+                                     CanvasCommand::setFont(state.font)};
+    const QImage before = sceneFrom({setup}).toImage();
+    const QImage after = sceneFrom({setup + QList<CanvasCommand>{command}}).toImage();
+    const QRect painted = changedArea(before, after);
+    QVERIFY(!painted.isEmpty() || state.pen.style == CanvasPenStyle::NoPen);
+    const auto bounds = CanvasViewport::bounds(command, state);
+    QVERIFY(bounds.has_value());
+    QVERIFY2(painted.isEmpty() || bounds->contains(painted),
+             qPrintable(QStringLiteral("painted (%1, %2) %3x%4 outside the bounds (%5, %6) %7x%8")
+                            .arg(painted.x()).arg(painted.y()).arg(painted.width()).arg(painted.height())
+                            .arg(bounds->x()).arg(bounds->y()).arg(bounds->width()).arg(bounds->height())));
+    // ... and shapes' bounds are tight: the pen and a few pixels more.
+    if (command.opcode != CanvasOpcode::Text && !painted.isEmpty()) {
+        const int slack = 2 * (qMax<int>(state.pen.width, 1) + 3);
+        QVERIFY(bounds->width() <= painted.width() + slack && bounds->height() <= painted.height() + slack);
+    }
+}
+
+// Random scenes, cut to each of several viewports frame by frame as the root
+// does, through the encoder: each tile equals its region of the whole picture,
+// from fewer commands, with the state of the whole stream at every frame end.
+void TestCanvasScene::streamCutToViewportDrawsTheTile()
+{
+    const auto frames = randomFrames(20240601, 12, 40);
+    const CanvasScene wholeScene = sceneFrom(frames);
+    const QImage whole = wholeScene.toImage();
+    QVERIFY(paintedPixels(whole) > 0);
+    qsizetype wholeCommands = 0;
+    for (const CanvasBatch &b : wholeScene.batches())
+        wholeCommands += b.commands.size();
+    for (const QRect &area : {QRect(0, 0, 120, 110), QRect(120, 110, 120, 110), QRect(50, 30, 41, 67),
+                              QRect(0, 0, 240, 20)}) {
+        const CanvasViewport viewport(area);
+        CanvasEncoder encoder;
+        CanvasScene tile(Canvas);
+        CanvasState state;
+        qsizetype commands = 0;
+        for (const CanvasBatch &b : wholeScene.batches()) {
+            for (const CanvasCommand &c : viewport.filter(b.commands, state))
+                QVERIFY(encoder.append(c));
+            QVERIFY(tile.appendBytes(encoder.endFrame()));
+            commands += tile.batches().constLast().commands.size();
+            QCOMPARE(tile.state(), state);
+        }
+        QCOMPARE(tile.state(), wholeScene.state());
+        QCOMPARE(tile.toImage(area, QSize()), whole.copy(area));
+        QVERIFY2(commands < wholeCommands * 2 / 3,
+                 qPrintable(QStringLiteral("%1 of %2 commands").arg(commands).arg(wholeCommands)));
+    }
+    // A clear reaches everyone; a shape far away does not; a state change
+    // with nothing kept after it comes at the end, once.
+    const CanvasViewport corner(QRect(0, 0, 50, 50));
+    CanvasState state;
+    const auto cut = corner.filter({CanvasCommand::setPen(samples::redPen()), CanvasCommand::line({200, 200}, {220, 210}),
+                                    CanvasCommand::clear(0xFF000000), CanvasCommand::setPen({0xFF00FF00, 2, CanvasPenStyle::Dot}),
+                                    CanvasCommand::endFrame()},
+                                   state);
+    QCOMPARE(cut, (QList<CanvasCommand>{CanvasCommand::clear(0xFF000000),
+                                        CanvasCommand::setPen({0xFF00FF00, 2, CanvasPenStyle::Dot})}));
+    QCOMPARE(state.pen, (CanvasState::Pen{0xFF00FF00, 2, CanvasPenStyle::Dot}));
+    // The whole canvas keeps everything.
+    QVERIFY(CanvasViewport().needs(CanvasCommand::line({30000, 30000}, {30001, 30001}), CanvasState()));
+}
+
+void TestCanvasScene::viewportWireForm()
+{
+    const CanvasViewport viewport(QRect(-5, 7, 300, 65535));
+    const QByteArray bytes = viewport.encode();
+    QCOMPARE(bytes.size(), 8);
+    QCOMPARE(CanvasViewport::decode(bytes).value(), viewport);
+    QVERIFY(CanvasViewport().encode().isEmpty());
+    QVERIFY(CanvasViewport::decode(QByteArray())->isWhole());
+    QCOMPARE(CanvasViewport::decode(QByteArray(7, '\1')).error().code, ErrorCode::CountMismatch);
+    QCOMPARE(CanvasViewport::decode(QByteArray::fromHex("0000000000000005")).error().code,
+             ErrorCode::ProtocolViolation);
+    QVERIFY(CanvasViewport::validate(QRect()));
+    QVERIFY(CanvasViewport::validate(QRect(-32768, 32767, 65535, 1)));
+    QVERIFY(!CanvasViewport::validate(QRect(0, 0, 65536, 1)));
+    QVERIFY(!CanvasViewport::validate(QRect(-32769, 0, 5, 5)));
+    QVERIFY(!CanvasViewport::validate(QRect(0, 0, 0, 5)));
 }
 
 int main(int argc, char **argv)

@@ -3,14 +3,17 @@
 // reference scene built from the same commands (image blocks and a clear
 // included), also when all nodes draw at once and flip together; drawOnRoot
 // changes only the root's picture; a member created after frames were drawn
-// catches up through the replay; malformed bytes from a rogue member are
-// refused and leave every scene as it would be without them.
+// catches up through the replay; on a tiled wall (a quarter viewport each)
+// every device gets a smaller stream and its tile equals its region of the
+// whole picture; malformed bytes from a rogue member are refused and leave
+// every scene as it would be without them.
 #include "commworld.h"
 #include "canvassamples.h"
 
 #include <mmpi/mmpe/parallelcanvas.h>
 
 #include <QGuiApplication>
+#include <QPainter>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -104,6 +107,61 @@ QImage blank()
     return CanvasScene(Logical).toImage(Target);
 }
 
+// Many small shapes over the whole canvas: most of them fall into one
+// quarter only, so a tile's stream is much smaller than the whole.
+QList<CanvasCommand> gridCommands(int k)
+{
+    QList<CanvasCommand> c;
+    c << CanvasCommand::setPen({qRgba(255, 40 * k % 256, 0, 255), quint16(k % 3), CanvasPenStyle::Solid});
+    c << CanvasCommand::setBrush({CanvasBrushStyle::Solid, qRgba(20 * k % 256, 90, 200, 160)});
+    for (int y = 0; y < 6; ++y) {
+        for (int x = 0; x < 8; ++x) {
+            const QPoint at(7 + 40 * x + k, 6 + 40 * y + k);
+            if ((x + y + k) % 3 == 0)
+                c << CanvasCommand::ellipse(QRect(at, QSize(18, 14)));
+            else if ((x + y + k) % 3 == 1)
+                c << CanvasCommand::line(at, at + QPoint(25, 20));
+            else
+                c << CanvasCommand::filledRect(QRect(at, QSize(15, 15)));
+        }
+    }
+    // Across the middle: in every tile.
+    c << CanvasCommand::line({0, 119 + k}, {319, 121 - k});
+    c << CanvasCommand::textAt({150, 125}, QStringLiteral("tile %1").arg(k));
+    return c;
+}
+
+const QList<QRect> Quarters{QRect(0, 0, 160, 120), QRect(160, 0, 160, 120), QRect(0, 120, 160, 120),
+                            QRect(160, 120, 160, 120)};
+
+// The bytes and commands of the whole numbered stream, as a member without a
+// viewport receives it: the root's scene holds its frames, and one encoder
+// turns them back into the same bytes.
+std::pair<quint64, quint64> wholeStream(const CanvasScene &rootScene)
+{
+    CanvasEncoder encoder;
+    quint64 bytes = 0, commands = 0;
+    for (const CanvasBatch &b : rootScene.batches()) {
+        auto encoded = encoder.encode(b);
+        if (!encoded)
+            return {0, 0};
+        bytes += quint64(encoded->size());
+        commands += quint64(b.commands.size());
+    }
+    return {bytes, commands};
+}
+
+QImage composed(const std::vector<std::unique_ptr<ParallelCanvas>> &canvases)
+{
+    QImage wall(Logical, QImage::Format_ARGB32_Premultiplied);
+    wall.fill(Qt::transparent);
+    QPainter p(&wall);
+    p.setCompositionMode(QPainter::CompositionMode_Source);
+    for (const auto &c : canvases)
+        p.drawImage(c->viewport().topLeft(), c->viewportImage());
+    return wall;
+}
+
 } // namespace
 
 class TestParallelCanvas : public QObject
@@ -115,8 +173,15 @@ private Q_SLOTS:
         CommWorld w(QStringLiteral("local"), 4);
         QVERIFY(w.formed());
         std::vector<std::unique_ptr<ParallelCanvas>> canvases;
-        for (int r = 0; r < 4; ++r)
+        std::vector<std::unique_ptr<QSignalSpy>> replays;
+        for (int r = 0; r < 4; ++r) {
             canvases.push_back(std::make_unique<ParallelCanvas>(w[r], ParallelCanvas::Mode::Broadcast, 0, Logical));
+            replays.push_back(std::make_unique<QSignalSpy>(canvases.back().get(), &ParallelCanvas::replayed));
+        }
+        // The (empty) replay each member asked for: so the byte counts below
+        // hold only the frames, not frame 1 twice.
+        QVERIFY(QTest::qWaitFor([&] { return replays[1]->size() + replays[2]->size() + replays[3]->size() == 3; },
+                                Patience));
         QSignalSpy ready(canvases[2].get(), &ParallelCanvas::frameReady);
         Reference reference;
         constexpr int Frames = 12;
@@ -137,6 +202,15 @@ private Q_SLOTS:
         }
         // The clear in frame 6 is kept: the replay starts there.
         QCOMPARE(canvases[0]->scene().replay().size(), Frames - 6);
+        // Without viewports every member received the whole stream (the
+        // counters measure what the tiled-wall test compares against).
+        const auto [bytes, commands] = wholeStream(canvases[0]->scene());
+        QVERIFY(bytes > 0);
+        QCOMPARE(canvases[0]->bytesReceived(), quint64(0));
+        for (int r = 1; r < 4; ++r) {
+            QCOMPARE(canvases[r]->bytesReceived(), bytes);
+            QCOMPARE(canvases[r]->commandsReceived(), commands);
+        }
 
         // All at once: the order is the root's, the same on every node.
         const QImage before = canvases[0]->image(Target);
@@ -159,6 +233,79 @@ private Q_SLOTS:
         QVERIFY(after != before);
         for (int r = 0; r < 4; ++r)
             QCOMPARE(canvases[r]->image(Target), after);
+    }
+
+    void tiledWallSendsEachDeviceItsTile()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        std::vector<std::unique_ptr<ParallelCanvas>> canvases;
+        for (int r = 0; r < 4; ++r) {
+            canvases.push_back(std::make_unique<ParallelCanvas>(w[r], ParallelCanvas::Mode::Broadcast, 0, Logical));
+            QVERIFY(canvases.back()->setViewport(Quarters[r]));
+            QCOMPARE(canvases.back()->viewport(), Quarters[r]);
+        }
+        QVERIFY(QTest::qWaitFor([&] {
+            for (int r = 1; r < 4; ++r)
+                if (canvases[0]->memberViewport(r) != Quarters[r])
+                    return false;
+            return true;
+        }, Patience));
+        Reference reference;
+        constexpr int Frames = 20;
+        for (int k = 0; k < Frames; ++k) {
+            const int sender = k % 4;
+            const auto commands = k < 12 ? frameCommands(k) : gridCommands(k);
+            draw(*canvases[sender], commands);
+            reference.add(sender, commands);
+            QVERIFY2(QTest::qWaitFor([&] { return reached(canvases, quint32(k + 1)); }, Patience),
+                     qPrintable(QStringLiteral("frame %1 not applied everywhere").arg(k + 1)));
+        }
+        const QImage whole = reference.image();
+        QVERIFY(whole != blank());
+        QCOMPARE(canvases[0]->image(Target), whole);
+        // Each tile is its region of the whole picture, pixel for pixel.
+        for (int r = 0; r < 4; ++r) {
+            QCOMPARE(canvases[r]->scene().frameCount(), Frames);
+            QCOMPARE(canvases[r]->scene().state(), canvases[0]->scene().state());
+            QCOMPARE(canvases[r]->viewportImage(), whole.copy(Quarters[r]));
+        }
+        QCOMPARE(composed(canvases), whole);
+        // ... from a smaller stream: the members lack what is not theirs.
+        const auto [bytes, commands] = wholeStream(canvases[0]->scene());
+        for (int r = 1; r < 4; ++r) {
+            qInfo("rank %d received %llu of %llu bytes, %llu of %llu commands", r,
+                  qulonglong(canvases[r]->bytesReceived()), qulonglong(bytes),
+                  qulonglong(canvases[r]->commandsReceived()), qulonglong(commands));
+            QVERIFY(canvases[r]->bytesReceived() > 0);
+            // Image blocks are most of the bytes; rank 1's quarter has the
+            // noise block of frame 9 and the gradient of frame 5 crosses all.
+            QVERIFY(canvases[r]->bytesReceived() < bytes * 9 / 10);
+            QVERIFY(canvases[r]->commandsReceived() < commands / 2);
+            QVERIFY(canvases[r]->image(Target) != whole);
+        }
+
+        // Viewports change: rank 3 takes the whole canvas, rank 2 moves to
+        // the top right; each gets the replay for its new area at once.
+        QSignalSpy replayed2(canvases[2].get(), &ParallelCanvas::replayed);
+        QSignalSpy replayed3(canvases[3].get(), &ParallelCanvas::replayed);
+        QVERIFY(canvases[3]->setViewport(QRect()));
+        QVERIFY(canvases[2]->setViewport(Quarters[1]));
+        QVERIFY(QTest::qWaitFor([&] { return replayed2.size() == 1 && replayed3.size() == 1; }, Patience));
+        QCOMPARE(canvases[3]->viewportImage(), whole);
+        QCOMPARE(canvases[3]->image(Target), whole);
+        QCOMPARE(canvases[2]->viewportImage(), whole.copy(Quarters[1]));
+        // Later frames follow the new viewports.
+        draw(*canvases[1], gridCommands(Frames));
+        reference.add(1, gridCommands(Frames));
+        QVERIFY(QTest::qWaitFor([&] { return reached(canvases, Frames + 1); }, Patience));
+        QCOMPARE(canvases[3]->image(Target), reference.image());
+        QCOMPARE(canvases[2]->viewportImage(), reference.image().copy(Quarters[1]));
+        QCOMPARE(canvases[1]->viewportImage(), reference.image().copy(Quarters[1]));
+        // A viewport that does not fit the wire's 16 bits is refused here.
+        QVERIFY(!canvases[1]->setViewport(QRect(0, 0, 70000, 10)));
+        QVERIFY(!canvases[1]->setViewport(QRect(40000, 0, 10, 10)));
+        QCOMPARE(canvases[1]->viewport(), Quarters[1]);
     }
 
     void drawOnRootChangesOnlyTheRoot()
@@ -255,7 +402,11 @@ private Q_SLOTS:
         QVERIFY(w[2].send(1, ParallelCanvas::FrameTag, valid).wait());
         QVERIFY(w[2].send(1, ParallelCanvas::ReplayTag, valid).wait());
         QVERIFY(w[2].send(1, 99, valid).wait());
-        QVERIFY(QTest::qWaitFor([&] { return refusedAtRoot.size() == junk.size() + 1; }, Patience));
+        // Viewports of a bad size or with no pixels.
+        QVERIFY(w[2].send(0, ParallelCanvas::ViewportTag, QByteArray(5, 'x')).wait());
+        QVERIFY(w[2].send(0, ParallelCanvas::ViewportTag, QByteArray::fromHex("0000000000000010")).wait());
+        QVERIFY(QTest::qWaitFor([&] { return refusedAtRoot.size() == junk.size() + 3; }, Patience));
+        QCOMPARE(canvases[0]->memberViewport(2), QRect());
         QVERIFY(QTest::qWaitFor([&] { return refusedAt1.size() == 3; }, Patience));
         QCOMPARE(refusedAtRoot.first().at(0).toInt(), 2);
 

@@ -52,6 +52,14 @@ public:
     // A transparent image of the given size (the logical size if invalid)
     // with the scene painted on it.
     QImage toImage(QSize size = QSize()) const;
+    // A region of the logical canvas (a viewport) at `size` (the region's
+    // own size if invalid): exactly the pixels of that region of the whole
+    // canvas drawn at the same scale, which is how it is made. Drawing only
+    // the region would not do: the raster engine clips lines at the image's
+    // edges with rounding, so a line across a tile's edge would differ by a
+    // shade. Exact when the scale maps the canvas and the region to whole
+    // pixels (1:1, 2:1, ...).
+    QImage toImage(const QRect &logicalRegion, QSize size) const;
 
 private:
     QSize m_logicalSize;

@@ -1,6 +1,7 @@
 // mmpi::ParallelCanvas: one shared MMPE picture drawn by every member of a
 // communicator, either on the root only (drawOnRoot) or on every device
-// (broadcast), through the root, which numbers the frames (docs/mmpe.md).
+// (broadcast), through the root, which numbers the frames and sends a device
+// with a viewport only its tile's part (docs/mmpe.md).
 #pragma once
 
 #include <mmpi/comm/communicator.h>
@@ -8,6 +9,7 @@
 #include <mmpi/mmpe/canvasdecoder.h>
 #include <mmpi/mmpe/canvasencoder.h>
 #include <mmpi/mmpe/canvasscene.h>
+#include <mmpi/mmpe/canvasviewport.h>
 
 #include <QCoroTask>
 #include <QHash>
@@ -33,6 +35,7 @@ public:
         FrameTag = 2,         // root -> members: a numbered frame to apply (Broadcast)
         ReplayRequestTag = 3, // member -> root: empty; "send me the picture"
         ReplayTag = 4,        // root -> member: the replay's batches, then an empty message
+        ViewportTag = 5,      // member -> root: its viewport (CanvasViewport::encode)
     };
 
     // Construct it on every member of `comm`, with the same mode, root and
@@ -78,6 +81,30 @@ public:
     // replaced by it (replayed() then). The root's own call does nothing.
     void requestReplay();
 
+    // ---- tiled wall: per-device viewports
+    // This device shows only `area` of the logical canvas (a null rect: all
+    // of it). A member tells the root, which from then on sends it only the
+    // primitives that can touch the area (state changes, clears and frame
+    // ends still all) and, in Broadcast mode, at once a replay cut to the
+    // area, so the tile is complete. Rendered at the area's size
+    // (viewportImage()), the tile has the pixels of the same region of the
+    // whole picture. On the root it only sets what viewportImage() shows:
+    // the root keeps the whole picture, which replays are made from.
+    // ProtocolViolation if the area does not fit 16-bit coordinates.
+    Result<void> setViewport(const QRect &area);
+    QRect viewport() const { return m_viewport.area(); }
+    // The local scene's part in the viewport (the whole canvas without one),
+    // at `size` (the viewport's logical size if invalid).
+    QImage viewportImage(QSize size = QSize()) const;
+    // Root: the viewport a member announced (null: the whole canvas).
+    QRect memberViewport(int member) const { return m_viewports.value(member).area(); }
+
+    // Frames and replay batches this member accepted from the root: their
+    // bytes and commands (state changes and EndFrame included). The root
+    // counts nothing here: its frames never travel.
+    quint64 bytesReceived() const { return m_bytesReceived; }
+    quint64 commandsReceived() const { return m_commandsReceived; }
+
     // Frame barrier, collective (every member calls it, in the same order as
     // the other collectives on the communicator): returns the root's frame
     // number F once every frame ended on any member before the call has
@@ -102,12 +129,17 @@ Q_SIGNALS:
     void messageRefused(int source, const mmpi::Error &reason);
     // Root: a submission (valid or not) arrived; for flipTogether().
     void submissionArrived(int source);
+    // Root: a member announced its viewport (null: the whole canvas).
+    void viewportAnnounced(int member, const QRect &area);
 
 private:
     void handle(int source, int tag, const QByteArray &bytes);
     void refuse(int source, const Error &reason);
     void acceptSubmission(int source, const QByteArray &bytes);
-    void applyFrame(const QByteArray &bytes);
+    bool applyFrame(const QByteArray &bytes);
+    void receiveReplay(int source, const QByteArray &bytes);
+    void acceptViewport(int source, const QByteArray &bytes);
+    void relay(const QByteArray &frame, const QList<CanvasCommand> &commands, const CanvasEncoder &before);
     void sendReplay(int member);
 
     Communicator m_comm;
@@ -117,12 +149,16 @@ private:
     CanvasEncoder m_encoder; // this member's own frames
     CanvasDecoder m_decoder;
     quint32 m_submitted = 0;
+    CanvasViewport m_viewport;
+    quint64 m_bytesReceived = 0;
+    quint64 m_commandsReceived = 0;
     std::unique_ptr<MessageListener> m_inbox; // made once the rest is in place
 
     // root
     CanvasEncoder m_relay; // the one numbered stream
     QHash<int, CanvasState> m_senderState;
     QHash<int, quint32> m_received; // submissions by source
+    QHash<int, CanvasViewport> m_viewports; // members without one get the whole stream
 
     // member receiving a replay
     std::optional<CanvasScene> m_replaying;
