@@ -9,8 +9,10 @@
 namespace mmpi {
 
 BtDiscovery::BtDiscovery(BtScanner *scanner, QObject *parent)
-    : QObject(parent), m_scanner(scanner), m_repeat(this), m_countdown(this)
+    : QObject(parent), m_scanner(scanner), m_repeat(this), m_countdown(this), m_queryTimer(this)
 {
+    m_queryTimer.setSingleShot(true);
+    connect(&m_queryTimer, &QTimer::timeout, this, &BtDiscovery::handleQueryTimeout);
     connect(scanner, &BtScanner::deviceFound, this, [this](quint64 device) { handleDeviceFound(device); });
     connect(scanner, &BtScanner::inquiryFinished, this, &BtDiscovery::handleInquiryFinished);
     connect(scanner, &BtScanner::serviceFound, this, &BtDiscovery::handleServiceFound);
@@ -32,6 +34,8 @@ void BtDiscovery::start(const QString &worldName)
     m_completedAfter = -1;
     m_queue.clear();
     m_queriedThisRound.clear();
+    m_attemptsThisRound.clear();
+    m_querying = -1;
     m_seen.clear();
     m_without.clear();
     m_settling.clear();
@@ -55,6 +59,10 @@ void BtDiscovery::stop()
     ++m_generation;
     m_repeat.stop();
     m_countdown.stop();
+    m_queryTimer.stop();
+    if (m_querying >= 0)
+        m_scanner->abortQuery(quint64(m_querying));
+    m_querying = -1;
     if (m_inquiring)
         m_scanner->stopInquiry();
     m_inquiring = false;
@@ -105,7 +113,9 @@ void BtDiscovery::queryNext()
     const quint64 device = m_queue.takeFirst();
     m_querying = qint64(device);
     m_queriedThisRound.insert(device);
+    ++m_attemptsThisRound[device];
     qCDebug(lcTransport).noquote() << "bluetooth: asking" << formatBtDevice(device) << "for mmpiNode";
+    m_queryTimer.start(m_settings.queryTimeoutMs);
     m_scanner->queryServices(device);
 }
 
@@ -140,6 +150,7 @@ void BtDiscovery::handleQueryFinished(quint64 device)
     if (!m_running || qint64(device) != m_querying)
         return;
     m_querying = -1;
+    m_queryTimer.stop();
     settle(device);
     queryNext();
     if (m_queue.isEmpty() && !m_inquiring && !m_complete && !m_roundPending && m_settling.isEmpty())
@@ -162,6 +173,27 @@ void BtDiscovery::settle(quint64 device)
     });
 }
 
+// A hung query (seen with BlueZ's sdpscanner helper) would block every
+// later one: give it up and ask the device once more after the others.
+void BtDiscovery::handleQueryTimeout()
+{
+    if (!m_running || m_querying < 0)
+        return;
+    const quint64 device = quint64(m_querying);
+    m_querying = -1;
+    m_scanner->abortQuery(device);
+    const bool again = m_attemptsThisRound.value(device) < m_settings.queryAttempts && !m_complete;
+    qCWarning(lcTransport).noquote() << "bluetooth: SDP query of" << formatBtDevice(device) << "got no answer in"
+                                     << m_settings.queryTimeoutMs << "ms;" << (again ? "asking again" : "giving up this round");
+    if (again)
+        m_queue.append(device);
+    else
+        settle(device);
+    queryNext();
+    if (m_queue.isEmpty() && m_querying < 0)
+        maybeNextRound();
+}
+
 void BtDiscovery::startInquiry()
 {
     if (!m_running || m_complete || m_inquiring)
@@ -169,6 +201,7 @@ void BtDiscovery::startInquiry()
     m_inquiring = true;
     m_roundStarted.start();
     m_queriedThisRound.clear();
+    m_attemptsThisRound.clear();
     qCDebug(lcTransport) << "bluetooth: inquiry started";
     m_scanner->startInquiry();
 }
@@ -205,6 +238,12 @@ void BtDiscovery::checkComplete()
     m_complete = true;
     m_completedAfter = m_started.elapsed();
     m_queue.clear();
+    if (m_querying >= 0) {
+        // The last record came; its query's end no longer matters.
+        m_queryTimer.stop();
+        m_scanner->abortQuery(quint64(m_querying));
+        m_querying = -1;
+    }
     if (m_inquiring) {
         m_inquiring = false;
         m_scanner->stopInquiry();

@@ -5,7 +5,8 @@
 // them after the query's finished()); a device is taken for "no mmpiNode"
 // only after a settle time. Inquiry stops once the expected number of peers
 // is found (an inquiry otherwise always lasts ~10.24 s), and rounds repeat
-// until then. Progress (devices seen, services found, seconds left) is
+// until then. An SDP query that hangs is abandoned after a timeout and
+// retried once in the round. Progress (devices seen, services found, seconds left) is
 // reported as it changes. Candidates are re-reported every repeat interval so
 // a root that failed to reach one tries again.
 #pragma once
@@ -33,6 +34,8 @@ public:
         int roundPauseMs = 500;   // between two inquiry rounds
         int repeatMs = 1000;      // re-report known candidates
         int inquiryMs = 10240;    // an inquiry's length, for "seconds left"
+        int queryTimeoutMs = 8000; // an SDP query that hangs this long is abandoned
+        int queryAttempts = 2;     // SDP queries of one device per round
     };
     struct Progress
     {
@@ -74,6 +77,7 @@ private:
     void handleServiceFound(const BtServiceRecord &record);
     void handleQueryFinished(quint64 device);
     void handleScanError(const QString &message, bool fatal);
+    void handleQueryTimeout();
     void enqueue(quint64 device);
     void queryNext();
     void settle(quint64 device);
@@ -94,6 +98,7 @@ private:
     qint64 m_querying = -1;              // device being asked, or -1
     QList<quint64> m_queue;
     QSet<quint64> m_queriedThisRound;
+    QHash<quint64, int> m_attemptsThisRound;
     QSet<quint64> m_seen;
     QSet<quint64> m_without;
     QSet<quint64> m_settling;
@@ -104,6 +109,7 @@ private:
     Progress m_lastProgress;
     QTimer m_repeat;
     QTimer m_countdown;
+    QTimer m_queryTimer;
     int m_generation = 0;                // drops timers of an earlier start()
 };
 

@@ -19,6 +19,9 @@ public:
     // Ask `device` for mmpiNode records. Records may arrive after
     // serviceQueryFinished() for that device (QtBluetooth queues them).
     virtual void queryServices(quint64 device) = 0;
+    // Give up the query of `device` (it hung): no serviceQueryFinished() for
+    // it follows; records it still delivers count as usual.
+    virtual void abortQuery(quint64 device) = 0;
 
 Q_SIGNALS:
     void deviceFound(quint64 device, const QString &name);

@@ -121,6 +121,12 @@ Result<void> BtTransport::configure(const QVariantMap &options)
         parsed.connector = Connector::Qt;
     else
         reader.reject(QStringLiteral("connector"), QStringLiteral("'%1' is not kernel or qt").arg(connector));
+    const QString visibility = reader.string(QStringLiteral("visibility"), QStringLiteral("discoverable"));
+    if (visibility == u"discoverable" || visibility == u"keep")
+        parsed.makeDiscoverable = visibility == u"discoverable";
+    else
+        reader.reject(QStringLiteral("visibility"),
+                      QStringLiteral("'%1' is not discoverable or keep").arg(visibility));
     parsed.limits = reader.decoderLimits();
     if (auto ok = reader.finish(); !ok)
         return ok;
@@ -176,7 +182,31 @@ Result<QString> BtTransport::listen(const QString &address)
     if (endpoint.device == 0)
         m_options.adapter = localDevice();
     qCInfo(lcTransport).noquote() << "bluetooth: listening at" << listenAddress();
+    if (m_options.makeDiscoverable)
+        makeReachable();
     return listenAddress();
+}
+
+// BlueZ (with kernel connection control) pages in only devices it has
+// paired with unless the adapter is discoverable: a stranger could neither
+// find this node by inquiry nor open SDP or RFCOMM to it. A server of a world
+// that forms by discovery must therefore be discoverable (on Android this asks
+// the user). Asynchronous; bluetoothd ends it after its DiscoverableTimeout
+// (180 s by default), when the world has long formed and peers have paired.
+void BtTransport::makeReachable()
+{
+    if (!m_local)
+        m_local = new QBluetoothLocalDevice(QBluetoothAddress(m_options.adapter), this);
+    if (!m_local->isValid()) {
+        qCWarning(lcTransport).noquote() << "bluetooth: no local adapter" << formatBtDevice(m_options.adapter)
+                                         << "to make discoverable";
+        return;
+    }
+    if (m_local->hostMode() == QBluetoothLocalDevice::HostDiscoverable)
+        return;
+    qCInfo(lcTransport).noquote() << "bluetooth: making adapter" << formatBtDevice(m_options.adapter)
+                                  << "discoverable (option visibility)";
+    m_local->setHostMode(QBluetoothLocalDevice::HostDiscoverable);
 }
 
 QString BtTransport::listenAddress() const

@@ -12,6 +12,7 @@
 #include <mmpi/transport/transport.h>
 #include <mmpi/wire/framedecoder.h>
 
+#include <QBluetoothLocalDevice>
 #include <QBluetoothServer>
 #include <QBluetoothServiceInfo>
 #include <QPointer>
@@ -66,6 +67,7 @@ private:
         int securityLevel = 2; // BT_SECURITY_MEDIUM: authenticated pairing + encryption
         int settleTime = 500;
         Connector connector = Connector::Kernel;
+        bool makeDiscoverable = true; // option visibility
         DecoderLimits limits;
     };
 
@@ -74,9 +76,11 @@ private:
     void track(Link *link);
     Error linkLimitError() const;
     quint64 localDevice() const;
+    void makeReachable();
 
     Options m_options;
     QBluetoothServer *m_server = nullptr;
+    QBluetoothLocalDevice *m_local = nullptr;
     QBluetoothServiceInfo m_service;
     BtScanner *m_scanner = nullptr;
     BtDiscovery *m_discovery = nullptr;

@@ -28,10 +28,13 @@ void QtBtScanner::startInquiry()
                                        : new QBluetoothDeviceDiscoveryAgent(m_adapter, this);
         connect(m_inquiry, &QBluetoothDeviceDiscoveryAgent::deviceDiscovered, this,
                 [this](const QBluetoothDeviceInfo &info) {
-                    // BlueZ often leaves the core configuration unknown; only
-                    // LE-only devices cannot carry RFCOMM.
-                    if (info.coreConfigurations() != QBluetoothDeviceInfo::LowEnergyCoreConfiguration)
-                        Q_EMIT deviceFound(info.address().toUInt64(), info.name());
+                    // Every device is asked, whatever its core configuration:
+                    // Qt's BlueZ backend calls a device whose class of device
+                    // is 0 "LowEnergy" although the ClassicMethod inquiry found
+                    // it over BR/EDR (seen on the bt-vm rig; also real devices
+                    // with no class set). An LE-only device merely fails its
+                    // SDP query.
+                    Q_EMIT deviceFound(info.address().toUInt64(), info.name());
                 });
         connect(m_inquiry, &QBluetoothDeviceDiscoveryAgent::finished, this, &BtScanner::inquiryFinished);
         connect(m_inquiry, &QBluetoothDeviceDiscoveryAgent::canceled, this, &BtScanner::inquiryFinished);
@@ -74,9 +77,12 @@ void QtBtScanner::queryServices(quint64 device)
     // finished() may follow errorOccurred(): report the query once. The agent
     // stays a while for records QtBluetooth delivers after finished().
     auto reported = std::make_shared<bool>(false);
+    m_queries.insert(device, {agent, reported});
     auto done = [this, agent, device, reported] {
         if (std::exchange(*reported, true))
             return;
+        if (m_queries.value(device).agent == agent)
+            m_queries.remove(device);
         QTimer::singleShot(AgentLingerMs, agent, &QObject::deleteLater);
         Q_EMIT serviceQueryFinished(device);
     };
@@ -89,6 +95,17 @@ void QtBtScanner::queryServices(quint64 device)
                 done();
             });
     agent->start(QBluetoothServiceDiscoveryAgent::FullDiscovery);
+}
+
+void QtBtScanner::abortQuery(quint64 device)
+{
+    const Query query = m_queries.take(device);
+    if (!query.agent)
+        return;
+    *query.reported = true; // no serviceQueryFinished() for an aborted query
+    // Kills BlueZ's sdpscanner helper if it still runs.
+    query.agent->stop();
+    QTimer::singleShot(AgentLingerMs, query.agent.data(), &QObject::deleteLater);
 }
 
 } // namespace mmpi

@@ -9,6 +9,11 @@
 
 #include <QBluetoothAddress>
 #include <QBluetoothDeviceDiscoveryAgent>
+#include <QBluetoothServiceDiscoveryAgent>
+#include <QHash>
+#include <QPointer>
+
+#include <memory>
 
 namespace mmpi {
 
@@ -22,12 +27,20 @@ public:
     void startInquiry() override;
     void stopInquiry() override;
     void queryServices(quint64 device) override;
+    void abortQuery(quint64 device) override;
 
 private:
     void handleInquiryError(QBluetoothDeviceDiscoveryAgent::Error error);
 
     QBluetoothAddress m_adapter;
     QBluetoothDeviceDiscoveryAgent *m_inquiry = nullptr;
+    // The running query per device, and its "already reported" flag.
+    struct Query
+    {
+        QPointer<QBluetoothServiceDiscoveryAgent> agent;
+        std::shared_ptr<bool> reported;
+    };
+    QHash<quint64, Query> m_queries;
 };
 
 } // namespace mmpi

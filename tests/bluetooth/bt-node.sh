@@ -1,7 +1,9 @@
 #!/bin/bash
 # Runs in every node guest of bt-vm's run-mesh.py: this guest's controller
-# (hci0) serves one btnode; node 0 is the root. Args: BTNODE SIZE PLUGIN_DIR
-BIN=${1:?btnode}; SIZE=${2:?size}; PLUGINS=${3:?plugin dir}
+# (hci0) serves one btnode; node 0 is the root.
+#   bt-node.sh BTNODE SIZE PLUGIN_DIR DEBUG(0|1) [BTNODE ARGS...]
+BIN=${1:?btnode}; SIZE=${2:?size}; PLUGINS=${3:?plugin dir}; DEBUG=${4:-0}
+shift 4 2>/dev/null || shift $#
 A=$(btmgmt --index 0 info | awk '/addr /{print $2; exit}')
 btmgmt --index 0 name "mmpi$BTVM_NODE" >/dev/null
 # Secure Connections off: see bt-vm's README (an emulator race, not Qt's).
@@ -9,8 +11,25 @@ btmgmt --index 0 sc off >/dev/null
 echo "node$BTVM_NODE = $A"
 export MMPI_PLUGIN_PATH=$PLUGINS
 export QT_LOGGING_RULES="mmpi.transport.info=true;mmpi.world.info=true"
-ROOT=""
-[ "$BTVM_NODE" = 0 ] && ROOT=--root
-# the root starts inquiring only once the others advertise
-[ "$BTVM_NODE" = 0 ] && sleep 1
-exec "$BIN" $ROOT --size "$SIZE"
+[ "$DEBUG" = 1 ] && export QT_LOGGING_RULES="$QT_LOGGING_RULES;qt.bluetooth*=true;mmpi.transport.debug=true"
+export QT_MESSAGE_PATTERN="[%{time process}] %{if-category}%{category}: %{endif}%{message}"
+discoverable() { btmgmt --index 0 info | grep -q "current settings:.* discoverable"; }
+if [ "$BTVM_NODE" = 0 ]; then
+    # btvirt answers an inquiry only with the devices discoverable when it
+    # starts (a radio keeps listening for 10.24 s), and the guests boot at
+    # different speeds: inquire once every node has made itself discoverable.
+    for _ in $(seq 300); do
+        [ "$(ls "$BTVM_SHARED" | grep -c '^ready\.')" -ge $((SIZE - 1)) ] && break
+        sleep 0.1
+    done
+    echo "peers ready: $(ls "$BTVM_SHARED" | grep '^ready\.' | tr '\n' ' ')"
+    exec "$BIN" --root --size "$SIZE" "$@"
+fi
+"$BIN" --size "$SIZE" "$@" &
+pid=$!
+for _ in $(seq 300); do
+    discoverable && { touch "$BTVM_SHARED/ready.$BTVM_NODE"; break; }
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+done
+wait $pid

@@ -3,12 +3,23 @@
 // Node 0 is the root: it discovers the others by inquiry + SDP and forms the
 // world. Then point-to-point around a ring, a bcast and an allreduce, each
 // checked, and an RFCOMM throughput measurement between ranks 0 and 1.
+// With --scenario range|shrink it then runs iterations of a checked ring
+// exchange and allreduce under FaultTolerance while the controller of rank
+// --victim (default: the highest) is powered off: "range" powers it on again
+// after --off-ms (the world must resume, every sum right, nothing lost),
+// "shrink" ends that node for good (the survivors must SHRINK and finish).
 // Prints "event=..." lines; exit 0 only if every check passed.
 #include <mmpi/comm/communicator.h>
+#include <mmpi/ft/faulttolerance.h>
 #include <mmpi/world/world.h>
+
+#include <QBluetoothLocalDevice>
+#include <QEventLoop>
+#include <QTimer>
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QElapsedTimer>
 
 #include <cstdio>
@@ -29,6 +40,134 @@ int fail(const QString &what, const Error &error)
     return 1;
 }
 
+// Runs the event loop for `ms` (FaultTolerance's signals, D-Bus replies).
+void pause(int ms)
+{
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+QString hostModeName(QBluetoothLocalDevice::HostMode mode)
+{
+    switch (mode) {
+    case QBluetoothLocalDevice::HostPoweredOff:
+        return QStringLiteral("off");
+    case QBluetoothLocalDevice::HostConnectable:
+        return QStringLiteral("connectable");
+    default:
+        return QStringLiteral("discoverable");
+    }
+}
+
+// Powers this guest's controller off (through bluetoothd, as a user or the
+// OS would) and waits until it is.
+bool powerOff(QBluetoothLocalDevice &local)
+{
+    local.setHostMode(QBluetoothLocalDevice::HostPoweredOff);
+    for (int i = 0; i < 50 && local.hostMode() != QBluetoothLocalDevice::HostPoweredOff; ++i)
+        pause(100);
+    say(QStringLiteral("event=power state=%1").arg(hostModeName(local.hostMode())));
+    return local.hostMode() == QBluetoothLocalDevice::HostPoweredOff;
+}
+
+struct Scenario
+{
+    QString name;      // range or shrink
+    int victim = 0;    // world rank whose controller goes off
+    int offMs = 5000;  // range: how long
+    int iterations = 20;
+    int offAt = 5;     // iteration at which it goes off
+};
+
+// Iterations of a ring exchange and an allreduce, each checked, that go on
+// through the power-off: messages wait for the reconnection (range), or the
+// survivors agree, shrink and resume from the last iteration all finished.
+int runScenario(World &world, const Communicator &comm, const Scenario &scenario)
+{
+    FaultTolerance ft(&world);
+    if (auto ok = ft.protect(comm).wait(); !ok)
+        return fail(QStringLiteral("protect"), ok.error());
+    int reconfigured = 0, handled = 0, returned = 0;
+    QObject::connect(&ft, &FaultTolerance::worldReconfigured, [&](Policy policy, const QList<int> &failed) {
+        ++reconfigured;
+        QStringList ranks;
+        for (int r : failed)
+            ranks << QString::number(r);
+        say(QStringLiteral("event=reconfigured policy=%1 failed=%2 size=%3")
+                .arg(QVariant::fromValue(policy).toString(), ranks.join(u','))
+                .arg(ft.communicator().size()));
+    });
+    QObject::connect(&world, &World::nodeReturned, [&](int rank) {
+        ++returned;
+        say(QStringLiteral("event=returned rank=%1").arg(rank));
+    });
+    const bool victim = world.rank() == scenario.victim;
+    QBluetoothLocalDevice local;
+    QElapsedTimer clock;
+    qint64 done = 0;
+    for (qint64 i = 1; i <= scenario.iterations;) {
+        if (handled != reconfigured) {
+            handled = reconfigured;
+            auto resume = ft.communicator().allreduce(done, Op::Min).wait();
+            if (!resume)
+                return fail(QStringLiteral("resume"), resume.error());
+            i = *resume + 1;
+            continue;
+        }
+        if (victim && i == scenario.offAt) {
+            if (!powerOff(local))
+                return fail(QStringLiteral("power off"), {ErrorCode::LinkError, QStringLiteral("still on")});
+            if (scenario.name == u"shrink") {
+                pause(1000);
+                say(QStringLiteral("event=done rank=%1 victim=1").arg(world.rank()));
+                std::_Exit(0); // a phone that died: no goodbye, no close
+            }
+            pause(scenario.offMs);
+            local.setHostMode(QBluetoothLocalDevice::HostDiscoverable);
+            for (int k = 0; k < 50 && local.hostMode() == QBluetoothLocalDevice::HostPoweredOff; ++k)
+                pause(100);
+            say(QStringLiteral("event=power state=%1").arg(hostModeName(local.hostMode())));
+        }
+        if (i == scenario.offAt)
+            clock.start();
+        const Communicator c = ft.communicator();
+        const int n = c.size(), rank = c.rank();
+        const qint64 mine = i * 1000 + rank;
+        auto sent = c.send((rank + 1) % n, 20, mine).wait();
+        auto got = sent ? c.recv<qint64>((rank + n - 1) % n, 20).wait() : Result<qint64>(sent.error());
+        auto sum = got ? c.allreduce(qint64(rank + 1) * i, Op::Sum).wait() : got;
+        if (!sum) {
+            say(QStringLiteral("event=failed iteration=%1 reason=%2").arg(i).arg(sum.error().toString()));
+            for (int k = 0; k < 300 && handled == reconfigured; ++k)
+                pause(100);
+            if (handled == reconfigured)
+                return fail(QStringLiteral("reconfiguration"), sum.error());
+            continue;
+        }
+        if (*got != i * 1000 + (rank + n - 1) % n || *sum != qint64(n) * (n + 1) / 2 * i)
+            return fail(QStringLiteral("check"), {ErrorCode::TypeMismatch,
+                                                   QStringLiteral("iteration %1: got %2, sum %3").arg(i).arg(*got).arg(*sum)});
+        if (i == scenario.offAt)
+            say(QStringLiteral("event=outage iteration=%1 ms=%2").arg(i).arg(clock.elapsed()));
+        done = i++;
+        pause(100);
+    }
+    const int size = ft.communicator().size();
+    const int expected = scenario.name == u"shrink" ? world.size() - 1 : world.size();
+    if (size != expected || (scenario.name == u"range" && (reconfigured != 0 || returned == 0)))
+        return fail(QStringLiteral("scenario"),
+                    {ErrorCode::NodeLost, QStringLiteral("%1: size %2 (expected %3), %4 reconfiguration(s), %5 return(s)")
+                                              .arg(scenario.name).arg(size).arg(expected).arg(reconfigured).arg(returned)});
+    say(QStringLiteral("event=scenario name=%1 ok=1 iterations=%2 size=%3 returned=%4")
+            .arg(scenario.name).arg(done).arg(size).arg(returned));
+    if (auto ok = ft.communicator().barrier().wait(); !ok)
+        return fail(QStringLiteral("barrier"), ok.error());
+    say(QStringLiteral("event=done rank=%1").arg(world.rank()));
+    world.closeAndWait();
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char *argv[])
@@ -38,8 +177,19 @@ int main(int argc, char *argv[])
     parser.addOption({QStringLiteral("root"), QStringLiteral("Be the root that discovers the others.")});
     parser.addOption({QStringLiteral("size"), QStringLiteral("World size."), QStringLiteral("N"), QStringLiteral("3")});
     parser.addOption({QStringLiteral("bulk"), QStringLiteral("Bytes for the throughput test."), QStringLiteral("B"),
-                      QStringLiteral("262144")});
+                      QStringLiteral("32768")});
+    parser.addOption({QStringLiteral("scenario"), QStringLiteral("range or shrink: power a controller off."),
+                      QStringLiteral("S")});
+    parser.addOption({QStringLiteral("victim"), QStringLiteral("Rank powered off (default: the highest)."),
+                      QStringLiteral("R"), QStringLiteral("-1")});
+    parser.addOption({QStringLiteral("off-ms"), QStringLiteral("range: how long it is off."), QStringLiteral("MS"),
+                      QStringLiteral("5000")});
     parser.process(app);
+    Scenario scenario;
+    scenario.name = parser.value(QStringLiteral("scenario"));
+    if (!scenario.name.isEmpty() && scenario.name != u"range" && scenario.name != u"shrink")
+        return fail(QStringLiteral("arguments"), {ErrorCode::BadConfiguration, QStringLiteral("--scenario range|shrink")});
+    scenario.offMs = parser.value(QStringLiteral("off-ms")).toInt();
     const int size = parser.value(QStringLiteral("size")).toInt();
     const bool root = parser.isSet(QStringLiteral("root"));
 
@@ -53,6 +203,9 @@ int main(int argc, char *argv[])
     config.formationTimeout = std::chrono::seconds(60);
     config.discoveryTimeout = std::chrono::seconds(50);
     config.handshakeTimeout = std::chrono::seconds(15);
+    // An outage of --off-ms fits in it; a node gone for good is given up
+    // sooner than the default 30 s.
+    config.reconnectGracePeriod = std::chrono::seconds(15);
     config.transportOptions = {{QStringLiteral("peerCache"), QStringLiteral("none")},
                                {QStringLiteral("expectedPeers"), root ? size - 1 : 0}};
 
@@ -62,12 +215,16 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("communicator"), comm.error());
     QElapsedTimer clock;
     clock.start();
+    // Wall-clock times: the guests share the host's clock, so the rig script
+    // can tell when the last node of the mesh was ready.
+    say(QStringLiteral("event=start epoch_ms=%1").arg(QDateTime::currentMSecsSinceEpoch()));
     world.form(config);
     if (auto formed = world.waitForFormed(); !formed)
         return fail(QStringLiteral("form"), formed.error());
     const int rank = world.rank();
     const int n = world.size();
-    say(QStringLiteral("event=formed rank=%1 size=%2 form_ms=%3").arg(rank).arg(n).arg(clock.elapsed()));
+    say(QStringLiteral("event=formed rank=%1 size=%2 form_ms=%3 epoch_ms=%4")
+            .arg(rank).arg(n).arg(clock.elapsed()).arg(QDateTime::currentMSecsSinceEpoch()));
     if (n != size)
         return fail(QStringLiteral("size"), {ErrorCode::FormationTimeout, QStringLiteral("size %1").arg(n)});
 
@@ -93,6 +250,12 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("allreduce"), sum ? Error(ErrorCode::TypeMismatch, QString::number(*sum))
                                                      : sum.error());
     say(QStringLiteral("event=allreduce ok=1 sum=%1").arg(*sum));
+
+    if (!scenario.name.isEmpty()) {
+        const int victim = parser.value(QStringLiteral("victim")).toInt();
+        scenario.victim = victim < 0 ? n - 1 : victim;
+        return runScenario(world, *comm, scenario);
+    }
 
     const qint64 bulk = parser.value(QStringLiteral("bulk")).toLongLong();
     if (rank <= 1 && n > 1) {

@@ -25,11 +25,13 @@ public:
         QTimer::singleShot(0, this, &BtScanner::inquiryFinished);
     }
     void queryServices(quint64 device) override { queries << device; }
+    void abortQuery(quint64 device) override { aborted << device; }
 
     int inquiriesStarted = 0;
     int inquiriesStopped = 0;
     bool inquiring = false;
     QList<quint64> queries;
+    QList<quint64> aborted;
 };
 
 class FakeOpener : public BtSocketOpener

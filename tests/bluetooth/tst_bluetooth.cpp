@@ -248,6 +248,42 @@ private Q_SLOTS:
         QVERIFY(discovery.progress().complete);
     }
 
+    // A query that never ends is given up, asked once more after the other
+    // devices, and then the round goes on without it.
+    void discoveryAbandonsHungQuery()
+    {
+        FakeScanner scanner;
+        BtDiscovery discovery(&scanner);
+        discovery.setSettings({.expectedPeers = 2, .settleMs = 10, .roundPauseMs = 10, .repeatMs = 60000,
+                               .queryTimeoutMs = 50, .queryAttempts = 2});
+        QSignalSpy completed(&discovery, &BtDiscovery::completed);
+        discovery.start(u"w"_qs);
+        Q_EMIT scanner.deviceFound(DevA, {});
+        Q_EMIT scanner.deviceFound(DevB, {});
+        QCOMPARE(scanner.queries, QList<quint64>{DevA}); // DevA's query hangs
+        QTRY_COMPARE_WITH_TIMEOUT(scanner.queries, (QList<quint64>{DevA, DevB}), 1000);
+        QCOMPARE(scanner.aborted, QList<quint64>{DevA});
+        Q_EMIT scanner.serviceFound(record(DevB, u"b"_qs));
+        Q_EMIT scanner.serviceQueryFinished(DevB);
+        QCOMPARE(scanner.queries, (QList<quint64>{DevA, DevB, DevA})); // second attempt
+        Q_EMIT scanner.serviceQueryFinished(DevB); // stale: changes nothing
+        QCOMPARE(scanner.queries.size(), 3);
+        // The second attempt hangs too: given up for this round.
+        QTRY_COMPARE_WITH_TIMEOUT(scanner.aborted, (QList<quint64>{DevA, DevA}), 1000);
+        QTest::qWait(100);
+        QCOMPARE(scanner.queries.size(), 3);
+        QVERIFY(discovery.devicesWithoutService().contains(DevA));
+        QVERIFY(!completed.size());
+        // Next round (after the inquiry ends) asks it again, and it answers.
+        Q_EMIT scanner.inquiryFinished();
+        QTRY_COMPARE_WITH_TIMEOUT(scanner.inquiriesStarted, 2, 1000);
+        Q_EMIT scanner.deviceFound(DevA, {});
+        QCOMPARE(scanner.queries.size(), 4);
+        Q_EMIT scanner.serviceFound(record(DevA, u"a"_qs));
+        QCOMPARE(completed.size(), 1);
+        QCOMPARE(scanner.aborted.size(), 3); // the answered query is no longer needed
+    }
+
     void discoveryAsksRememberedDevicesFirst()
     {
         FakeScanner scanner;
@@ -343,13 +379,15 @@ private Q_SLOTS:
         QVERIFY(owner->configure({{u"adapter"_qs, u"00:1A:7D:DA:71:13"_qs}, {u"expectedPeers"_qs, 3},
                                   {u"knownPeers"_qs, u"00:00:00:00:00:01, 00:00:00:00:00:02"_qs},
                                   {u"peerCache"_qs, u"none"_qs}, {u"security"_qs, u"none"_qs},
-                                  {u"connector"_qs, u"qt"_qs}, {u"maxLinks"_qs, 3}}));
+                                  {u"connector"_qs, u"qt"_qs}, {u"maxLinks"_qs, 3},
+                                  {u"visibility"_qs, u"keep"_qs}}));
         const QList<std::pair<QVariantMap, QString>> bad = {
             {{{u"adapter"_qs, u"hci0"_qs}}, u"adapter"_qs},
             {{{u"security"_qs, u"high"_qs}}, u"security"_qs},
             {{{u"knownPeers"_qs, u"00:00:00:00:00:01,nope"_qs}}, u"knownPeers"_qs},
             {{{u"maxLinks"_qs, 0}}, u"maxLinks"_qs},
             {{{u"connector"_qs, u"dbus"_qs}}, u"connector"_qs},
+            {{{u"visibility"_qs, u"hidden"_qs}}, u"visibility"_qs},
             {{{u"beaconPort"_qs, 4}}, u"beaconPort"_qs},
         };
         for (const auto &[options, key] : bad) {
