@@ -1,36 +1,51 @@
-// mmpi-mandelbrot (headless): renders the Mandelbrot set across every node of
-// a world with the fault-tolerant work pool and writes a PNG, e.g.
+// mmpi-mandelbrot: renders the Mandelbrot set across every node of a world
+// with the fault-tolerant work pool and writes a PNG, e.g.
 //   mmpirun -n 4 mmpi-mandelbrot --width 1920 --height 1080 --out mandelbrot.png
 // Rank 0 hands out bands of rows and assembles the picture; every other rank
 // computes bands. A worker that is lost costs only its bands, which others
 // compute again: the picture is the same as a one-node render. Run without
-// mmpirun it renders alone.
-#include "mandelbrot.h"
+// mmpirun it renders alone. --share also draws every band on a broadcast
+// MMPE canvas, so every node holds the picture; --gui shows it in a window on
+// every node, where a zoom or pan renders the new view across the world.
+#include "options.h"
 
 #include <mmpi/ft/workpool.h>
 #include <mmpi/world/world.h>
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QGuiApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QtEndian>
 
 #include <cstdio>
+#include <memory>
 #include <unistd.h>
 
 using namespace mmpi;
-using mmpi::demo::View;
+using namespace mmpi::demo;
+
+namespace mmpi::demo {
+
+int writeSummary(const Options &o, const QImage &image, double seconds, double workSeconds, const QString &perNode,
+                 int nodes)
+{
+    if (!image.save(o.out, "PNG")) {
+        std::fprintf(stderr, "mmpi-mandelbrot: cannot write %s\n", qPrintable(o.out));
+        return 1;
+    }
+    std::printf("rendered %dx%d (%d iterations) in %.2f s on %d node(s)%s\n"
+                "work %.2f s / wall %.2f s = speedup %.2fx\nwrote %s\n",
+                o.view.width, o.view.height, o.view.maxIterations, seconds, nodes,
+                perNode.isEmpty() ? "" : qPrintable(QStringLiteral("; bands per node: ") + perNode), workSeconds,
+                seconds, seconds > 0 ? workSeconds / seconds : 0.0, qPrintable(o.out));
+    return 0;
+}
+
+} // namespace mmpi::demo
 
 namespace {
-
-struct Options
-{
-    View view;
-    int band = 8;
-    QString out;
-    bool tint = false;
-};
 
 // The progress bar: redrawn in place on a terminal, a line per tenth in a
 // pipe (mmpirun forwards whole lines).
@@ -62,41 +77,8 @@ private:
     int m_lastTenth = -1;
 };
 
-int bandCount(const Options &o) { return (o.view.height + o.band - 1) / o.band; }
-int rowsOf(const Options &o, int band) { return std::min(o.band, o.view.height - band * o.band); }
-
-// A band's result: the nanoseconds it took (for the speedup), then its pixels.
-QByteArray computeBand(const Options &o, int band)
-{
-    QElapsedTimer clock;
-    clock.start();
-    const QByteArray pixels = demo::renderBand(o.view, band * o.band, rowsOf(o, band));
-    QByteArray result(8, Qt::Uninitialized);
-    qToBigEndian<qint64>(clock.nsecsElapsed(), result.data());
-    return result + pixels;
-}
-
-QRgb tintOf(int worker)
-{
-    static const QRgb colours[] = {qRgb(230, 60, 60), qRgb(60, 200, 80), qRgb(60, 110, 240), qRgb(240, 200, 40),
-                                   qRgb(200, 60, 220), qRgb(40, 210, 210), qRgb(250, 140, 30), qRgb(150, 150, 150)};
-    return colours[worker % 8];
-}
-
-int finish(const Options &o, const QImage &image, double seconds, double workSeconds, const QString &perNode,
-           int nodes)
-{
-    if (!image.save(o.out, "PNG")) {
-        std::fprintf(stderr, "mmpi-mandelbrot: cannot write %s\n", qPrintable(o.out));
-        return 1;
-    }
-    std::printf("rendered %dx%d (%d iterations) in %.2f s on %d node(s)%s\n"
-                "work %.2f s / wall %.2f s = speedup %.2fx\nwrote %s\n",
-                o.view.width, o.view.height, o.view.maxIterations, seconds, nodes,
-                perNode.isEmpty() ? "" : qPrintable(QStringLiteral("; bands per node: ") + perNode), workSeconds,
-                seconds, seconds > 0 ? workSeconds / seconds : 0.0, qPrintable(o.out));
-    return 0;
-}
+int bandCount(const Options &o) { return demo::bandCount(o.view, o.band); }
+QByteArray computeBand(const Options &o, int band) { return timedBand(o.view, o.band, band); }
 
 int renderAlone(const Options &o)
 {
@@ -111,7 +93,7 @@ int renderAlone(const Options &o)
         demo::placeBand(image, b * o.band, result.sliced(8), 0);
         progress.update(b + 1);
     }
-    return finish(o, image, double(clock.nsecsElapsed()) / 1e9, work, {}, 1);
+    return writeSummary(o, image, double(clock.nsecsElapsed()) / 1e9, work, {}, 1);
 }
 
 int manage(World &world, WorkPool &pool, const Options &o)
@@ -153,14 +135,77 @@ int manage(World &world, WorkPool &pool, const Options &o)
     const auto counts = pool.resultsByWorker();
     for (int r = 1; r < world.size(); ++r)
         perNode << QStringLiteral("%1:%2").arg(r).arg(counts.value(r));
-    return finish(o, image, double(clock.nsecsElapsed()) / 1e9, work, perNode.join(u' '), world.size());
+    return writeSummary(o, image, double(clock.nsecsElapsed()) / 1e9, work, perNode.join(u' '), world.size());
 }
+
+} // namespace
+
+// Every band also goes out as an image block on a canvas every node keeps:
+// the root prints the same progress and summary, then all save their canvas.
+int mmpi::demo::runShared(const Options &o)
+{
+    SharedWorld shared;
+    if (!shared.form())
+        return 1;
+    SharedRender render(o.view, o.band, o.tint, shared.network());
+    QEventLoop loop;
+    int status = 0;
+    std::optional<Progress> progress;
+    if (render.isRoot())
+        progress.emplace(bandCount(o.view, o.band));
+    const auto saveCanvas = [&] {
+        if (o.canvasOut.isEmpty())
+            return;
+        const QString path = perNodePath(o.canvasOut, render.rank());
+        if (!render.canvasImage().save(path, "PNG")) {
+            std::fprintf(stderr, "mmpi-mandelbrot: cannot write %s\n", qPrintable(path));
+            status = 1;
+        }
+    };
+    QObject::connect(&render, &SharedRender::progressChanged, [&] {
+        if (progress && render.done() > 0)
+            progress->update(render.done());
+    });
+    QObject::connect(&render, &SharedRender::workerLost, [](int worker, qint64 reissued) {
+        std::fprintf(stderr, "mmpi-mandelbrot: node %d was lost; its %lld band(s) go to the others\n", worker,
+                     static_cast<long long>(reissued));
+    });
+    QObject::connect(&render, &SharedRender::failed, &loop, [&](const QString &reason) {
+        std::fprintf(stderr, "mmpi-mandelbrot: %s\n", qPrintable(reason));
+        status = 1;
+        loop.quit();
+    });
+    QObject::connect(&render, &SharedRender::renderComplete, &loop, [&] {
+        if (!render.isRoot())
+            return;
+        QStringList perNode;
+        const auto counts = render.bandsByNode();
+        for (int r = 1; r < render.nodes(); ++r)
+            perNode << QStringLiteral("%1:%2").arg(r).arg(counts.value(r));
+        status = writeSummary(o, render.picture(), render.wallSeconds(), render.workSeconds(), perNode.join(u' '),
+                              render.nodes());
+        render.finishTogether();
+    });
+    QObject::connect(&render, &SharedRender::finishing, saveCanvas);
+    QObject::connect(&render, &SharedRender::finishedTogether, &loop, [&] {
+        if (render.isRoot())
+            saveCanvas();
+        loop.quit();
+    });
+    render.start();
+    loop.exec();
+    return status;
+}
+
+namespace {
 
 int parse(QCoreApplication &app, Options &o)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
-        "Renders the Mandelbrot set across the nodes of an MMPI world (or alone) and writes a PNG."));
+        "Renders the Mandelbrot set across the nodes of an MMPI world (or alone) and writes a PNG;\n"
+        "with --share every node's canvas shows the picture as it fills in, with --gui in a window\n"
+        "where wheel, pinch and drag zoom and pan on any node."));
     parser.addHelpOption();
     const QList<QCommandLineOption> options{
         {QStringLiteral("width"), QStringLiteral("Image width."), QStringLiteral("PX"), QStringLiteral("800")},
@@ -172,6 +217,19 @@ int parse(QCoreApplication &app, Options &o)
         {QStringLiteral("band"), QStringLiteral("Rows per work item."), QStringLiteral("ROWS"), QStringLiteral("8")},
         {QStringLiteral("out"), QStringLiteral("PNG to write."), QStringLiteral("FILE"), QStringLiteral("mandelbrot.png")},
         {QStringLiteral("tint"), QStringLiteral("Tint each band by the node that computed it.")},
+        {QStringLiteral("share"), QStringLiteral("Broadcast every band as an MMPE image block: every node's canvas fills in.")},
+        {QStringLiteral("canvas-out"), QStringLiteral("Every node saves its canvas ({rank}: the node's rank; implies --share)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("gui"), QStringLiteral("A window on every node (QML): the shared picture, progress, tint, zoom and pan.")},
+        {QStringLiteral("screenshot"), QStringLiteral("GUI: grab the window when quitting ({rank} as above)."),
+         QStringLiteral("FILE")},
+        {QStringLiteral("exit-after"), QStringLiteral("GUI: save and quit on every node after N complete renders."),
+         QStringLiteral("N"), QStringLiteral("0")},
+        {QStringLiteral("script-wheel"), QStringLiteral("GUI: once the first picture is complete, turn the wheel STEPS "
+                                                        "notches at fractions FX,FY of the picture."),
+         QStringLiteral("FX,FY,STEPS")},
+        {QStringLiteral("script-rank"), QStringLiteral("GUI: the node that turns the wheel."), QStringLiteral("RANK"),
+         QStringLiteral("1")},
     };
     parser.addOptions(options);
     parser.process(app);
@@ -184,22 +242,63 @@ int parse(QCoreApplication &app, Options &o)
     o.band = parser.value(QStringLiteral("band")).toInt();
     o.out = parser.value(QStringLiteral("out"));
     o.tint = parser.isSet(QStringLiteral("tint"));
+    o.canvasOut = parser.value(QStringLiteral("canvas-out"));
+    o.gui = parser.isSet(QStringLiteral("gui"));
+    o.share = parser.isSet(QStringLiteral("share")) || !o.canvasOut.isEmpty();
+    o.screenshot = parser.value(QStringLiteral("screenshot"));
+    o.exitAfter = parser.value(QStringLiteral("exit-after")).toInt();
+    o.scriptRank = parser.value(QStringLiteral("script-rank")).toInt();
     if (o.view.width < 1 || o.view.width > 16384 || o.view.height < 1 || o.view.height > 16384
         || o.view.maxIterations < 1 || o.band < 1 || !(o.view.spanX > 0)) {
         std::fprintf(stderr, "mmpi-mandelbrot: width and height 1..16384, iterations and band >= 1, span > 0\n");
         return 2;
     }
+    if (parser.isSet(QStringLiteral("script-wheel"))) {
+        const QStringList parts = parser.value(QStringLiteral("script-wheel")).split(u',');
+        bool okX = false, okY = false, okSteps = false;
+        if (parts.size() == 3) {
+            o.scriptWheelAt = QPointF(parts[0].toDouble(&okX), parts[1].toDouble(&okY));
+            o.scriptWheelSteps = parts[2].toInt(&okSteps);
+        }
+        if (!okX || !okY || !okSteps || o.scriptWheelSteps == 0) {
+            std::fprintf(stderr, "mmpi-mandelbrot: --script-wheel wants FX,FY,STEPS (STEPS not 0)\n");
+            return 2;
+        }
+    }
+    if ((o.gui || o.share) && !validateView(o.view)) {
+        std::fprintf(stderr, "mmpi-mandelbrot: %s\n", qPrintable(validateView(o.view).error().message));
+        return 2;
+    }
+    if (o.exitAfter < 0) {
+        std::fprintf(stderr, "mmpi-mandelbrot: --exit-after wants N >= 0\n");
+        return 2;
+    }
     return 0;
+}
+
+bool wantsGui(int argc, char *argv[])
+{
+    for (int i = 1; i < argc; ++i)
+        if (qstrcmp(argv[i], "--gui") == 0 || qstrcmp(argv[i], "-gui") == 0)
+            return true;
+    return false;
 }
 
 } // namespace
 
 int main(int argc, char *argv[])
 {
-    QCoreApplication app(argc, argv);
+    // A window needs a QGuiApplication; headless runs stay without one.
+    std::unique_ptr<QCoreApplication> app = wantsGui(argc, argv)
+                                                ? std::make_unique<QGuiApplication>(argc, argv)
+                                                : std::make_unique<QCoreApplication>(argc, argv);
     Options o;
-    if (const int bad = parse(app, o))
+    if (const int bad = parse(*app, o))
         return bad;
+    if (o.gui)
+        return runGui(o);
+    if (o.share)
+        return runShared(o);
     if (!WorldConfig::isLaunched())
         return renderAlone(o);
     const auto config = WorldConfig::fromEnvironment();

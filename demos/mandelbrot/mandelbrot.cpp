@@ -1,5 +1,9 @@
 #include "mandelbrot.h"
 
+#include <QElapsedTimer>
+#include <QtEndian>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -59,6 +63,98 @@ void placeBand(QImage &image, int firstRow, const QByteArray &pixels, QRgb tint)
             line[x] = qRgb((qRed(line[x]) * 3 + qRed(tint)) / 4, (qGreen(line[x]) * 3 + qGreen(tint)) / 4,
                            (qBlue(line[x]) * 3 + qBlue(tint)) / 4);
     }
+}
+
+} // namespace mmpi::demo
+
+namespace mmpi::demo {
+
+int bandCount(const View &view, int bandRows) { return (view.height + bandRows - 1) / bandRows; }
+
+int rowsOf(const View &view, int bandRows, int band) { return std::min(bandRows, view.height - band * bandRows); }
+
+QByteArray timedBand(const View &view, int bandRows, int band)
+{
+    QElapsedTimer clock;
+    clock.start();
+    const QByteArray pixels = renderBand(view, band * bandRows, rowsOf(view, bandRows, band));
+    QByteArray result(8, Qt::Uninitialized);
+    qToBigEndian<qint64>(clock.nsecsElapsed(), result.data());
+    return result + pixels;
+}
+
+QRgb tintOf(int node)
+{
+    static const QRgb colours[] = {qRgb(230, 60, 60), qRgb(60, 200, 80), qRgb(60, 110, 240), qRgb(240, 200, 40),
+                                   qRgb(200, 60, 220), qRgb(40, 210, 210), qRgb(250, 140, 30), qRgb(150, 150, 150)};
+    return colours[node % 8];
+}
+
+namespace {
+
+constexpr qsizetype ViewBytes = 4 + 4 + 8 + 8 + 8 + 4;
+
+void putDouble(char *at, double value)
+{
+    quint64 bits;
+    std::memcpy(&bits, &value, 8);
+    qToBigEndian<quint64>(bits, at);
+}
+
+double getDouble(const char *at)
+{
+    const quint64 bits = qFromBigEndian<quint64>(at);
+    double value;
+    std::memcpy(&value, &bits, 8);
+    return value;
+}
+
+} // namespace
+
+QByteArray encodeView(const View &view)
+{
+    QByteArray bytes(ViewBytes, Qt::Uninitialized);
+    char *at = bytes.data();
+    qToBigEndian<qint32>(view.width, at);
+    qToBigEndian<qint32>(view.height, at + 4);
+    putDouble(at + 8, view.centerX);
+    putDouble(at + 16, view.centerY);
+    putDouble(at + 24, view.spanX);
+    qToBigEndian<qint32>(view.maxIterations, at + 32);
+    return bytes;
+}
+
+Result<View> decodeView(QByteArrayView bytes)
+{
+    if (bytes.size() != ViewBytes)
+        return Error(ErrorCode::ProtocolViolation,
+                     QStringLiteral("a view is %1 bytes, not %2").arg(ViewBytes).arg(bytes.size()));
+    const char *at = bytes.data();
+    View view;
+    view.width = qFromBigEndian<qint32>(at);
+    view.height = qFromBigEndian<qint32>(at + 4);
+    view.centerX = getDouble(at + 8);
+    view.centerY = getDouble(at + 16);
+    view.spanX = getDouble(at + 24);
+    view.maxIterations = qFromBigEndian<qint32>(at + 32);
+    if (auto valid = validateView(view); !valid)
+        return valid.error();
+    return view;
+}
+
+Result<void> validateView(const View &view)
+{
+    const auto refuse = [](const QString &why) { return Error(ErrorCode::BadConfiguration, why); };
+    if (view.width < 1 || view.width > 16384 || view.height < 1 || view.height > 16384)
+        return refuse(QStringLiteral("width and height must be 1..16384, not %1x%2").arg(view.width).arg(view.height));
+    if (view.maxIterations < 1 || view.maxIterations > 1000000)
+        return refuse(QStringLiteral("iterations must be 1..1000000, not %1").arg(view.maxIterations));
+    if (!std::isfinite(view.centerX) || !std::isfinite(view.centerY) || std::abs(view.centerX) > 4
+        || std::abs(view.centerY) > 4)
+        return refuse(QStringLiteral("the centre must be finite and within 4 of 0"));
+    if (!std::isfinite(view.spanX) || view.spanX < 1e-13 || view.spanX > 16)
+        return refuse(QStringLiteral("the span must be between 1e-13 and 16, not %1").arg(view.spanX));
+    return {};
 }
 
 } // namespace mmpi::demo
