@@ -42,6 +42,8 @@ public:
     void start();
     // The local player's wish, sent to the root (takes effect at a later tick).
     void setHeading(Heading heading);
+    // The heading the local player wants now (the last setHeading() or bot choice).
+    Heading wish() const { return m_wish; }
     const LightCycles &state() const { return m_state; }
     int player() const { return m_player; }
     bool isRoot() const { return m_comm.rank() == 0; }
