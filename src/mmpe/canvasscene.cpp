@@ -42,6 +42,7 @@ Result<void> CanvasScene::appendBatch(const CanvasBatch &batch)
             m_clearBatch = m_batches.size();
             m_clearCommand = i;
             m_stateAtClear = m_state;
+            m_clearIsFirst = false;
             break;
         default: break;
         }
@@ -99,12 +100,13 @@ QList<CanvasBatch> CanvasScene::replay() const
 
 void CanvasScene::discardBeforeLastClear()
 {
-    if (m_clearBatch < 0)
+    if (m_clearBatch < 0 || m_clearIsFirst)
         return;
     m_batches = replay();
     // The replay starts with three state commands, then the Clear.
     m_clearBatch = 0;
     m_clearCommand = 3;
+    m_clearIsFirst = true;
 }
 
 void CanvasScene::render(QImage &image) const

@@ -292,6 +292,10 @@ bool ParallelCanvas::applyFrame(const QByteArray &bytes)
     if (!isRoot())
         m_commandsReceived += quint64(batch->commands.size());
     Q_EMIT frameReady(batch->frame);
+    // What precedes a clear is never drawn nor replayed: memory stays bounded
+    // by what is on screen however long the canvas runs. After the signal, so
+    // its handlers still see the frame as it arrived.
+    m_scene.discardBeforeLastClear();
     return true;
 }
 

@@ -376,6 +376,19 @@ void TestCanvasScene::discardBeforeLastClear()
     QCOMPARE(scene.frameCount(), 2);
     QCOMPARE(scene.replay(), replay);
     QCOMPARE(differingPixels(scene.toImage(), before), 0);
+
+    // Again with nothing new to drop: the same scene.
+    scene.discardBeforeLastClear();
+    QCOMPARE(scene.frameCount(), 2);
+    QCOMPARE(scene.replay(), replay);
+
+    // A later clear lets go of everything before it.
+    QVERIFY(scene.appendBatch({10, {CanvasCommand::outlineRect({5, 5, 20, 20}), CanvasCommand::endFrame()}}));
+    QVERIFY(scene.appendBatch({11, {CanvasCommand::clear(0xFF00FF00), CanvasCommand::endFrame()}}));
+    scene.discardBeforeLastClear();
+    QCOMPARE(scene.frameCount(), 1);
+    QCOMPARE(scene.currentFrame(), 11u);
+    QCOMPARE(scene.toImage().pixel(100, 100), 0xFF00FF00u);
 }
 
 void TestCanvasScene::framesInOrder()

@@ -134,14 +134,31 @@ QList<CanvasCommand> gridCommands(int k)
 const QList<QRect> Quarters{QRect(0, 0, 160, 120), QRect(160, 0, 160, 120), QRect(0, 120, 160, 120),
                             QRect(160, 120, 160, 120)};
 
+// Every frame the root numbered, as it applied them (its scene lets go of
+// what a clear wiped).
+class RootStream
+{
+public:
+    explicit RootStream(const ParallelCanvas &root)
+    {
+        QObject::connect(&root, &ParallelCanvas::frameReady, &m_context,
+                         [this, &root] { m_batches.append(root.scene().batches().constLast()); });
+    }
+    const QList<CanvasBatch> &batches() const { return m_batches; }
+
+private:
+    QObject m_context;
+    QList<CanvasBatch> m_batches;
+};
+
 // The bytes and commands of the whole numbered stream, as a member without a
-// viewport receives it: the root's scene holds its frames, and one encoder
-// turns them back into the same bytes.
-std::pair<quint64, quint64> wholeStream(const CanvasScene &rootScene)
+// viewport receives it: one encoder turns the root's frames back into the
+// same bytes.
+std::pair<quint64, quint64> wholeStream(const RootStream &stream)
 {
     CanvasEncoder encoder;
     quint64 bytes = 0, commands = 0;
-    for (const CanvasBatch &b : rootScene.batches()) {
+    for (const CanvasBatch &b : stream.batches()) {
         auto encoded = encoder.encode(b);
         if (!encoded)
             return {0, 0};
@@ -183,6 +200,7 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitFor([&] { return replays[1]->size() + replays[2]->size() + replays[3]->size() == 3; },
                                 Patience));
         QSignalSpy ready(canvases[2].get(), &ParallelCanvas::frameReady);
+        const RootStream stream(*canvases[0]);
         Reference reference;
         constexpr int Frames = 12;
         for (int k = 0; k < Frames; ++k) {
@@ -196,15 +214,16 @@ private Q_SLOTS:
         QCOMPARE(ready.last().at(0).toUInt(), quint32(Frames));
         const QImage expected = reference.image();
         QVERIFY(expected != blank());
+        // Every scene holds the frames from the clear (frame 7) on: the replay.
         for (int r = 0; r < 4; ++r) {
-            QCOMPARE(canvases[r]->scene().frameCount(), Frames);
+            QCOMPARE(canvases[r]->scene().frameCount(), Frames - 6);
             QCOMPARE(canvases[r]->image(Target), expected);
         }
-        // The clear in frame 6 is kept: the replay starts there.
         QCOMPARE(canvases[0]->scene().replay().size(), Frames - 6);
         // Without viewports every member received the whole stream (the
         // counters measure what the tiled-wall test compares against).
-        const auto [bytes, commands] = wholeStream(canvases[0]->scene());
+        QCOMPARE(stream.batches().size(), Frames);
+        const auto [bytes, commands] = wholeStream(stream);
         QVERIFY(bytes > 0);
         QCOMPARE(canvases[0]->bytesReceived(), quint64(0));
         for (int r = 1; r < 4; ++r) {
@@ -251,6 +270,7 @@ private Q_SLOTS:
                     return false;
             return true;
         }, Patience));
+        const RootStream stream(*canvases[0]);
         Reference reference;
         constexpr int Frames = 20;
         for (int k = 0; k < Frames; ++k) {
@@ -266,13 +286,13 @@ private Q_SLOTS:
         QCOMPARE(canvases[0]->image(Target), whole);
         // Each tile is its region of the whole picture, pixel for pixel.
         for (int r = 0; r < 4; ++r) {
-            QCOMPARE(canvases[r]->scene().frameCount(), Frames);
+            QCOMPARE(canvases[r]->scene().frameCount(), Frames - 6); // from the clear on
             QCOMPARE(canvases[r]->scene().state(), canvases[0]->scene().state());
             QCOMPARE(canvases[r]->viewportImage(), whole.copy(Quarters[r]));
         }
         QCOMPARE(composed(canvases), whole);
         // ... from a smaller stream: the members lack what is not theirs.
-        const auto [bytes, commands] = wholeStream(canvases[0]->scene());
+        const auto [bytes, commands] = wholeStream(stream);
         for (int r = 1; r < 4; ++r) {
             qInfo("rank %d received %llu of %llu bytes, %llu of %llu commands", r,
                   qulonglong(canvases[r]->bytesReceived()), qulonglong(bytes),
@@ -353,6 +373,9 @@ private Q_SLOTS:
             reference.add(sender, frameCommands(k));
             QVERIFY(QTest::qWaitFor([&] { return reached(canvases, quint32(k + 1)); }, Patience));
         }
+        // Every scene let go of what the clear in frame 7 wiped.
+        for (int r = 0; r < 3; ++r)
+            QCOMPARE(canvases[size_t(r)]->scene().frameCount(), 3);
         canvases[3] = std::make_unique<ParallelCanvas>(w[3], ParallelCanvas::Mode::Broadcast, 0, Logical);
         QSignalSpy replayed(canvases[3].get(), &ParallelCanvas::replayed);
         QVERIFY(replayed.wait(Patience) || replayed.size() == 1);

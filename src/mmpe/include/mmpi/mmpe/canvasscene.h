@@ -44,7 +44,8 @@ public:
     QList<CanvasBatch> replay() const;
 
     // Drops what precedes the last Clear (it can no longer be seen), keeping
-    // memory bounded by what is on screen.
+    // memory bounded by what is on screen. Cheap when there is nothing to
+    // drop, so it can be called after every frame.
     void discardBeforeLastClear();
 
     // Paints every command onto the image (which is not cleared first).
@@ -69,6 +70,8 @@ private:
     qsizetype m_clearBatch = -1;
     qsizetype m_clearCommand = -1;
     CanvasState m_stateAtClear;
+    // Nothing but the replay's state commands precede the last Clear.
+    bool m_clearIsFirst = false;
 };
 
 } // namespace mmpi

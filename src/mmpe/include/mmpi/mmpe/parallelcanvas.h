@@ -120,7 +120,9 @@ public:
     QCoro::Task<Flip> flipTogether();
 
 Q_SIGNALS:
-    // A frame was applied to the local scene.
+    // A frame was applied to the local scene: scene().batches().last() while
+    // the handlers run. Then what precedes the last clear is dropped, so the
+    // scene holds only what is on screen.
     void frameReady(quint32 frame);
     // The local scene was replaced by the root's replay (up to `frame`).
     void replayed(quint32 frame);
