@@ -28,6 +28,19 @@ Result<int> intVariable(const QProcessEnvironment &env, const char *name)
     return value;
 }
 
+// Leaves `field` as it is when the variable is not set.
+template <typename T>
+Result<void> readOptional(const QProcessEnvironment &env, const char *name, T &field)
+{
+    if (!env.contains(QLatin1String(name)))
+        return success();
+    const auto value = intVariable(env, name);
+    if (!value)
+        return value.error();
+    field = T(*value);
+    return success();
+}
+
 } // namespace
 
 Result<void> WorldConfig::validate() const
@@ -126,12 +139,10 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
             return value.error();
         *field = std::chrono::milliseconds(*value);
     }
-    if (env.contains(QStringLiteral("MMPI_REPLAY_BUFFER_BYTES"))) {
-        const auto bytes = intVariable(env, "MMPI_REPLAY_BUFFER_BYTES");
-        if (!bytes)
-            return bytes.error();
-        config.replayBufferSize = *bytes;
-    }
+    if (auto ok = readOptional(env, "MMPI_REPLAY_BUFFER_BYTES", config.replayBufferSize); !ok)
+        return ok.error();
+    if (auto ok = readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize); !ok)
+        return ok.error();
     if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {
         QJsonParseError parseError;
         const QJsonDocument options =

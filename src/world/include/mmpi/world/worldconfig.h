@@ -93,7 +93,7 @@ struct WorldConfig
     // MMPI_FORMATION_TIMEOUT_MS, MMPI_TRANSPORT_OPTIONS (a JSON object, into
     // transportOptions), MMPI_LISTEN_ADDRESS (this node's listenAddress),
     // MMPI_REJOIN=1 (rejoin), and, if set, MMPI_HEARTBEAT_INTERVAL_MS, MMPI_HEARTBEAT_TIMEOUT_MS,
-    // MMPI_RECONNECT_GRACE_MS and MMPI_REPLAY_BUFFER_BYTES.
+    // MMPI_RECONNECT_GRACE_MS, MMPI_REPLAY_BUFFER_BYTES and MMPI_CHUNK_BYTES.
     // Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();
     // Whether this process was started by mmpirun (MMPI_RANK is set).
