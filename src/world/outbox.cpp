@@ -5,6 +5,23 @@
 
 namespace mmpi::detail {
 
+namespace {
+
+// Bytes [from, from + length) of `whole` without copying them: the slice
+// shares whole's allocation and holds a reference to it, so it stays valid in
+// the replay buffer and the socket's queue after the message is gone (which
+// QByteArray::fromRawData() would not). Writing to it detaches, as to any
+// shared QByteArray.
+QByteArray sharedSlice(const QByteArray &whole, qsizetype from, qsizetype length)
+{
+    QByteArray::DataPointer slice = const_cast<QByteArray &>(whole).data_ptr();
+    slice.ptr += from;
+    slice.size = length;
+    return QByteArray(std::move(slice));
+}
+
+} // namespace
+
 Outbox::Outbox(int chunkSize, qint64 highWater)
     : m_chunkSize(chunkSize), m_highWater(highWater)
 {
@@ -77,14 +94,16 @@ Outbox::Written Outbox::writeFragment(Link *link, DirectPath &path, Pending &mes
     fragment.header = message.frame.header;
     fragment.header.kind = FrameKind::Fragment;
     fragment.header.flags = (first ? FirstFragment : 0) | (last ? LastFragment : 0);
-    // A real copy of the slice, not QByteArray::fromRawData(): a socket may keep
-    // a reference to the array it was given until it is written out, after the
-    // message itself (and the bytes a raw array would point to) is gone.
+    // The first fragment leads with the message's length, so it is a copy;
+    // the others are slices of the message, not copies.
     if (first) {
+        fragment.payload.reserve(FragmentLengthSize + length);
         fragment.payload.resize(FragmentLengthSize);
         qToBigEndian<quint64>(quint64(payload.size()), fragment.payload.data());
+        fragment.payload.append(payload.constData(), length);
+    } else {
+        fragment.payload = sharedSlice(payload, message.offset, length);
     }
-    fragment.payload.append(payload.constData() + message.offset, length);
     if (!path.send(link, std::move(fragment)))
         return Written::Nothing;
     message.offset += length;

@@ -30,6 +30,10 @@ Result<void> Reassembler::begin(const Frame &fragment)
                              .arg(total).arg(m_maxMessageSize));
     m_expected = qint64(total);
     m_message = Frame{fragment.header, QByteArray()};
+    // All of it at once, so that appending never copies what came before.
+    // Only address space: the pages are taken as fragments fill them, so
+    // memory still grows with the bytes actually received.
+    m_message->payload.reserve(m_expected);
     m_message->header.kind = FrameKind::Data;
     m_message->header.flags = 0;
     return success();

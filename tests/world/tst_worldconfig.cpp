@@ -30,7 +30,8 @@ void TestWorldConfig::init()
 {
     for (const char *name : {"MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS",
                              "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
-                             "MMPI_LISTEN_ADDRESS", "MMPI_HEARTBEAT_INTERVAL_MS", "MMPI_HEARTBEAT_TIMEOUT_MS"})
+                             "MMPI_LISTEN_ADDRESS", "MMPI_HEARTBEAT_INTERVAL_MS", "MMPI_HEARTBEAT_TIMEOUT_MS",
+                             "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES"})
         qunsetenv(name);
 }
 
@@ -76,6 +77,7 @@ void TestWorldConfig::malformedVariablesAreNamed_data()
     QTest::newRow("timeout") << QByteArray("MMPI_FORMATION_TIMEOUT_MS") << QByteArray("soon");
     QTest::newRow("heartbeat interval") << QByteArray("MMPI_HEARTBEAT_INTERVAL_MS") << QByteArray("often");
     QTest::newRow("heartbeat timeout") << QByteArray("MMPI_HEARTBEAT_TIMEOUT_MS") << QByteArray("1e3");
+    QTest::newRow("chunk") << QByteArray("MMPI_CHUNK_BYTES") << QByteArray("64K");
 }
 
 void TestWorldConfig::malformedVariablesAreNamed()
@@ -145,11 +147,22 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     qputenv("MMPI_LISTEN_ADDRESS", "tcp://10.77.0.2:0");
     qputenv("MMPI_HEARTBEAT_INTERVAL_MS", "250");
     qputenv("MMPI_HEARTBEAT_TIMEOUT_MS", "4000");
+    qputenv("MMPI_REPLAY_BUFFER_BYTES", "16777216");
+    qputenv("MMPI_CHUNK_BYTES", "262144");
     const auto config = WorldConfig::fromEnvironment();
     QVERIFY2(config, config ? "" : qPrintable(config.error().toString()));
     QCOMPARE(config->listenAddress, QStringLiteral("tcp://10.77.0.2:0"));
     QCOMPARE(config->heartbeatInterval.count(), 250);
     QCOMPARE(config->heartbeatTimeout.count(), 4000);
+    QCOMPARE(config->replayBufferSize, 16777216);
+    QCOMPARE(config->chunkSize, 262144);
+
+    qputenv("MMPI_CHUNK_BYTES", "100");
+    const auto tinyChunks = WorldConfig::fromEnvironment();
+    QVERIFY(!tinyChunks);
+    QVERIFY2(tinyChunks.error().message.contains(QLatin1String("chunk size 100")),
+             qPrintable(tinyChunks.error().message));
+    qunsetenv("MMPI_CHUNK_BYTES");
 
     // Out of range values are judged by validate(), which names them.
     qputenv("MMPI_HEARTBEAT_TIMEOUT_MS", "500");
