@@ -1,43 +1,27 @@
 // The game across processes: 4 bot players under mmpirun end with the same
 // state on every device; a player out of range is frozen and comes back, one
 // whose app dies is removed, and the others play on and still agree.
-#include <QProcess>
+#include "processrun.h"
+
 #include <QRegularExpression>
 #include <QTest>
 
+using namespace mmpi::test;
+using namespace Qt::StringLiterals;
+
 namespace {
 
-struct Run
+// The final hash each rank printed, by rank.
+QMap<int, QString> finalHashes(const QString &out)
 {
-    int exitCode = -1;
-    QString out, err;
-    QString dump() const { return QStringLiteral("exit %1\n--- stdout\n%2\n--- stderr\n%3").arg(exitCode).arg(out, err); }
-    // The final hash each rank printed, by rank.
-    QMap<int, QString> finalHashes() const
-    {
-        QMap<int, QString> hashes;
-        static const QRegularExpression done(QStringLiteral(R"(^\[(\d+)\] event=done tick=(\d+) .*hash=([0-9a-f]{16}))"),
-                                             QRegularExpression::MultilineOption);
-        for (auto it = done.globalMatch(out); it.hasNext();) {
-            const auto m = it.next();
-            hashes.insert(m.captured(1).toInt(), m.captured(2) + QLatin1Char('/') + m.captured(3));
-        }
-        return hashes;
+    QMap<int, QString> hashes;
+    static const QRegularExpression done(QStringLiteral(R"(^\[(\d+)\] event=done tick=(\d+) .*hash=([0-9a-f]{16}))"),
+                                         QRegularExpression::MultilineOption);
+    for (auto it = done.globalMatch(out); it.hasNext();) {
+        const auto m = it.next();
+        hashes.insert(m.captured(1).toInt(), m.captured(2) + QLatin1Char('/') + m.captured(3));
     }
-};
-
-Run mmpirun(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral(MMPIRUN_PATH), args);
-    Run r;
-    if (!p.waitForFinished(120000))
-        p.kill();
-    p.waitForFinished(5000);
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return hashes;
 }
 
 const QString game = QStringLiteral(MMPI_GAME_PATH);
@@ -50,11 +34,10 @@ class TestGame : public QObject
 private Q_SLOTS:
     void everyDeviceEndsInTheSameState()
     {
-        const Run r = mmpirun({QStringLiteral("-n"), QStringLiteral("4"), QStringLiteral("--timeout"), QStringLiteral("90"),
-                               game, QStringLiteral("--bots"), QStringLiteral("--ticks"), QStringLiteral("1500"),
-                               QStringLiteral("--tick-ms"), QStringLiteral("2")});
+        const ProcessRun r = runMmpirun({u"-n"_s, u"4"_s, u"--timeout"_s, u"90"_s, game, u"--bots"_s, u"--ticks"_s,
+                                         u"1500"_s, u"--tick-ms"_s, u"2"_s});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
-        const auto hashes = r.finalHashes();
+        const auto hashes = finalHashes(r.out);
         QCOMPARE(hashes.size(), 4);
         for (const QString &h : hashes)
             QCOMPARE(h, hashes.first());
@@ -74,19 +57,16 @@ private Q_SLOTS:
 
     void outOfRangeFreezesAndDeathRemoves()
     {
-        const Run r = mmpirun({QStringLiteral("-n"), QStringLiteral("4"), QStringLiteral("--transport"), QStringLiteral("sim"),
-                               QStringLiteral("--link"), QStringLiteral("ideal"), QStringLiteral("--fault"),
-                               QStringLiteral("rank 2 out-of-range at 1s for 1.5s"), QStringLiteral("--fault"),
-                               QStringLiteral("rank 3 terminates at 2s"), QStringLiteral("--keep-going"),
-                               QStringLiteral("--timeout"), QStringLiteral("90"), game, QStringLiteral("--bots"),
-                               QStringLiteral("--ticks"), QStringLiteral("300"), QStringLiteral("--tick-ms"),
-                               QStringLiteral("15")});
+        const ProcessRun r = runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s,
+                                         u"--fault"_s, u"rank 2 out-of-range at 1s for 1.5s"_s, u"--fault"_s,
+                                         u"rank 3 terminates at 2s"_s, u"--keep-going"_s, u"--timeout"_s, u"90"_s, game,
+                                         u"--bots"_s, u"--ticks"_s, u"300"_s, u"--tick-ms"_s, u"15"_s});
         QVERIFY2(r.err.contains(QStringLiteral("node 3 crashed with signal 9")), qPrintable(r.dump()));
         for (int rank : {0, 1}) {
             for (const char *event : {"event=frozen player=2", "event=thawed player=2", "event=removed player=3"})
                 QVERIFY2(r.out.contains(QStringLiteral("[%1] %2").arg(rank).arg(QLatin1String(event))), qPrintable(r.dump()));
         }
-        const auto hashes = r.finalHashes();
+        const auto hashes = finalHashes(r.out);
         QCOMPARE(hashes.keys(), (QList<int>{0, 1, 2}));
         for (const QString &h : hashes)
             QCOMPARE(h, hashes.first());

@@ -6,6 +6,7 @@
 // player's wished heading, which every device then applies.
 #include "gameboard.h"
 #include "gamecontroller.h"
+#include "lightcyclestest.h"
 
 #include <QQmlApplicationEngine>
 #include <QQuickWindow>
@@ -15,25 +16,9 @@
 
 using namespace mmpi;
 using namespace mmpi::game;
+using namespace mmpi::test;
 
 namespace {
-
-TickBundle bundle(qint64 tick, QList<int> players, QList<int> frozen = {})
-{
-    TickBundle b;
-    b.tick = tick;
-    b.players = players;
-    b.frozen = frozen;
-    return b;
-}
-
-const Cycle &cycleOf(const LightCycles &game, int player)
-{
-    for (const Cycle &c : game.cycles())
-        if (c.player == player)
-            return c;
-    qFatal("no such player");
-}
 
 // Player 0, 1 and 2 ride three ticks; player 2 is frozen from tick 3 on.
 LightCycles knownState()
@@ -41,8 +26,8 @@ LightCycles knownState()
     LightCycles game(20, 16);
     game.apply(bundle(1, {0, 1, 2}));
     game.apply(bundle(2, {0, 1, 2}));
-    game.apply(bundle(3, {0, 1, 2}, {2}));
-    game.apply(bundle(4, {0, 1, 2}, {2}));
+    game.apply(bundle(3, {0, 1, 2}, {}, {2}));
+    game.apply(bundle(4, {0, 1, 2}, {}, {2}));
     return game;
 }
 

@@ -3,40 +3,24 @@
 // arena with every player's colour and the score list; 3 people's windows
 // (no bots) form, play to the last tick and end cleanly.
 #include "gameboard.h"
+#include "processrun.h"
 
 #include <QImage>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
 using namespace mmpi::game;
+using namespace mmpi::test;
+using namespace Qt::StringLiterals;
 
 namespace {
 
-struct Run
+// The windows draw offscreen, in software.
+ProcessRun mmpirun(const QStringList &args)
 {
-    int exitCode = -1;
-    QString out, err;
-    QString dump() const { return QStringLiteral("exit %1\n--- stdout\n%2\n--- stderr\n%3").arg(exitCode).arg(out, err); }
-};
-
-Run mmpirun(const QStringList &args)
-{
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    env.insert(QStringLiteral("QT_QUICK_BACKEND"), QStringLiteral("software"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(MMPIRUN_PATH), args);
-    Run r;
-    if (!p.waitForFinished(120000))
-        p.kill();
-    p.waitForFinished(5000);
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return runMmpirun(args, {.environment = systemEnvironmentWith({{u"QT_QPA_PLATFORM"_s, u"offscreen"_s},
+                                                                   {u"QT_QUICK_BACKEND"_s, u"software"_s}})});
 }
 
 const QString game = QStringLiteral(MMPI_GAME_PATH);
@@ -73,10 +57,8 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString shot = dir.filePath(QStringLiteral("game.png"));
-        const Run r = mmpirun({QStringLiteral("-n"), QStringLiteral("4"), QStringLiteral("--timeout"), QStringLiteral("90"),
-                               game, QStringLiteral("--bots"), QStringLiteral("--gui"), QStringLiteral("--ticks"),
-                               QStringLiteral("160"), QStringLiteral("--tick-ms"), QStringLiteral("15"),
-                               QStringLiteral("--screenshot"), shot});
+        const ProcessRun r = mmpirun({u"-n"_s, u"4"_s, u"--timeout"_s, u"90"_s, game, u"--bots"_s, u"--gui"_s,
+                                      u"--ticks"_s, u"160"_s, u"--tick-ms"_s, u"15"_s, u"--screenshot"_s, shot});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
         static const QRegularExpression done(QStringLiteral(R"(^\[(\d+)\] event=done tick=160 .*hash=([0-9a-f]{16}))"),
                                              QRegularExpression::MultilineOption);
@@ -106,9 +88,8 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString shot = dir.filePath(QStringLiteral("three.png"));
-        const Run r = mmpirun({QStringLiteral("-n"), QStringLiteral("3"), QStringLiteral("--timeout"), QStringLiteral("90"),
-                               game, QStringLiteral("--ticks"), QStringLiteral("30"), QStringLiteral("--tick-ms"),
-                               QStringLiteral("20"), QStringLiteral("--screenshot"), shot});
+        const ProcessRun r = mmpirun({u"-n"_s, u"3"_s, u"--timeout"_s, u"90"_s, game, u"--ticks"_s, u"30"_s,
+                                      u"--tick-ms"_s, u"20"_s, u"--screenshot"_s, shot});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
         QVERIFY2(r.out.contains(QStringLiteral("[0] event=screenshot tick=29 ")), qPrintable(r.dump()));
         const QImage image(shot);

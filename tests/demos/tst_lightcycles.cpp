@@ -2,34 +2,12 @@
 // crashes, reversals refused, frozen cycles, rounds and scores, players who
 // leave; the same bundles give the same hash; the bundle encoding round
 // trips and refuses malformed input.
-#include "lightcycles.h"
+#include "lightcyclestest.h"
 
 #include <QTest>
 
 using namespace mmpi::game;
-
-namespace {
-
-TickBundle bundle(qint64 tick, QList<int> players, QList<std::pair<int, Heading>> headings = {},
-                  QList<int> frozen = {})
-{
-    TickBundle b;
-    b.tick = tick;
-    b.players = players;
-    b.headings = headings;
-    b.frozen = frozen;
-    return b;
-}
-
-const Cycle &cycleOf(const LightCycles &game, int player)
-{
-    for (const Cycle &c : game.cycles())
-        if (c.player == player)
-            return c;
-    qFatal("no such player");
-}
-
-} // namespace
+using namespace mmpi::test;
 
 class TestLightCycles : public QObject
 {

@@ -4,70 +4,59 @@
 // drawn, and the window screenshots must show them. Also: scripted strokes
 // land at their coordinates, clear wipes, devices that open the board late
 // get the whole board, discovery forms the world, bad input is refused.
+#include "processrun.h"
 #include "strokescript.h"
 
 #include <QImage>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
 using mmpi::whiteboard::StrokeScript;
+using namespace mmpi::test;
 
 namespace {
 
-struct Run
+// What a device printed once its board was saved.
+struct Report
 {
-    int exitCode = -1;
-    QString out, err;
-    QString dump() const { return QStringLiteral("exit %1\n--- stdout\n%2\n--- stderr\n%3").arg(exitCode).arg(out, err); }
-
-    struct Report
-    {
-        int size = 0;
-        QColor color;
-        int strokes = 0;
-        int frame = 0;
-        QString out;
-    };
-    // What each device printed once its board was saved, by rank.
-    QMap<int, Report> reports() const
-    {
-        static const QRegularExpression line(QStringLiteral(
-            R"(^(?:\[\d+\] )?whiteboard rank=(\d+) size=(\d+) color=(#[0-9a-f]{6}) strokes=(\d+) frame=(\d+) firstFrame=\d+ out=(.+)$)"),
-            QRegularExpression::MultilineOption);
-        QMap<int, Report> result;
-        for (auto it = line.globalMatch(out); it.hasNext();) {
-            const auto m = it.next();
-            result.insert(m.captured(1).toInt(), {m.captured(2).toInt(), QColor(m.captured(3)), m.captured(4).toInt(),
-                                                  m.captured(5).toInt(), m.captured(6).trimmed()});
-        }
-        return result;
-    }
+    int size = 0;
+    QColor color;
+    int strokes = 0;
+    int frame = 0;
+    QString out;
 };
 
-Run runProgram(const QString &program, const QStringList &args)
+// The reports in `out`, by rank.
+QMap<int, Report> reportsOf(const QString &out)
 {
-    QProcess p;
-    p.start(program, args);
-    Run r;
-    if (!p.waitForFinished(110000))
-        p.kill();
-    p.waitForFinished(5000);
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    static const QRegularExpression line(QStringLiteral(
+        R"(^(?:\[\d+\] )?whiteboard rank=(\d+) size=(\d+) color=(#[0-9a-f]{6}) strokes=(\d+) frame=(\d+) firstFrame=\d+ out=(.+)$)"),
+        QRegularExpression::MultilineOption);
+    QMap<int, Report> result;
+    for (auto it = line.globalMatch(out); it.hasNext();) {
+        const auto m = it.next();
+        result.insert(m.captured(1).toInt(), {m.captured(2).toInt(), QColor(m.captured(3)), m.captured(4).toInt(),
+                                              m.captured(5).toInt(), m.captured(6).trimmed()});
+    }
+    return result;
 }
 
 const QString whiteboard = QStringLiteral(MMPI_WHITEBOARD_PATH);
 
-Run mmpirun(int nodes, const QStringList &appArgs)
+ProcessRun runWhiteboard(const QStringList &args)
 {
-    QStringList args{QStringLiteral("-n"), QString::number(nodes), QStringLiteral("--timeout"), QStringLiteral("100"),
-                     whiteboard, QStringLiteral("--platform"), QStringLiteral("offscreen")};
-    return runProgram(QStringLiteral(MMPIRUN_PATH), args + appArgs);
+    return runProcess(whiteboard, QStringList{QStringLiteral("--platform"), QStringLiteral("offscreen")} + args,
+                      {.timeoutMs = 110000});
+}
+
+ProcessRun mmpirun(int nodes, const QStringList &appArgs)
+{
+    const QStringList args{QStringLiteral("-n"), QString::number(nodes), QStringLiteral("--timeout"),
+                           QStringLiteral("100"), whiteboard, QStringLiteral("--platform"),
+                           QStringLiteral("offscreen")};
+    return runMmpirun(args + appArgs, {.timeoutMs = 110000});
 }
 
 int countColor(const QImage &image, QColor color)
@@ -109,11 +98,12 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const int strokes = 5;
-        const Run r = mmpirun(3, {QStringLiteral("--demo-strokes"), QString::number(strokes), QStringLiteral("--out"),
-                                  dir.filePath(QStringLiteral("board-{rank}.png")), QStringLiteral("--screenshot"),
-                                  dir.filePath(QStringLiteral("window-{rank}.png"))});
+        const ProcessRun r = mmpirun(3, {QStringLiteral("--demo-strokes"), QString::number(strokes),
+                                         QStringLiteral("--out"), dir.filePath(QStringLiteral("board-{rank}.png")),
+                                         QStringLiteral("--screenshot"),
+                                         dir.filePath(QStringLiteral("window-{rank}.png"))});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
-        const auto reports = r.reports();
+        const auto reports = reportsOf(r.out);
         QCOMPARE(reports.keys(), (QList<int>{0, 1, 2}));
 
         // Every device ends on the same frame: the root's clear and at least
@@ -178,10 +168,10 @@ private Q_SLOTS:
                 text += "pen mine 20\nstroke 640,720   # a dot\n";
             QVERIFY(writeFile(dir.filePath(QStringLiteral("script-%1.txt").arg(rank)), text));
         }
-        const Run r = mmpirun(3, {QStringLiteral("--script"), dir.filePath(QStringLiteral("script-{rank}.txt")),
-                                  QStringLiteral("--out"), dir.filePath(QStringLiteral("board-{rank}.png"))});
+        const ProcessRun r = mmpirun(3, {QStringLiteral("--script"), dir.filePath(QStringLiteral("script-{rank}.txt")),
+                                         QStringLiteral("--out"), dir.filePath(QStringLiteral("board-{rank}.png"))});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
-        const auto reports = r.reports();
+        const auto reports = reportsOf(r.out);
         QCOMPARE(reports.size(), 3);
         for (int rank = 0; rank < 3; ++rank) {
             const QImage board = loadArgb(dir.filePath(QStringLiteral("board-%1.png").arg(rank)));
@@ -206,10 +196,10 @@ private Q_SLOTS:
         QVERIFY(writeFile(script, "pen #ff0000 10\nstroke 100,100 500,100\nclear #ffff00\n"
                                   "pen #0000ff 10\nstroke 100,300 500,300\n"));
         // One device on its own: no mmpirun, no transport.
-        const Run r = runProgram(whiteboard, {QStringLiteral("--platform"), QStringLiteral("offscreen"), QStringLiteral("--script"),
-                                              script, QStringLiteral("--out"), dir.filePath(QStringLiteral("sub/board.png"))});
+        const ProcessRun r = runWhiteboard({QStringLiteral("--script"), script, QStringLiteral("--out"),
+                                            dir.filePath(QStringLiteral("sub/board.png"))});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
-        QCOMPARE(r.reports().value(0).size, 1);
+        QCOMPARE(reportsOf(r.out).value(0).size, 1);
         const QImage board = loadArgb(dir.filePath(QStringLiteral("sub/board.png")));
         QCOMPARE(board.size(), QSize(1280, 800));
         QCOMPARE(pixel(board, 300, 100), QColor(Qt::yellow));
@@ -223,10 +213,11 @@ private Q_SLOTS:
         QVERIFY(dir.isValid());
         // Devices 1 and 2 create their canvas only after device 0 has drawn
         // all its strokes (and 300 ms more): they get them from the root.
-        const Run r = mmpirun(3, {QStringLiteral("--demo-strokes"), QStringLiteral("3"), QStringLiteral("--attach-delay"),
-                                  QStringLiteral("300"), QStringLiteral("--out"), dir.filePath(QStringLiteral("board-{rank}.png"))});
+        const ProcessRun r = mmpirun(3, {QStringLiteral("--demo-strokes"), QStringLiteral("3"),
+                                         QStringLiteral("--attach-delay"), QStringLiteral("300"), QStringLiteral("--out"),
+                                         dir.filePath(QStringLiteral("board-{rank}.png"))});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
-        const auto reports = r.reports();
+        const auto reports = reportsOf(r.out);
         QCOMPARE(reports.size(), 3);
         const QImage board = loadArgb(dir.filePath(QStringLiteral("board-0.png")));
         for (int rank : {1, 2}) {
@@ -256,12 +247,13 @@ private Q_SLOTS:
         };
         QProcess *root = start(true, dir.filePath(QStringLiteral("root.png")));
         QProcess *other = start(false, dir.filePath(QStringLiteral("other.png")));
+        QString rootOut;
         for (QProcess *p : {root, other}) {
-            QVERIFY(p->waitForFinished(90000));
-            QVERIFY2(p->exitStatus() == QProcess::NormalExit && p->exitCode() == 0,
-                     qPrintable(QString::fromUtf8(p->readAllStandardError())));
+            const ProcessRun r = finishProcess(*p, 90000);
+            QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
+            if (p == root)
+                rootOut = r.out;
         }
-        const QString rootOut = QString::fromUtf8(root->readAllStandardOutput());
         QVERIFY2(rootOut.contains(QLatin1String("whiteboard rank=0 size=2 ")), qPrintable(rootOut));
         const QImage board = loadArgb(dir.filePath(QStringLiteral("root.png")));
         QVERIFY(!board.isNull());
@@ -320,7 +312,7 @@ private Q_SLOTS:
             QVERIFY(writeFile(path, script));
             args << QStringLiteral("--script") << path << QStringLiteral("--out") << dir.filePath(QStringLiteral("b.png"));
         }
-        const Run r = runProgram(whiteboard, QStringList{QStringLiteral("--platform"), QStringLiteral("offscreen")} + args);
+        const ProcessRun r = runWhiteboard(args);
         QVERIFY2(r.exitCode == exitCode, qPrintable(r.dump()));
         QVERIFY2(r.err.contains(message), qPrintable(r.dump()));
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("b.png"))));

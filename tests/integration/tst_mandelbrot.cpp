@@ -4,40 +4,53 @@
 // --share every node's canvas holds the root's picture (tinted or not); in
 // GUI mode (offscreen) a wheel turned on a non-root node makes every node
 // show a one-node render of the new view.
+#include "processrun.h"
+
 #include <QImage>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace mmpi::test;
+using namespace Qt::StringLiterals;
+
 namespace {
 
-struct Run
-{
-    int exitCode = -1;
-    QString out, err;
-    QString dump() const { return QStringLiteral("exit %1\n--- stdout\n%2\n--- stderr\n%3").arg(exitCode).arg(out, err); }
-};
+const QString mandelbrot = QStringLiteral(MMPI_MANDELBROT_PATH);
+const QStringList smallView{u"--width"_s, u"400"_s, u"--height"_s, u"300"_s};
+// Slow enough that a worker killed 300 ms in dies mid-render.
+const QStringList bigView{u"--width"_s,      u"800"_s,  u"--height"_s, u"600"_s,
+                          u"--iterations"_s, u"3000"_s, u"--band"_s,   u"4"_s};
 
-Run run(const QString &program, const QStringList &args, const QProcessEnvironment &env = {})
+// One node, no mmpirun: the picture every distributed render must equal.
+ProcessRun renderAlone(const QStringList &view, const QString &png)
 {
-    QProcess p;
-    if (!env.isEmpty())
-        p.setProcessEnvironment(env);
-    p.start(program, args);
-    Run r;
-    if (!p.waitForFinished(120000))
-        p.kill();
-    p.waitForFinished(5000);
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return runProcess(mandelbrot, view + QStringList{u"--out"_s, png});
 }
 
-const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
-const QString mandelbrot = QStringLiteral(MMPI_MANDELBROT_PATH);
+struct KilledRender
+{
+    ProcessRun alone, killed;
+};
+
+// bigView alone into one.png, and on 4 nodes into killed.png with rank 2
+// killed (SIGKILL) 300 ms in while the others go on.
+KilledRender renderWithAKilledWorker(const QTemporaryDir &dir, const QStringList &appArgs)
+{
+    return {renderAlone(bigView, dir.filePath(u"one.png"_s)),
+            runMmpirun(QStringList{u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
+                                   u"rank 2 terminates at 300ms"_s, u"--keep-going"_s, u"--timeout"_s, u"90"_s,
+                                   mandelbrot}
+                       + appArgs + bigView + QStringList{u"--out"_s, dir.filePath(u"killed.png"_s)})};
+}
+
+// mmpirun saw rank 2 die and the demo saw it lost.
+bool lostRankTwo(const ProcessRun &killed)
+{
+    return killed.err.contains(u"node 2 crashed with signal 9"_s)
+           && killed.err.contains(u"mmpi-mandelbrot: node 2 was lost"_s);
+}
 
 QImage rgb(const QString &path) { return QImage(path).convertToFormat(QImage::Format_RGB32); }
 
@@ -62,13 +75,10 @@ private Q_SLOTS:
     void fourNodesDrawWhatOneDraws()
     {
         QTemporaryDir dir;
-        const QStringList view{QStringLiteral("--width"), QStringLiteral("400"), QStringLiteral("--height"),
-                               QStringLiteral("300")};
-        const Run alone = run(mandelbrot, view + QStringList{QStringLiteral("--out"), dir.filePath(QStringLiteral("one.png"))});
+        const ProcessRun alone = renderAlone(smallView, dir.filePath(u"one.png"_s));
         QVERIFY2(alone.exitCode == 0, qPrintable(alone.dump()));
-        const Run four = run(mmpirun, QStringList{QStringLiteral("-n"), QStringLiteral("4"), QStringLiteral("--timeout"),
-                                                  QStringLiteral("60"), mandelbrot}
-                                          + view + QStringList{QStringLiteral("--out"), dir.filePath(QStringLiteral("four.png"))});
+        const ProcessRun four = runMmpirun(QStringList{u"-n"_s, u"4"_s, u"--timeout"_s, u"60"_s, mandelbrot} + smallView
+                                           + QStringList{u"--out"_s, dir.filePath(u"four.png"_s)});
         QVERIFY2(four.exitCode == 0, qPrintable(four.dump()));
         QVERIFY2(four.out.contains(QStringLiteral("on 4 node(s); bands per node: 1:")), qPrintable(four.dump()));
         QVERIFY2(four.err.contains(QStringLiteral("rendering: 100% (38/38 bands)")), qPrintable(four.dump()));
@@ -83,19 +93,9 @@ private Q_SLOTS:
     void killedWorkerStillGivesTheSamePicture()
     {
         QTemporaryDir dir;
-        const QStringList view{QStringLiteral("--width"), QStringLiteral("800"), QStringLiteral("--height"),
-                               QStringLiteral("600"), QStringLiteral("--iterations"), QStringLiteral("3000"),
-                               QStringLiteral("--band"), QStringLiteral("4")};
-        const Run alone = run(mandelbrot, view + QStringList{QStringLiteral("--out"), dir.filePath(QStringLiteral("one.png"))});
+        const auto [alone, killed] = renderWithAKilledWorker(dir, {});
         QVERIFY2(alone.exitCode == 0, qPrintable(alone.dump()));
-        const Run killed = run(mmpirun, QStringList{QStringLiteral("-n"), QStringLiteral("4"), QStringLiteral("--transport"),
-                                                    QStringLiteral("sim"), QStringLiteral("--link"), QStringLiteral("ideal"),
-                                                    QStringLiteral("--fault"), QStringLiteral("rank 2 terminates at 300ms"),
-                                                    QStringLiteral("--keep-going"), QStringLiteral("--timeout"),
-                                                    QStringLiteral("90"), mandelbrot}
-                                            + view + QStringList{QStringLiteral("--out"), dir.filePath(QStringLiteral("killed.png"))});
-        QVERIFY2(killed.err.contains(QStringLiteral("node 2 crashed with signal 9")), qPrintable(killed.dump()));
-        QVERIFY2(killed.err.contains(QStringLiteral("mmpi-mandelbrot: node 2 was lost")), qPrintable(killed.dump()));
+        QVERIFY2(lostRankTwo(killed), qPrintable(killed.dump()));
         QVERIFY2(killed.out.contains(QStringLiteral("wrote ")), qPrintable(killed.dump()));
         const QImage one(dir.filePath(QStringLiteral("one.png"))), survived(dir.filePath(QStringLiteral("killed.png")));
         QCOMPARE(survived.size(), QSize(800, 600));
@@ -114,16 +114,14 @@ private Q_SLOTS:
     {
         QFETCH(bool, tint);
         QTemporaryDir dir;
-        const QStringList view{QStringLiteral("--width"), QStringLiteral("400"), QStringLiteral("--height"),
-                               QStringLiteral("300")};
-        const Run alone = run(mandelbrot, view + QStringList{QStringLiteral("--out"), dir.filePath(QStringLiteral("one.png"))});
+        const ProcessRun alone = renderAlone(smallView, dir.filePath(u"one.png"_s));
         QVERIFY2(alone.exitCode == 0, qPrintable(alone.dump()));
         QStringList args{QStringLiteral("-n"), QStringLiteral("3"), QStringLiteral("--timeout"), QStringLiteral("60"),
                          mandelbrot, QStringLiteral("--canvas-out"), dir.filePath(QStringLiteral("canvas-{rank}.png")),
                          QStringLiteral("--out"), dir.filePath(QStringLiteral("root.png"))};
         if (tint)
             args << QStringLiteral("--tint");
-        const Run three = run(mmpirun, args + view);
+        const ProcessRun three = runMmpirun(args + smallView);
         QVERIFY2(three.exitCode == 0, qPrintable(three.dump()));
         QVERIFY2(three.out.contains(QStringLiteral("on 3 node(s); bands per node: 1:")), qPrintable(three.dump()));
         QVERIFY2(three.err.contains(QStringLiteral("rendering: 100% (38/38 bands)")), qPrintable(three.dump()));
@@ -146,20 +144,10 @@ private Q_SLOTS:
     void killedWorkerLeavesEveryCanvasComplete()
     {
         QTemporaryDir dir;
-        const QStringList view{QStringLiteral("--width"), QStringLiteral("800"), QStringLiteral("--height"),
-                               QStringLiteral("600"), QStringLiteral("--iterations"), QStringLiteral("3000"),
-                               QStringLiteral("--band"), QStringLiteral("4")};
-        const Run alone = run(mandelbrot, view + QStringList{QStringLiteral("--out"), dir.filePath(QStringLiteral("one.png"))});
+        const auto [alone, killed] =
+            renderWithAKilledWorker(dir, {u"--canvas-out"_s, dir.filePath(u"canvas-{rank}.png"_s)});
         QVERIFY2(alone.exitCode == 0, qPrintable(alone.dump()));
-        const Run killed = run(mmpirun, QStringList{QStringLiteral("-n"), QStringLiteral("4"), QStringLiteral("--transport"),
-                                                    QStringLiteral("sim"), QStringLiteral("--link"), QStringLiteral("ideal"),
-                                                    QStringLiteral("--fault"), QStringLiteral("rank 2 terminates at 300ms"),
-                                                    QStringLiteral("--keep-going"), QStringLiteral("--timeout"),
-                                                    QStringLiteral("90"), mandelbrot, QStringLiteral("--canvas-out"),
-                                                    dir.filePath(QStringLiteral("canvas-{rank}.png"))}
-                                            + view + QStringList{QStringLiteral("--out"), dir.filePath(QStringLiteral("killed.png"))});
-        QVERIFY2(killed.err.contains(QStringLiteral("node 2 crashed with signal 9")), qPrintable(killed.dump()));
-        QVERIFY2(killed.err.contains(QStringLiteral("mmpi-mandelbrot: node 2 was lost")), qPrintable(killed.dump()));
+        QVERIFY2(lostRankTwo(killed), qPrintable(killed.dump()));
         const QImage one = rgb(dir.filePath(QStringLiteral("one.png")));
         QCOMPARE(one.size(), QSize(800, 600));
         QCOMPARE(differingPixels(rgb(dir.filePath(QStringLiteral("killed.png"))), one), 0);
@@ -171,10 +159,9 @@ private Q_SLOTS:
     void aloneTheCanvasIsThePicture()
     {
         QTemporaryDir dir;
-        const Run alone = run(mandelbrot, {QStringLiteral("--width"), QStringLiteral("200"), QStringLiteral("--height"),
-                                           QStringLiteral("150"), QStringLiteral("--canvas-out"),
-                                           dir.filePath(QStringLiteral("canvas-{rank}.png")), QStringLiteral("--out"),
-                                           dir.filePath(QStringLiteral("one.png"))});
+        const ProcessRun alone = renderAlone({u"--width"_s, u"200"_s, u"--height"_s, u"150"_s, u"--canvas-out"_s,
+                                              dir.filePath(u"canvas-{rank}.png"_s)},
+                                             dir.filePath(u"one.png"_s));
         QVERIFY2(alone.exitCode == 0, qPrintable(alone.dump()));
         QVERIFY2(alone.out.contains(QStringLiteral("on 1 node(s)\n")), qPrintable(alone.dump()));
         const QImage one = rgb(dir.filePath(QStringLiteral("one.png")));
@@ -188,21 +175,14 @@ private Q_SLOTS:
     void guiZoomOnAMemberRedrawsEveryNode()
     {
         QTemporaryDir dir;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-        env.insert(QStringLiteral("QT_QUICK_BACKEND"), QStringLiteral("software"));
-        const QStringList size{QStringLiteral("--width"), QStringLiteral("320"), QStringLiteral("--height"),
-                               QStringLiteral("240")};
-        const Run gui = run(mmpirun,
-                            QStringList{QStringLiteral("-n"), QStringLiteral("3"), QStringLiteral("--timeout"),
-                                        QStringLiteral("90"), mandelbrot, QStringLiteral("--gui"),
-                                        QStringLiteral("--script-wheel"), QStringLiteral("0.3,0.6,2"),
-                                        QStringLiteral("--script-rank"), QStringLiteral("1"),
-                                        QStringLiteral("--exit-after"), QStringLiteral("2"),
-                                        QStringLiteral("--canvas-out"), dir.filePath(QStringLiteral("gui-{rank}.png")),
-                                        QStringLiteral("--screenshot"), dir.filePath(QStringLiteral("shot-{rank}.png"))}
-                                + size,
-                            env);
+        const QStringList size{u"--width"_s, u"320"_s, u"--height"_s, u"240"_s};
+        const ProcessRun gui = runMmpirun(
+            QStringList{u"-n"_s, u"3"_s, u"--timeout"_s, u"90"_s, mandelbrot, u"--gui"_s, u"--script-wheel"_s,
+                        u"0.3,0.6,2"_s, u"--script-rank"_s, u"1"_s, u"--exit-after"_s, u"2"_s, u"--canvas-out"_s,
+                        dir.filePath(u"gui-{rank}.png"_s), u"--screenshot"_s, dir.filePath(u"shot-{rank}.png"_s)}
+                + size,
+            {.environment = systemEnvironmentWith({{u"QT_QPA_PLATFORM"_s, u"offscreen"_s},
+                                                   {u"QT_QUICK_BACKEND"_s, u"software"_s}})});
         QVERIFY2(gui.exitCode == 0, qPrintable(gui.dump()));
         const auto match = QRegularExpression(QStringLiteral("render 2 complete: view (\\S+) (\\S+) (\\S+)")).match(gui.out);
         QVERIFY2(match.hasMatch(), qPrintable(gui.dump()));
@@ -212,10 +192,9 @@ private Q_SLOTS:
         QVERIFY2(qAbs(match.captured(3).toDouble() - span / factor) < 1e-12, qPrintable(gui.out));
         QVERIFY2(qAbs(match.captured(1).toDouble() - (px - (0.3 - 0.5) * span / factor)) < 1e-6, qPrintable(gui.out));
         QVERIFY2(qAbs(match.captured(2).toDouble() - (py + (0.6 - 0.5) * spanY / factor)) < 1e-6, qPrintable(gui.out));
-        const Run alone = run(mandelbrot, size + QStringList{QStringLiteral("--center-x"), match.captured(1),
-                                                             QStringLiteral("--center-y"), match.captured(2),
-                                                             QStringLiteral("--span"), match.captured(3),
-                                                             QStringLiteral("--out"), dir.filePath(QStringLiteral("one.png"))});
+        const ProcessRun alone = renderAlone(size + QStringList{u"--center-x"_s, match.captured(1), u"--center-y"_s,
+                                                                match.captured(2), u"--span"_s, match.captured(3)},
+                                             dir.filePath(u"one.png"_s));
         QVERIFY2(alone.exitCode == 0, qPrintable(alone.dump()));
         const QImage one = rgb(dir.filePath(QStringLiteral("one.png")));
         QCOMPARE(one.size(), QSize(320, 240));

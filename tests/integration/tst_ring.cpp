@@ -1,9 +1,11 @@
 // End to end: mmpirun starts real processes that form a world and pass a token
 // around the ring; the table rank 0 prints proves every hop happened in order.
-#include <QElapsedTimer>
-#include <QProcess>
+#include "processrun.h"
+
 #include <QRegularExpression>
 #include <QTest>
+
+using namespace mmpi::test;
 
 class TestRing : public QObject
 {
@@ -28,19 +30,14 @@ void TestRing::ring()
     QFETCH(QString, transport);
     QFETCH(int, size);
     const int rounds = 2;
-    QProcess run;
-    QElapsedTimer clock;
-    clock.start();
-    run.start(QStringLiteral(MMPIRUN_PATH),
-              {QStringLiteral("-n"), QString::number(size), QStringLiteral("--transport"), transport,
-               QStringLiteral("--timeout"), QStringLiteral("60"), QStringLiteral("--"),
-               QStringLiteral(MMPI_RING_PATH), QStringLiteral("--rounds"), QString::number(rounds)});
-    QVERIFY(run.waitForFinished(90000));
-    const QString out = QString::fromUtf8(run.readAllStandardOutput());
-    const QString err = QString::fromUtf8(run.readAllStandardError());
-    QVERIFY2(run.exitStatus() == QProcess::NormalExit && run.exitCode() == 0,
-             qPrintable(QStringLiteral("exit %1\n%2\n%3").arg(run.exitCode()).arg(out, err)));
-    qInfo("%d nodes over %s: %lld ms end to end", size, qPrintable(transport), clock.elapsed());
+    const ProcessRun run = runMmpirun({QStringLiteral("-n"), QString::number(size), QStringLiteral("--transport"),
+                                       transport, QStringLiteral("--timeout"), QStringLiteral("60"),
+                                       QStringLiteral("--"), QStringLiteral(MMPI_RING_PATH), QStringLiteral("--rounds"),
+                                       QString::number(rounds)},
+                                      {.timeoutMs = 90000});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    qInfo("%d nodes over %s: %lld ms end to end", size, qPrintable(transport), run.elapsedMs);
+    const QString &out = run.out;
 
     // Every hop of every round, in ring order, with the running token value.
     static const QRegularExpression hop(QStringLiteral(
@@ -68,15 +65,12 @@ void TestRing::ring()
 
 void TestRing::ringFailsClearlyOutsideMmpirun()
 {
-    QProcess ring;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove(QStringLiteral("MMPI_RANK"));
-    ring.setProcessEnvironment(env);
-    ring.start(QStringLiteral(MMPI_RING_PATH), {});
-    QVERIFY(ring.waitForFinished(30000));
-    QCOMPARE(ring.exitCode(), 2);
-    const QString err = QString::fromUtf8(ring.readAllStandardError());
-    QVERIFY2(err.contains(QLatin1String("MMPI_RANK")) && err.contains(QLatin1String("mmpirun")), qPrintable(err));
+    const ProcessRun ring = runProcess(QStringLiteral(MMPI_RING_PATH), {}, {.timeoutMs = 30000, .environment = env});
+    QCOMPARE(ring.exitCode, 2);
+    QVERIFY2(ring.err.contains(QLatin1String("MMPI_RANK")) && ring.err.contains(QLatin1String("mmpirun")),
+             qPrintable(ring.err));
 }
 
 QTEST_GUILESS_MAIN(TestRing)

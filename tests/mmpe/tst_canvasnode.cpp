@@ -5,48 +5,29 @@
 // Then as a tiled wall: each rank's column, put together, is the same
 // picture, and each tile's device received less than the whole stream.
 #include "canvasnodescene.h"
+#include "processrun.h"
 
 #include <QDir>
 #include <QGuiApplication>
 #include <QRegion>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace mmpi::test;
+
 namespace {
 
-const QString Mmpirun = QStringLiteral(MMPIRUN_PATH);
 const QString CanvasNode = QStringLiteral(CANVASNODE_PATH);
 constexpr int Ranks = 4;
 
-struct Run
+ProcessRun runNodes(const QString &dir, const QStringList &extra)
 {
-    int exitCode = -1;
-    QString out;
-    QString err;
-    QString dump() const
-    {
-        return QStringLiteral("exit %1\n--- stdout\n%2\n--- stderr\n%3").arg(exitCode).arg(out, err);
-    }
-};
-
-Run runNodes(const QString &dir, const QStringList &extra)
-{
-    QProcess process;
-    process.start(Mmpirun, QStringList{QStringLiteral("-n"), QString::number(Ranks), QStringLiteral("--transport"),
-                                       QStringLiteral("local"), QStringLiteral("--timeout"), QStringLiteral("60"),
-                                       QStringLiteral("--"), CanvasNode, QStringLiteral("--out"), dir}
-                                + extra);
-    Run run;
-    if (!process.waitForFinished(90000)) {
-        process.kill();
-        process.waitForFinished(5000);
-    }
-    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    run.out = QString::fromUtf8(process.readAllStandardOutput());
-    run.err = QString::fromUtf8(process.readAllStandardError());
-    return run;
+    return runMmpirun(QStringList{QStringLiteral("-n"), QString::number(Ranks), QStringLiteral("--transport"),
+                                  QStringLiteral("local"), QStringLiteral("--timeout"), QStringLiteral("60"),
+                                  QStringLiteral("--"), CanvasNode, QStringLiteral("--out"), dir}
+                          + extra,
+                      {.timeoutMs = 90000});
 }
 
 // rank -> the numbers of its event=done line.
@@ -90,7 +71,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const Run run = runNodes(dir.path(), {});
+        const ProcessRun run = runNodes(dir.path(), {});
         QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
         const auto done = doneLines(run.out);
         QCOMPARE(done.size(), Ranks);
@@ -115,7 +96,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const Run run = runNodes(dir.path(), {QStringLiteral("--tiled")});
+        const ProcessRun run = runNodes(dir.path(), {QStringLiteral("--tiled")});
         QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
         const auto done = doneLines(run.out);
         QCOMPARE(done.size(), Ranks);

@@ -2,6 +2,7 @@
 // peers written here (standing in for a PJ program), in both listen and connect
 // mode, and checks the exact bytes it sends back and the lines it prints.
 #include "mpvectors.h"
+#include "processrun.h"
 
 #include <QProcess>
 #include <QRegularExpression>
@@ -12,6 +13,7 @@
 #include <memory>
 
 using namespace mpvectors;
+using namespace mmpi::test;
 
 namespace {
 
@@ -61,11 +63,9 @@ class TestMpEcho : public QObject
 private Q_SLOTS:
     void help()
     {
-        QProcess process;
-        process.start(echoPath, {QStringLiteral("--help")});
-        QVERIFY(process.waitForFinished(10000));
-        QCOMPARE(process.exitCode(), 0);
-        const QString text = QString::fromUtf8(process.readAllStandardOutput());
+        const ProcessRun run = runProcess(echoPath, {QStringLiteral("--help")}, {.timeoutMs = 10000});
+        QCOMPARE(run.exitCode, 0);
+        const QString &text = run.out;
         QVERIFY(text.contains(QStringLiteral("--listen")));
         QVERIFY(text.contains(QStringLiteral("--connect")));
         QVERIFY(text.contains(QStringLiteral("--id")));
@@ -84,11 +84,9 @@ private Q_SLOTS:
     void usageErrors()
     {
         QFETCH(QStringList, args);
-        QProcess process;
-        process.start(echoPath, args);
-        QVERIFY(process.waitForFinished(10000));
-        QCOMPARE(process.exitCode(), 2);
-        QVERIFY(process.readAllStandardError().contains("--help"));
+        const ProcessRun run = runProcess(echoPath, args, {.timeoutMs = 10000});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY(run.err.contains(QLatin1String("--help")));
     }
 
     void listenModeEchoesEveryMessage()

@@ -1,10 +1,13 @@
 // mmpi-bench pingpong under the real mmpirun: the JSON it prints is the
 // contract of bench/pingpong.sh.
+#include "processrun.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTest>
+
+using namespace mmpi::test;
 
 class TestMmpiBench : public QObject
 {
@@ -26,20 +29,17 @@ void TestMmpiBench::pingpongJson()
 {
     QFETCH(QString, transport);
     // Given two ranks and a size that is fragmented (above the 64 KiB chunk)
-    QProcess run;
-    run.start(QStringLiteral(MMPIRUN_PATH),
-              {QStringLiteral("-n"), QStringLiteral("2"), QStringLiteral("--transport"), transport,
-               QStringLiteral("--timeout"), QStringLiteral("120"), QStringLiteral("--"),
-               QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong"), QStringLiteral("--sizes"),
-               QStringLiteral("1,100000"), QStringLiteral("--iterations"), QStringLiteral("20"),
-               QStringLiteral("--json")});
-    QVERIFY(run.waitForFinished(180000));
-    QVERIFY2(run.exitStatus() == QProcess::NormalExit && run.exitCode() == 0,
-             run.readAllStandardError().constData());
+    const ProcessRun run = runMmpirun({QStringLiteral("-n"), QStringLiteral("2"), QStringLiteral("--transport"),
+                                       transport, QStringLiteral("--timeout"), QStringLiteral("120"),
+                                       QStringLiteral("--"), QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong"),
+                                       QStringLiteral("--sizes"), QStringLiteral("1,100000"),
+                                       QStringLiteral("--iterations"), QStringLiteral("20"), QStringLiteral("--json")},
+                                      {.timeoutMs = 180000});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
     // Then rank 0 prints one JSON object of the documented shape
-    QByteArray line = run.readAllStandardOutput().trimmed();
-    QVERIFY2(line.startsWith("[0] "), line.constData());
-    const QJsonObject json = QJsonDocument::fromJson(line.mid(4)).object();
+    const QString line = run.out.trimmed();
+    QVERIFY2(line.startsWith(QLatin1String("[0] ")), qPrintable(line));
+    const QJsonObject json = QJsonDocument::fromJson(line.mid(4).toUtf8()).object();
     QCOMPARE(json.value(QLatin1String("op")).toString(), QStringLiteral("pingpong"));
     QCOMPARE(json.value(QLatin1String("transport")).toString(), transport);
     QCOMPARE(json.value(QLatin1String("ranks")).toInt(), 2);
@@ -58,12 +58,11 @@ void TestMmpiBench::pingpongJson()
 
 void TestMmpiBench::refusesWrongWorldSize()
 {
-    QProcess run;
-    run.start(QStringLiteral(MMPIRUN_PATH), {QStringLiteral("-n"), QStringLiteral("3"), QStringLiteral("--"),
-                                             QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong")});
-    QVERIFY(run.waitForFinished(120000));
-    QVERIFY(run.exitCode() != 0);
-    QVERIFY(run.readAllStandardError().contains("exactly 2 ranks"));
+    const ProcessRun run = runMmpirun({QStringLiteral("-n"), QStringLiteral("3"), QStringLiteral("--"),
+                                       QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong")});
+    QVERIFY(run.finished);
+    QVERIFY(run.exitCode != 0);
+    QVERIFY(run.err.contains(QLatin1String("exactly 2 ranks")));
 }
 
 QTEST_GUILESS_MAIN(TestMmpiBench)

@@ -4,59 +4,23 @@
 // BLANK on the 3 around the blank, each sum right; with ABORT every survivor
 // exits non-zero with the reason. Every run: a sum per millisecond, the
 // kill 1 s in, so it lands inside a collective most of the time.
-#include <QElapsedTimer>
-#include <QProcess>
+#include "processrun.h"
+
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
+using namespace mmpi::test;
 using namespace Qt::StringLiterals;
 
 namespace {
 
-const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
 const QString app = QStringLiteral(MMPIRUN_FTAPP_PATH);
 const QString workApp = QStringLiteral(MMPIRUN_WORKAPP_PATH);
 const QString rebuildApp = QStringLiteral(MMPIRUN_REBUILDAPP_PATH);
 
-struct Run
-{
-    int exitCode = -1;
-    QString out;
-    QString err;
-    qint64 elapsedMs = 0;
-    QString dump() const { return u"exit %1\n--- stdout\n%2\n--- stderr\n%3"_s.arg(exitCode).arg(out, err); }
-    // The lines rank `rank` printed that start with `event`.
-    QStringList lines(int rank, const QString &event) const
-    {
-        QStringList found;
-        const QString prefix = u"[%1] %2"_s.arg(rank).arg(event);
-        for (const QString &line : out.split(u'\n'))
-            if (line.startsWith(prefix))
-                found << line;
-        return found;
-    }
-};
-
-Run runMmpirun(const QStringList &args)
-{
-    QProcess process;
-    QElapsedTimer clock;
-    clock.start();
-    process.start(mmpirun, args);
-    Run run;
-    if (!process.waitForFinished(120000))
-        process.kill();
-    process.waitForFinished(5000);
-    run.exitCode = process.exitCode();
-    run.out = QString::fromUtf8(process.readAllStandardOutput());
-    run.err = QString::fromUtf8(process.readAllStandardError());
-    run.elapsedMs = clock.elapsed();
-    return run;
-}
-
-Run runWithKill(const QString &policy)
+ProcessRun runWithKill(const QString &policy)
 {
     return runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
                        u"rank 2 terminates at 1000ms"_s, u"--keep-going"_s, u"--timeout"_s, u"90"_s, app,
@@ -71,7 +35,7 @@ class TestMmpirunFt : public QObject
 private Q_SLOTS:
     void shrinkFinishesOnThreeNodes()
     {
-        const Run r = runWithKill(u"shrink"_s);
+        const ProcessRun r = runWithKill(u"shrink"_s);
         // mmpirun reports the killed node; the others finish.
         QVERIFY2(r.err.contains(u"node 2 crashed with signal 9"_s), qPrintable(r.dump()));
         for (int rank : {0, 1, 3}) {
@@ -93,7 +57,7 @@ private Q_SLOTS:
 
     void blankFinishesAroundTheBlank()
     {
-        const Run r = runWithKill(u"blank"_s);
+        const ProcessRun r = runWithKill(u"blank"_s);
         QVERIFY2(r.err.contains(u"node 2 crashed with signal 9"_s), qPrintable(r.dump()));
         for (int rank : {0, 1, 3}) {
             QVERIFY2(r.lines(rank, u"event=reconfigured policy=Blank failed=2 size=4"_s).size() == 1,
@@ -105,7 +69,7 @@ private Q_SLOTS:
 
     void abortStopsEveryNodeWithTheReason()
     {
-        const Run r = runWithKill(u"abort"_s);
+        const ProcessRun r = runWithKill(u"abort"_s);
         QVERIFY2(r.exitCode != 0, qPrintable(r.dump()));
         for (int rank : {0, 1, 3}) {
             const QStringList aborted = r.lines(rank, u"event=aborted reason=aborting: lost rank 2 (NodeTerm"_s);
@@ -123,10 +87,10 @@ private Q_SLOTS:
         const quint32 seed = QRandomGenerator::global()->generate();
         QRandomGenerator random(seed);
         const int first = random.bounded(300, 700), second = random.bounded(300, 900);
-        const Run r = runMmpirun({u"-n"_s, u"5"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
-                                  u"rank 2 terminates at %1ms"_s.arg(first), u"--fault"_s,
-                                  u"rank 4 terminates at %1ms"_s.arg(second), u"--keep-going"_s, u"--timeout"_s,
-                                  u"90"_s, workApp, u"--items"_s, u"1500"_s, u"--item-ms"_s, u"3"_s});
+        const ProcessRun r = runMmpirun({u"-n"_s, u"5"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s,
+                                         u"--fault"_s, u"rank 2 terminates at %1ms"_s.arg(first), u"--fault"_s,
+                                         u"rank 4 terminates at %1ms"_s.arg(second), u"--keep-going"_s, u"--timeout"_s,
+                                         u"90"_s, workApp, u"--items"_s, u"1500"_s, u"--item-ms"_s, u"3"_s});
         const QString what = u"kills at %1 and %2 ms (seed %3)\n"_s.arg(first).arg(second).arg(seed) + r.dump();
         QVERIFY2(r.err.contains(u"node 2 crashed with signal 9"_s) && r.err.contains(u"node 4 crashed with signal 9"_s),
                  qPrintable(what));
@@ -145,10 +109,10 @@ private Q_SLOTS:
     {
         QTemporaryDir devices;
         constexpr qint64 Iterations = 300;
-        const Run r = runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s, u"--fault"_s,
-                                  u"rank 2 terminates at 1000ms"_s, u"--respawn"_s, u"1"_s, u"--timeout"_s, u"90"_s,
-                                  rebuildApp, u"--dir"_s, devices.path(), u"--iterations"_s,
-                                  QString::number(Iterations), u"--every"_s, u"25"_s});
+        const ProcessRun r = runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s,
+                                         u"--fault"_s, u"rank 2 terminates at 1000ms"_s, u"--respawn"_s, u"1"_s,
+                                         u"--timeout"_s, u"90"_s, rebuildApp, u"--dir"_s, devices.path(),
+                                         u"--iterations"_s, QString::number(Iterations), u"--every"_s, u"25"_s});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
         QVERIFY2(r.err.contains(u"node 2 crashed with signal 9 (SIGKILL); starting a replacement in rank 2"_s),
                  qPrintable(r.dump()));

@@ -5,11 +5,12 @@
 // ring runs across it, and cutting it (`ip link set ... down`) is noticed by
 // heartbeats, which TCP alone would not do for many minutes. The namespaces
 // and the veth pair are removed whatever happens.
+#include "processrun.h"
+
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTest>
@@ -21,6 +22,7 @@
 
 namespace {
 
+using namespace mmpi::test;
 using namespace Qt::StringLiterals;
 
 const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
@@ -34,39 +36,13 @@ qint64 monotonicMs()
                std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-struct Run
-{
-    int exitCode = -1;
-    QString out;
-    QString err;
-    QString dump() const { return u"exit %1\n--- stdout\n%2\n--- stderr\n%3"_s.arg(exitCode).arg(out, err); }
-};
-
-Run runMmpirun(const QStringList &args)
-{
-    QProcess process;
-    process.start(mmpirun, args);
-    Run run;
-    if (!process.waitForFinished(60000)) {
-        process.kill();
-        process.waitForFinished(5000);
-    }
-    run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    run.out = QString::fromUtf8(process.readAllStandardOutput());
-    run.err = QString::fromUtf8(process.readAllStandardError());
-    return run;
-}
-
 // `ip` with arguments; the error names the command and what it said.
 bool ip(const QStringList &args, QString *error = nullptr)
 {
-    QProcess process;
-    process.start(u"ip"_s, args);
-    const bool ok = process.waitForFinished(10000) && process.exitStatus() == QProcess::NormalExit
-                    && process.exitCode() == 0;
-    if (!ok && error)
-        *error = u"ip %1: %2"_s.arg(args.join(u' '), QString::fromUtf8(process.readAllStandardError()).trimmed());
-    return ok;
+    const ProcessRun run = runProcess(u"ip"_s, args, {.timeoutMs = 10000});
+    if (run.exitCode != 0 && error)
+        *error = u"ip %1: %2"_s.arg(args.join(u' '), run.err.trimmed());
+    return run.exitCode == 0;
 }
 
 // Two network namespaces, ns0 with 10.77.0.1/24 and ns1 with 10.77.0.2/24 on
@@ -143,8 +119,9 @@ private Q_SLOTS:
 void TestMmpirunNetns::ringOverLoopbackAddresses()
 {
     // The whole of 127/8 is loopback on Linux: three ranks, three addresses.
-    const Run run = runMmpirun({u"-n"_s, u"3"_s, u"--transport"_s, u"tcp"_s, u"--rank-address"_s,
-                                u"127.0.0.{rank+2}"_s, u"--timeout"_s, u"60"_s, ring});
+    const ProcessRun run = runMmpirun({u"-n"_s, u"3"_s, u"--transport"_s, u"tcp"_s, u"--rank-address"_s,
+                                       u"127.0.0.{rank+2}"_s, u"--timeout"_s, u"60"_s, ring},
+                                      {.timeoutMs = 60000});
     QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
     QVERIFY2(run.out.contains(u"[0] World of 3 node(s) over tcp formed"_s), qPrintable(run.dump()));
     QVERIFY2(run.out.contains(u"[0] 9 hops in"_s), qPrintable(run.dump()));
@@ -157,9 +134,10 @@ void TestMmpirunNetns::ringAcrossNamespaces()
     QString error;
     const auto namespaces = TwoNamespaces::create(&error);
     QVERIFY2(namespaces, qPrintable(error));
-    const Run run = runMmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--rank-prefix"_s,
-                                namespaces->prefix(), u"--rank-address"_s, u"10.77.0.{rank+1}"_s,
-                                u"--timeout"_s, u"60"_s, ring});
+    const ProcessRun run = runMmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--rank-prefix"_s,
+                                       namespaces->prefix(), u"--rank-address"_s, u"10.77.0.{rank+1}"_s,
+                                       u"--timeout"_s, u"60"_s, ring},
+                                      {.timeoutMs = 60000});
     QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
     QVERIFY2(run.out.contains(u"[0] World of 2 node(s) over tcp formed"_s), qPrintable(run.dump()));
     QVERIFY2(run.out.contains(u"[0] 6 hops in"_s), qPrintable(run.dump()));
@@ -176,12 +154,10 @@ void TestMmpirunNetns::cutLinkIsNoticedByHeartbeats()
     constexpr int Interval = 100;
     constexpr int Timeout = 1500;
     QProcess job;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(u"MMPI_HEARTBEAT_INTERVAL_MS"_s, QString::number(Interval));
-    env.insert(u"MMPI_HEARTBEAT_TIMEOUT_MS"_s, QString::number(Timeout));
-    // Detection alone: lost at the timeout, never dialled again.
-    env.insert(u"MMPI_RECONNECT_GRACE_MS"_s, u"0"_s);
-    job.setProcessEnvironment(env);
+    // Detection alone (no grace): lost at the timeout, never dialled again.
+    job.setProcessEnvironment(systemEnvironmentWith({{u"MMPI_HEARTBEAT_INTERVAL_MS"_s, QString::number(Interval)},
+                                                     {u"MMPI_HEARTBEAT_TIMEOUT_MS"_s, QString::number(Timeout)},
+                                                     {u"MMPI_RECONNECT_GRACE_MS"_s, u"0"_s}}));
     job.start(mmpirun, {u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--rank-prefix"_s, namespaces->prefix(),
                         u"--rank-address"_s, u"10.77.0.{rank+1}"_s, u"--timeout"_s, u"60"_s, ftnode,
                         u"--max-ms"_s, u"30000"_s});
@@ -199,21 +175,16 @@ void TestMmpirunNetns::cutLinkIsNoticedByHeartbeats()
 
     const qint64 cutAt = monotonicMs();
     QVERIFY2(namespaces->setLink(false, &error), qPrintable(error));
-    const bool finished = job.waitForFinished(30000);
-    out += QString::fromUtf8(job.readAllStandardOutput());
-    const QString err = QString::fromUtf8(job.readAllStandardError());
-    const QString dump = u"exit %1\n--- stdout\n%2\n--- stderr\n%3"_s.arg(job.exitCode()).arg(out, err);
-    if (!finished) {
-        job.kill();
-        job.waitForFinished(5000);
-    }
-    QVERIFY2(finished && job.exitStatus() == QProcess::NormalExit && job.exitCode() == 0, qPrintable(dump));
+    ProcessRun run = finishProcess(job, 30000);
+    run.out.prepend(out);
+    const QString dump = run.dump();
+    QVERIFY2(run.exitCode == 0, qPrintable(dump));
 
     static const QRegularExpression event(uR"(^\[(\d)\] event=(suspect|alive|lost) peer=(\d) mono_ms=(\d+)(.*)$)"_s,
                                           QRegularExpression::MultilineOption);
     QHash<int, qint64> suspectAt, lostAt;
     QHash<int, QString> lostDetails;
-    for (auto it = event.globalMatch(out); it.hasNext();) {
+    for (auto it = event.globalMatch(run.out); it.hasNext();) {
         const auto m = it.next();
         const int rank = m.captured(1).toInt();
         QCOMPARE(m.captured(3).toInt(), 1 - rank);
@@ -250,11 +221,9 @@ void TestMmpirunNetns::streamSurvivesACutLinkExactlyOnce()
     QVERIFY2(namespaces, qPrintable(error));
 
     QProcess job;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(u"MMPI_HEARTBEAT_INTERVAL_MS"_s, u"100"_s);
-    env.insert(u"MMPI_HEARTBEAT_TIMEOUT_MS"_s, u"1000"_s);
-    env.insert(u"MMPI_RECONNECT_GRACE_MS"_s, u"20000"_s);
-    job.setProcessEnvironment(env);
+    job.setProcessEnvironment(systemEnvironmentWith({{u"MMPI_HEARTBEAT_INTERVAL_MS"_s, u"100"_s},
+                                                     {u"MMPI_HEARTBEAT_TIMEOUT_MS"_s, u"1000"_s},
+                                                     {u"MMPI_RECONNECT_GRACE_MS"_s, u"20000"_s}}));
     // 25,000 a second: 4 s of stream, the cut from about 1 s to 3 s.
     job.start(mmpirun, {u"-n"_s, u"2"_s, u"--transport"_s, u"tcp"_s, u"--rank-prefix"_s, namespaces->prefix(),
                         u"--rank-address"_s, u"10.77.0.{rank+1}"_s, u"--timeout"_s, u"120"_s, bench, u"stream"_s,
@@ -265,15 +234,9 @@ void TestMmpirunNetns::streamSurvivesACutLinkExactlyOnce()
     QVERIFY2(namespaces->setLink(false, &error), qPrintable(error));
     QTest::qWait(2000);
     QVERIFY2(namespaces->setLink(true, &error), qPrintable(error));
-    const bool finished = job.waitForFinished(90000);
-    const QString out = QString::fromUtf8(job.readAllStandardOutput());
-    const QString err = QString::fromUtf8(job.readAllStandardError());
-    const QString dump = u"exit %1\n--- stdout\n%2\n--- stderr\n%3"_s.arg(job.exitCode()).arg(out, err);
-    if (!finished) {
-        job.kill();
-        job.waitForFinished(5000);
-    }
-    QVERIFY2(finished && job.exitStatus() == QProcess::NormalExit && job.exitCode() == 0, qPrintable(dump));
+    const ProcessRun run = finishProcess(job, 90000);
+    const QString &out = run.out, &err = run.err, dump = run.dump();
+    QVERIFY2(run.exitCode == 0, qPrintable(dump));
 
     const qsizetype start = out.indexOf(u'{');
     QVERIFY2(start >= 0, qPrintable(dump));

@@ -3,8 +3,8 @@
 // proves the options reached every node through MMPI_TRANSPORT_OPTIONS), a
 // scripted I/O error and termination seen from the outside, and bad
 // MMPI_TRANSPORT_OPTIONS given to a node by hand.
-#include <QElapsedTimer>
-#include <QProcess>
+#include "processrun.h"
+
 #include <QRegularExpression>
 #include <QTest>
 
@@ -12,44 +12,12 @@
 
 namespace {
 
+using namespace mmpi::test;
 using namespace Qt::StringLiterals;
 
-struct Run
+ProcessRun mmpirun(const QStringList &args)
 {
-    int exitCode = -1;
-    QString out;
-    QString err;
-    qint64 elapsedMs = 0;
-
-    QString dump() const
-    {
-        return u"exit %1 after %2 ms\n--- stdout\n%3\n--- stderr\n%4"_s.arg(exitCode).arg(elapsedMs).arg(out, err);
-    }
-};
-
-Run run(const QString &program, const QStringList &args,
-        const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
-{
-    Run result;
-    QProcess process;
-    process.setProcessEnvironment(env);
-    QElapsedTimer clock;
-    clock.start();
-    process.start(program, args);
-    if (!process.waitForFinished(60000)) {
-        process.kill();
-        process.waitForFinished(5000);
-    }
-    result.elapsedMs = clock.elapsed();
-    result.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-    result.out = QString::fromUtf8(process.readAllStandardOutput());
-    result.err = QString::fromUtf8(process.readAllStandardError());
-    return result;
-}
-
-Run mmpirun(const QStringList &args)
-{
-    return run(QStringLiteral(MMPIRUN_PATH), args);
+    return runMmpirun(args, {.timeoutMs = 60000});
 }
 
 } // namespace
@@ -101,9 +69,9 @@ void TestSimMmpirun::ring()
     QFETCH(int, size);
     QFETCH(double, minimumHopMs);
     const int rounds = 2;
-    const Run r = mmpirun(QStringList{u"-n"_s, QString::number(size), u"--transport"_s, u"sim"_s} + linkOptions
-                          + QStringList{u"--timeout"_s, u"40"_s, u"--"_s, QStringLiteral(MMPI_RING_PATH),
-                                        u"--rounds"_s, QString::number(rounds)});
+    const ProcessRun r = mmpirun(QStringList{u"-n"_s, QString::number(size), u"--transport"_s, u"sim"_s} + linkOptions
+                                 + QStringList{u"--timeout"_s, u"40"_s, u"--"_s, QStringLiteral(MMPI_RING_PATH),
+                                               u"--rounds"_s, QString::number(rounds)});
     if (r.exitCode != 0 || !r.out.contains(u"[0] World of %1 node(s) over sim formed"_s.arg(size)))
         QFAIL(qPrintable(r.dump()));
 
@@ -138,9 +106,9 @@ void TestSimMmpirun::ring()
 void TestSimMmpirun::ioErrorIsSurvivedByReconnecting()
 {
     // 1000 rounds over wifi take seconds; the fault comes long before the end.
-    const Run r = mmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
-                           u"rank 1 io-error at 1s"_s, u"--timeout"_s, u"40"_s, QStringLiteral(MMPI_RING_PATH),
-                           u"--rounds"_s, u"1000"_s});
+    const ProcessRun r = mmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
+                                  u"rank 1 io-error at 1s"_s, u"--timeout"_s, u"40"_s, QStringLiteral(MMPI_RING_PATH),
+                                  u"--rounds"_s, u"1000"_s});
     if (r.exitCode != 0 || !r.err.contains(u"simulated I/O error on rank 1 (fault 'rank 1 io-error at 1s')"_s)
         || !r.err.contains(u"is unreachable ( Normal )"_s) || !r.err.contains(u"is back after"_s)
         || r.err.contains(u"lost rank"_s))
@@ -157,9 +125,9 @@ void TestSimMmpirun::ioErrorIsSurvivedByReconnecting()
 // back, nothing else, and the ring finishes with every hop in order.
 void TestSimMmpirun::outOfRangeWithinTheGracePeriodIsSurvived()
 {
-    const Run r = mmpirun({u"-n"_s, u"3"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
-                           u"rank 1 out-of-range at 500ms for 1500ms"_s, u"--timeout"_s, u"60"_s,
-                           QStringLiteral(MMPI_RING_PATH), u"--rounds"_s, u"300"_s});
+    const ProcessRun r = mmpirun({u"-n"_s, u"3"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
+                                  u"rank 1 out-of-range at 500ms for 1500ms"_s, u"--timeout"_s, u"60"_s,
+                                  QStringLiteral(MMPI_RING_PATH), u"--rounds"_s, u"300"_s});
     if (r.exitCode != 0 || !r.err.contains(u"is unreachable"_s) || !r.err.contains(u"is back after"_s)
         || r.err.contains(u"lost rank"_s))
         QFAIL(qPrintable(r.dump()));
@@ -172,12 +140,12 @@ void TestSimMmpirun::outOfRangeWithinTheGracePeriodIsSurvived()
 
 void TestSimMmpirun::terminatesCrashesTheNode()
 {
-    const Run r = mmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
-                           u"rank 1 terminates at 500ms"_s, u"--timeout"_s, u"40"_s,
-                           // Rank 0 fails too once it loses rank 1; without this, mmpirun
-                           // may stop rank 1 before it has seen it crash.
-                           u"--keep-going"_s, QStringLiteral(MMPI_RING_PATH),
-                           u"--rounds"_s, u"1000"_s});
+    const ProcessRun r = mmpirun({u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"wifi"_s, u"--fault"_s,
+                                  u"rank 1 terminates at 500ms"_s, u"--timeout"_s, u"40"_s,
+                                  // Rank 0 fails too once it loses rank 1; without this, mmpirun
+                                  // may stop rank 1 before it has seen it crash.
+                                  u"--keep-going"_s, QStringLiteral(MMPI_RING_PATH),
+                                  u"--rounds"_s, u"1000"_s});
     if (r.exitCode != 128 + SIGKILL
         || !QRegularExpression(uR"(\[1\] .*sim: rank 1 terminates now, as an app crash \(fault 'rank 1 terminates at 500ms'\))"_s)
                 .match(r.err).hasMatch()
@@ -203,13 +171,10 @@ void TestSimMmpirun::badOptionsFromTheEnvironment()
     QFETCH(QString, options);
     QFETCH(int, exitCode);
     QFETCH(QString, message);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(u"MMPI_RANK"_s, u"0"_s);
-    env.insert(u"MMPI_SIZE"_s, u"1"_s);
-    env.insert(u"MMPI_TRANSPORT"_s, u"sim"_s);
-    env.insert(u"MMPI_WORLD_KEY"_s, QString(64, u'a'));
-    env.insert(u"MMPI_TRANSPORT_OPTIONS"_s, options);
-    const Run r = run(QStringLiteral(MMPI_RING_PATH), {}, env);
+    const QProcessEnvironment env =
+        systemEnvironmentWith({{u"MMPI_RANK"_s, u"0"_s}, {u"MMPI_SIZE"_s, u"1"_s}, {u"MMPI_TRANSPORT"_s, u"sim"_s},
+                               {u"MMPI_WORLD_KEY"_s, QString(64, u'a')}, {u"MMPI_TRANSPORT_OPTIONS"_s, options}});
+    const ProcessRun r = runProcess(QStringLiteral(MMPI_RING_PATH), {}, {.timeoutMs = 60000, .environment = env});
     if (r.exitCode != exitCode || !r.err.contains(message))
         QFAIL(qPrintable(r.dump()));
 }
