@@ -261,9 +261,11 @@ void ParallelCanvas::relay(const QByteArray &frame, const QList<CanvasCommand> &
     for (int r = 0; r < m_comm.size(); ++r) {
         if (r == m_root)
             continue;
+        if (!admitFrame(r))
+            continue;
         const CanvasViewport viewport = m_viewports.value(r);
         if (viewport.isWhole()) {
-            m_comm.isend(r, FrameTag, frame);
+            sendToMember(r, FrameTag, frame);
             continue;
         }
         auto known = std::find_if(cut.cbegin(), cut.cend(), [&](const auto &c) { return c.first == viewport; });
@@ -271,8 +273,49 @@ void ParallelCanvas::relay(const QByteArray &frame, const QList<CanvasCommand> &
             cut.append({viewport, cutFrame(viewport, commands, before).value_or(frame)});
             known = std::prev(cut.cend());
         }
-        m_comm.isend(r, FrameTag, known->second);
+        sendToMember(r, FrameTag, known->second);
     }
+}
+
+void ParallelCanvas::sendToMember(int member, int tag, const QByteArray &bytes)
+{
+    m_backlog[member].bytes += bytes.size();
+    m_comm.isend(member, tag, bytes).onFinished(this, [this, member, n = qint64(bytes.size())] {
+        drained(member, n);
+    });
+}
+
+bool ParallelCanvas::admitFrame(int member)
+{
+    Backlog &backlog = m_backlog[member];
+    if (!backlog.lagging && backlog.bytes > m_maxBacklog) {
+        backlog.lagging = true;
+        qCInfo(lcMmpe) << "parallel canvas: rank" << member << "is behind by" << backlog.bytes
+                       << "bytes; skipping its frames until it has the latest picture";
+        Q_EMIT memberLaggingChanged(member, true);
+    }
+    if (!backlog.lagging)
+        return true;
+    backlog.missed = true;
+    ++m_framesSkipped;
+    return false;
+}
+
+// Frames resume only once the replay is out: sent after it on the same link,
+// they cannot reach the member before it.
+void ParallelCanvas::drained(int member, qint64 bytes)
+{
+    Backlog &backlog = m_backlog[member];
+    backlog.bytes -= bytes;
+    if (backlog.bytes > 0 || !backlog.lagging)
+        return;
+    if (std::exchange(backlog.missed, false)) {
+        sendReplay(member);
+        return;
+    }
+    backlog.lagging = false;
+    qCInfo(lcMmpe) << "parallel canvas: rank" << member << "caught up";
+    Q_EMIT memberLaggingChanged(member, false);
 }
 
 bool ParallelCanvas::applyFrame(const QByteArray &bytes)
@@ -314,9 +357,9 @@ void ParallelCanvas::sendReplay(int member)
             qCWarning(lcMmpe).noquote() << "parallel canvas: cannot encode the replay:" << bytes.error().toString();
             break;
         }
-        m_comm.isend(member, ReplayTag, *bytes);
+        sendToMember(member, ReplayTag, *bytes);
     }
-    m_comm.isend(member, ReplayTag, QByteArray());
+    sendToMember(member, ReplayTag, QByteArray());
 }
 
 // ---------------------------------------------------------------- barrier

@@ -220,6 +220,7 @@ private Q_SLOTS:
             QCOMPARE(canvases[r]->image(Target), expected);
         }
         QCOMPARE(canvases[0]->scene().replay().size(), Frames - 6);
+        QCOMPARE(canvases[0]->framesSkipped(), 0u); // fast links: nothing skipped
         // Without viewports every member received the whole stream (the
         // counters measure what the tiled-wall test compares against).
         QCOMPARE(stream.batches().size(), Frames);
@@ -395,6 +396,58 @@ private Q_SLOTS:
         QCOMPARE(canvases[1]->scene().frameCount(), 4);
         for (int r = 0; r < 4; ++r)
             QCOMPARE(canvases[size_t(r)]->image(Target), reference.image());
+    }
+
+    void slowMembersSkipToTheLatestPicture()
+    {
+        // Given 3 devices on one Bluetooth-like radio each (90 kB/s) and a
+        // root that draws frames of 6.4 KB (a noise block: incompressible)
+        // much faster than its radio can send them to two members
+        CommWorld w(QStringLiteral("local"), 3, [](WorldConfig &config) {
+            config.transport = QStringLiteral("sim");
+            config.rootAddress.replace(QStringLiteral("local://"), QStringLiteral("sim://"));
+            config.transportOptions.insert(QStringLiteral("link"), QStringLiteral("bluetooth"));
+        });
+        QVERIFY(w.formed());
+        std::vector<std::unique_ptr<ParallelCanvas>> canvases;
+        for (int r = 0; r < 3; ++r)
+            canvases.push_back(std::make_unique<ParallelCanvas>(w[r], ParallelCanvas::Mode::Broadcast, 0, Logical));
+        ParallelCanvas &root = *canvases[0];
+        root.setMaxRelayBacklog(8 * 1024);
+        QSignalSpy lagging(&root, &ParallelCanvas::memberLaggingChanged);
+        constexpr int Frames = 30;
+        for (int k = 0; k < Frames; ++k) {
+            QVERIFY(root.clear(0xFF102030));
+            QVERIFY(root.drawImage({20 + 5 * k, 40}, noiseImage(40, 40, quint32(k))));
+            QVERIFY(root.drawText({10, 200}, QStringLiteral("frame %1").arg(k)));
+            QVERIFY(root.endFrame());
+        }
+        // Then every member ends with the root's last picture, long before
+        // all 30 frames (390 KB for the two) could have gone through the radio
+        QCOMPARE(root.scene().currentFrame(), std::optional<quint32>(Frames));
+        QVERIFY(QTest::qWaitFor([&] { return reached(canvases, Frames); }, Patience));
+        for (int r = 1; r < 3; ++r)
+            QCOMPARE(canvases[r]->image(Target), root.image(Target));
+        // because the root skipped frames for them and sent each a replay
+        QVERIFY(root.framesSkipped() > 0);
+        for (int r = 1; r < 3; ++r) {
+            QVERIFY2(canvases[r]->bytesReceived() < quint64(Frames / 2 * 6400),
+                     qPrintable(QStringLiteral("rank %1 received %2 bytes").arg(r).arg(canvases[r]->bytesReceived())));
+            QVERIFY(QTest::qWaitFor([&] { return root.relayBacklog(r) == 0; }, Patience));
+        }
+        // Each fell behind and caught up again, and frames flow as before.
+        QVERIFY(QTest::qWaitFor([&] { return lagging.size() >= 4; }, Patience));
+        QHash<int, bool> last;
+        for (const auto &change : std::as_const(lagging))
+            last.insert(change.at(0).toInt(), change.at(1).toBool());
+        QCOMPARE(last, (QHash<int, bool>{{1, false}, {2, false}}));
+        const quint64 skipped = root.framesSkipped();
+        QVERIFY(root.drawLine({0, 0}, {100, 100}));
+        QVERIFY(root.endFrame());
+        QVERIFY(QTest::qWaitFor([&] { return reached(canvases, Frames + 1); }, Patience));
+        QCOMPARE(root.framesSkipped(), skipped);
+        for (int r = 1; r < 3; ++r)
+            QCOMPARE(canvases[r]->image(Target), root.image(Target));
     }
 
     void rogueBytesAreRefused()

@@ -105,6 +105,21 @@ public:
     quint64 bytesReceived() const { return m_bytesReceived; }
     quint64 commandsReceived() const { return m_commandsReceived; }
 
+    // ---- slow devices (root, Broadcast mode). A member whose link has more
+    // than maxRelayBacklog() bytes of frames not yet sent (a slow radio, a
+    // device that stopped reading) falls behind: the root stops relaying it
+    // frames and, once what it queued has gone out, sends it a replay (the
+    // picture since the last clear) instead of what it skipped; then frames
+    // flow again. So the root's memory for a member stays bounded, and a
+    // slow device shows the latest picture rather than an ever older one
+    // (frames are dropped for it, as a game wants). Default 256 KiB.
+    void setMaxRelayBacklog(qint64 bytes) { m_maxBacklog = qMax<qint64>(bytes, 0); }
+    qint64 maxRelayBacklog() const { return m_maxBacklog; }
+    // Bytes of frames and replays queued for a member and not yet sent.
+    qint64 relayBacklog(int member) const { return m_backlog.value(member).bytes; }
+    // Frames not relayed to some member because it was behind (one per member and frame).
+    quint64 framesSkipped() const { return m_framesSkipped; }
+
     // Frame barrier, collective (every member calls it, in the same order as
     // the other collectives on the communicator): returns the root's frame
     // number F once every frame ended on any member before the call has
@@ -133,6 +148,8 @@ Q_SIGNALS:
     void submissionArrived(int source);
     // Root: a member announced its viewport (null: the whole canvas).
     void viewportAnnounced(int member, const QRect &area);
+    // Root: a member fell behind (frames are skipped for it) or caught up.
+    void memberLaggingChanged(int member, bool lagging);
 
 private:
     void handle(int source, int tag, const QByteArray &bytes);
@@ -143,6 +160,11 @@ private:
     void acceptViewport(int source, const QByteArray &bytes);
     void relay(const QByteArray &frame, const QList<CanvasCommand> &commands, const CanvasEncoder &before);
     void sendReplay(int member);
+    // Root: every frame and replay batch to a member goes through here, so
+    // its backlog is known.
+    void sendToMember(int member, int tag, const QByteArray &bytes);
+    bool admitFrame(int member);
+    void drained(int member, qint64 bytes);
 
     Communicator m_comm;
     Mode m_mode;
@@ -161,6 +183,15 @@ private:
     QHash<int, CanvasState> m_senderState;
     QHash<int, quint32> m_received; // submissions by source
     QHash<int, CanvasViewport> m_viewports; // members without one get the whole stream
+    struct Backlog
+    {
+        qint64 bytes = 0;    // queued for the member, not yet sent
+        bool lagging = false; // frames are skipped until a replay is out
+        bool missed = false;  // a frame was skipped since the last replay
+    };
+    QHash<int, Backlog> m_backlog;
+    qint64 m_maxBacklog = 256 * 1024;
+    quint64 m_framesSkipped = 0;
 
     // member receiving a replay
     std::optional<CanvasScene> m_replaying;
