@@ -261,6 +261,11 @@ void CanvasEncoder::resetState()
     m_sent = CanvasState();
 }
 
+void CanvasEncoder::assumeState(const CanvasState &state)
+{
+    m_sent = state;
+}
+
 const CanvasState &CanvasEncoder::sentState() const
 {
     return m_sent;

@@ -34,9 +34,24 @@ std::optional<QByteArray> cutFrame(const CanvasViewport &viewport, const QList<C
 } // namespace
 
 ParallelCanvas::ParallelCanvas(const Communicator &comm, Mode mode, int root, QSize logicalSize, QObject *parent)
-    : QObject(parent), m_comm(comm), m_mode(mode), m_root(root), m_scene(logicalSize)
+    : ParallelCanvas(comm, mode, root, CanvasScene(logicalSize), false, parent)
 {
-    m_relay.setFrameNumber(1);
+}
+
+ParallelCanvas::ParallelCanvas(const Communicator &comm, Mode mode, int root, const CanvasScene &picture,
+                               QObject *parent)
+    : ParallelCanvas(comm, mode, root, picture, true, parent)
+{
+}
+
+ParallelCanvas::ParallelCanvas(const Communicator &comm, Mode mode, int root, const CanvasScene &picture,
+                               bool carriedOn, QObject *parent)
+    : QObject(parent), m_comm(comm), m_mode(mode), m_root(root), m_scene(picture), m_adoptReplay(carriedOn)
+{
+    // The members' pictures end in the scene's state once they have its
+    // replay, so the stream goes on from there.
+    m_relay.setFrameNumber(m_scene.currentFrame().value_or(0) + 1);
+    m_relay.assumeState(m_scene.state());
     if (root < 0 || root >= comm.size())
         qCWarning(lcMmpe) << "ParallelCanvas: root" << root << "is not a rank of a communicator of" << comm.size();
     m_inbox = std::make_unique<MessageListener>(m_comm, this, QStringLiteral("parallel canvas"),
@@ -173,10 +188,14 @@ void ParallelCanvas::receiveReplay(int source, const QByteArray &bytes)
     if (m_replayFailed)
         return;
     const quint32 frame = replay.currentFrame().value_or(0);
-    if (m_scene.currentFrame() && replay.currentFrame() && *m_scene.currentFrame() > frame)
+    if (std::exchange(m_adoptReplay, false)) {
+        // Carried on: the new root's picture, even if this member had got
+        // further from the old root (the root's frames follow its replay).
+    } else if (m_scene.currentFrame() && replay.currentFrame() && *m_scene.currentFrame() > frame) {
         return;
-    if (!replay.currentFrame() && m_scene.currentFrame())
+    } else if (!replay.currentFrame() && m_scene.currentFrame()) {
         return; // the root has nothing yet (or never drew since a restart): keep ours
+    }
     m_scene = std::move(replay);
     Q_EMIT replayed(frame);
 }

@@ -3,7 +3,7 @@
 // (ranks kept, the blank refused at once), or ABORT (everyone stops with the
 // reason); a second failure during the agreement, the coordinator's, hangs
 // nobody and every survivor ends with the same communicator.
-#include "commworld.h"
+#include "protectedworld.h"
 
 #include <mmpi/ft/faulttolerance.h>
 
@@ -13,55 +13,13 @@
 
 using namespace mmpi;
 using mmpi::test::CommWorld;
+using mmpi::test::Protected;
+using mmpi::test::protectAll;
+using mmpi::test::sumOfRanks;
 
 namespace {
 
 constexpr int Patience = 20000;
-
-struct Protected
-{
-    std::unique_ptr<FaultTolerance> ft;
-    std::unique_ptr<QSignalSpy> reconfigured;
-    std::unique_ptr<QSignalSpy> aborted;
-};
-
-// A FaultTolerance on every rank with `policy` for NodeTerm, all ready.
-std::vector<Protected> protectAll(const CommWorld &w, Policy policy)
-{
-    std::vector<Protected> all;
-    for (int r = 0; r < w.size(); ++r) {
-        Protected p;
-        p.ft = std::make_unique<FaultTolerance>(w.world(r));
-        p.ft->setPolicy(World::FailureClass::NodeTerm, policy);
-        p.reconfigured = std::make_unique<QSignalSpy>(p.ft.get(), &FaultTolerance::worldReconfigured);
-        p.aborted = std::make_unique<QSignalSpy>(p.ft.get(), &FaultTolerance::aborted);
-        // Collective: every rank starts it before any waits (one thread here).
-        (void)p.ft->protect(w[r]);
-        all.push_back(std::move(p));
-    }
-    const bool ready = QTest::qWaitFor([&] {
-        return std::all_of(all.begin(), all.end(), [](const Protected &p) { return !p.ft->communicator().isNull(); });
-    }, Patience);
-    return ready ? std::move(all) : std::vector<Protected>{};
-}
-
-// Runs an allreduce of (rank + 1) on every communicator at once and returns
-// each result (-1 for an error).
-QList<qint64> sumOfRanks(const QList<Communicator> &comms)
-{
-    std::vector<Operation<qint64>> ops;
-    for (const Communicator &c : comms)
-        ops.push_back(c.allreduce(qint64(c.rank() + 1), Op::Sum));
-    (void)QTest::qWaitFor([&] {
-        return std::all_of(ops.begin(), ops.end(), [](const auto &op) { return op.request().isFinished(); });
-    }, Patience);
-    QList<qint64> sums;
-    for (const auto &op : ops) {
-        const auto got = op.request().isFinished() ? op.wait() : Result<qint64>(Error{ErrorCode::Cancelled, {}});
-        sums << (got ? *got : -1);
-    }
-    return sums;
-}
 
 } // namespace
 

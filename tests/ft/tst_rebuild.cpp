@@ -5,6 +5,7 @@
 // hands the new node its rank's state from the partner copy so that every
 // member is back at the same epoch with the state it had.
 #include "commworld.h"
+#include "protectedworld.h"
 #include "storedstate.h"
 
 #include <mmpi/ft/coordinatedcheckpoint.h>
@@ -85,16 +86,10 @@ bool killAndReplace(CommWorld &w, std::vector<Member> &all, int victim)
 
 QList<qint64> sumOfRanks(const std::vector<Member> &all)
 {
-    std::vector<Operation<qint64>> ops;
+    QList<Communicator> comms;
     for (const Member &m : all)
-        ops.push_back(m.ft->communicator().allreduce(qint64(m.ft->communicator().rank() + 1), Op::Sum));
-    QList<qint64> sums;
-    for (const auto &op : ops) {
-        (void)QTest::qWaitFor([&] { return op.request().isFinished(); }, Patience);
-        const auto got = op.request().isFinished() ? op.wait() : Result<qint64>(Error{ErrorCode::Cancelled, {}});
-        sums << (got ? *got : -1);
-    }
-    return sums;
+        comms << m.ft->communicator();
+    return test::sumOfRanks(comms, Patience);
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 // whole picture; malformed bytes from a rogue member are refused and leave
 // every scene as it would be without them.
 #include "commworld.h"
+#include "protectedworld.h"
 #include "canvassamples.h"
 
 #include <mmpi/mmpe/parallelcanvas.h>
@@ -448,6 +449,50 @@ private Q_SLOTS:
         QCOMPARE(root.framesSkipped(), skipped);
         for (int r = 1; r < 3; ++r)
             QCOMPARE(canvases[r]->image(Target), root.image(Target));
+    }
+
+    void newRootCarriesOnWhenTheRootIsLost()
+    {
+        // Given 4 devices drawing together, protected by SHRINK
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = test::protectAll(w, Policy::Shrink, Patience);
+        QVERIFY(!all.empty());
+        std::vector<std::unique_ptr<ParallelCanvas>> canvases;
+        for (int r = 0; r < 4; ++r)
+            canvases.push_back(std::make_unique<ParallelCanvas>(w[r], ParallelCanvas::Mode::Broadcast, 0, Logical));
+        Reference reference;
+        for (int k = 0; k < 8; ++k) {
+            draw(*canvases[size_t(k % 4)], frameCommands(k));
+            reference.add(k % 4, frameCommands(k));
+            QVERIFY(QTest::qWaitFor([&] { return reached(canvases, quint32(k + 1)); }, Patience));
+        }
+
+        // When the root's device dies
+        canvases[0].reset();
+        w.kill(0);
+        std::vector<std::unique_ptr<ParallelCanvas>> next;
+        for (int r = 1; r < 4; ++r) {
+            QTRY_COMPARE_WITH_TIMEOUT(all[size_t(r)].reconfigured->size(), 1, Patience);
+            // and each survivor carries its picture on over the shrunk communicator
+            const Communicator shrunk = all[size_t(r)].ft->communicator();
+            QCOMPARE(shrunk.size(), 3);
+            next.push_back(std::make_unique<ParallelCanvas>(shrunk, ParallelCanvas::Mode::Broadcast, 0,
+                                                            canvases[size_t(r)]->scene()));
+            canvases[size_t(r)].reset();
+        }
+        // Then the new root (old rank 1) goes on numbering after frame 8,
+        QCOMPARE(next[0]->scene().currentFrame(), std::optional<quint32>(8));
+        QVERIFY(next[0]->isRoot());
+        // and frames drawn on every survivor reach all of them
+        for (int k = 0; k < 3; ++k) {
+            draw(*next[size_t(k)], frameCommands(9 + k));
+            reference.add(10 + k, frameCommands(9 + k)); // new canvases: fresh pens
+            QVERIFY2(QTest::qWaitFor([&] { return reached(next, quint32(9 + k)); }, Patience),
+                     qPrintable(QStringLiteral("frame %1 not applied everywhere").arg(9 + k)));
+        }
+        for (const auto &c : next)
+            QCOMPARE(c->image(Target), reference.image());
     }
 
     void rogueBytesAreRefused()

@@ -33,6 +33,9 @@ public:
     Result<void> resendState();
     // Back to the default state, as a fresh receiver assumes.
     void resetState();
+    // The receivers already have `state` (they hold a picture that ends in
+    // it): state changes to it are left out, as if this encoder had sent them.
+    void assumeState(const CanvasState &state);
     const CanvasState &sentState() const;
 
     quint32 frameNumber() const;

@@ -45,6 +45,14 @@ public:
     // created after frames were drawn catches up.
     ParallelCanvas(const Communicator &comm, Mode mode, int root = 0, QSize logicalSize = QSize(1024, 768),
                    QObject *parent = nullptr);
+    // Carries a picture on over a new communicator, e.g. the survivors' after
+    // SHRINK when the root was lost: every member passes the scene its old
+    // canvas had (scene()). The new root goes on from its picture, numbering
+    // frames after its last one; in Broadcast mode each other member asks it
+    // for the replay and takes it whatever frame its own picture had reached,
+    // so every device shows the new root's picture, then its frames.
+    ParallelCanvas(const Communicator &comm, Mode mode, int root, const CanvasScene &picture,
+                   QObject *parent = nullptr);
     ~ParallelCanvas() override;
 
     Mode mode() const { return m_mode; }
@@ -152,6 +160,8 @@ Q_SIGNALS:
     void memberLaggingChanged(int member, bool lagging);
 
 private:
+    ParallelCanvas(const Communicator &comm, Mode mode, int root, const CanvasScene &picture, bool carriedOn,
+                   QObject *parent);
     void handle(int source, int tag, const QByteArray &bytes);
     void refuse(int source, const Error &reason);
     void acceptSubmission(int source, const QByteArray &bytes);
@@ -196,6 +206,7 @@ private:
     // member receiving a replay
     std::optional<CanvasScene> m_replaying;
     bool m_replayFailed = false;
+    bool m_adoptReplay = false; // carried on: the new root's picture wins even if older
 };
 
 } // namespace mmpi
