@@ -20,8 +20,8 @@ Payload payloadOf(const Frame &frame)
 
 } // namespace
 
-Matcher::Matcher(World *world)
-    : m_world(world)
+Matcher::Matcher(World *world, std::shared_ptr<ReceiveGate> gate)
+    : m_world(world), m_gate(std::move(gate))
 {
 }
 
@@ -119,7 +119,7 @@ void Matcher::resume(const QList<int> &sources)
 {
     for (int source : sources) {
         qCDebug(lcComm) << "resuming rank" << source;
-        m_world->setReceiving(source, true);
+        m_gate->release(source, ReceiveGate::PointToPoint);
     }
 }
 
@@ -191,7 +191,7 @@ void Matcher::handleFrame(const Frame &frame)
         const bool pause = shouldPause(frame.header.source);
         lock.unlock();
         if (pause)
-            m_world->setReceiving(frame.header.source, false);
+            m_gate->hold(frame.header.source, ReceiveGate::PointToPoint);
         return;
     }
     const auto receive = *it;

@@ -8,6 +8,7 @@
 // probe waits for that rank (its message may be behind them in the stream).
 #pragma once
 
+#include "receivegate.h"
 #include "requeststate.h"
 
 #include <mmpi/world/world.h>
@@ -25,7 +26,7 @@ namespace mmpi::detail {
 class Matcher : public MessageSink, public std::enable_shared_from_this<Matcher>
 {
 public:
-    explicit Matcher(World *world);
+    Matcher(World *world, std::shared_ptr<ReceiveGate> gate);
 
     // Match against the unexpected queue now, else wait for a message.
     void post(const std::shared_ptr<RequestState> &receive);
@@ -52,6 +53,7 @@ private:
     void resume(const QList<int> &sources);
 
     World *m_world;
+    std::shared_ptr<ReceiveGate> m_gate;
     mutable QMutex m_mutex;
     mutable QWaitCondition m_arrived; // for probe()
     std::list<std::shared_ptr<RequestState>> m_posted;

@@ -167,6 +167,7 @@ private Q_SLOTS:
     void measuredLinks();
     void peerLostMidCollective();
     void cleanLeaveDoesNotFailAWaitingBcast();
+    void framesOfCollectivesNotStartedAreBounded();
 
 private:
     // World sizes 1..7 over `local`, formed once for the whole test.
@@ -924,6 +925,46 @@ void TestCollectives::cleanLeaveDoesNotFailAWaitingBcast()
             QCOMPARE(within(waiting).error().code, ErrorCode::NodeLost);
         }
     }
+}
+
+void TestCollectives::framesOfCollectivesNotStartedAreBounded()
+{
+    constexpr qint64 Limit = 256 * 1024;
+    constexpr int Size = 64 * 1024;
+    constexpr int Broadcasts = 200; // 12.5 MiB: more than every buffer on the way
+    CommWorld w(QStringLiteral("local"), 2, [](WorldConfig &c) { c.maxUnexpectedBytes = Limit; });
+    QVERIFY(w.formed());
+    // Given rank 1 broadcasts in a loop while rank 0, busy elsewhere, has
+    // started none of those broadcasts yet
+    std::vector<Operation<QByteArray>> sent;
+    for (int i = 0; i < Broadcasts; ++i)
+        sent.push_back(w[1].bcast(QByteArray(Size, char(i % 251)), 1, {BcastTopology::Serial}));
+    const auto completed = [&] {
+        return std::count_if(sent.begin(), sent.end(), [](const auto &op) { return op.request().isFinished(); });
+    };
+    // When rank 0 has buffered up to its limit and rank 1's progress settles
+    QVERIFY(QTest::qWaitFor([&] { return w[0].unexpectedBytes() >= Limit; }, 20000));
+    qsizetype before = -1;
+    for (int i = 0; i < 100 && completed() != before; ++i) {
+        before = completed();
+        QTest::qWait(100);
+    }
+    // Then rank 0 holds no more than the limit and a frame or two, and rank
+    // 1's broadcasts are held back by flow control instead
+    QVERIFY2(w[0].unexpectedBytes() <= Limit + 2 * (Size + 1024),
+             qPrintable(QString::number(w[0].unexpectedBytes())));
+    QVERIFY2(completed() < Broadcasts, "every broadcast completed: nothing slowed the root");
+    // And once rank 0 takes part, every broadcast arrives, whole and in order
+    for (int i = 0; i < Broadcasts; ++i) {
+        const auto got = w[0].bcast(QByteArray(), 1, {BcastTopology::Serial}).wait();
+        QVERIFY2(got, qPrintable(problem(got)));
+        QCOMPARE(got->size(), Size);
+        QCOMPARE(got->front(), char(i % 251));
+        QCOMPARE(got->back(), char(i % 251));
+    }
+    for (auto &op : sent)
+        QVERIFY(op.wait());
+    QCOMPARE(w[0].unexpectedBytes(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestCollectives)

@@ -15,11 +15,22 @@ constexpr size_t FinishedMemory = 4096;
 
 } // namespace
 
+CollectiveMatcher::CollectiveMatcher(std::shared_ptr<ReceiveGate> gate, std::function<qint64()> limit)
+    : m_gate(std::move(gate)), m_limit(std::move(limit))
+{
+}
+
 QHash<int, CollectiveMatcher::Departure> CollectiveMatcher::attach(quint32 context, quint32 sequence,
                                                                    const std::shared_ptr<CollectiveOp> &op)
 {
     const quint64 k = key(context, sequence);
     QMutexLocker lock(&m_mutex);
+    // The collective may need frames from anyone, possibly behind the ones
+    // that made us stop reading.
+    for (int source : std::exchange(m_paused, {})) {
+        qCDebug(lcComm) << "a collective starts; reading from rank" << source << "again";
+        m_gate->release(source, ReceiveGate::Collectives);
+    }
     if (m_attached.contains(k))
         qCWarning(lcComm) << "collective" << sequence << "of context" << Qt::hex << context
                           << "started twice (more than 2^20 collectives outstanding?)";
@@ -68,10 +79,26 @@ void CollectiveMatcher::handleFrame(const Frame &frame)
         } else {
             m_early[k].push_back(frame);
             m_earlyBytes += frame.payload.size();
+            if (shouldPause(frame.header.source))
+                m_gate->hold(frame.header.source, ReceiveGate::Collectives);
             return;
         }
     }
     op->pump();
+}
+
+bool CollectiveMatcher::shouldPause(int source)
+{
+    if (!m_attached.isEmpty() || m_paused.contains(source))
+        return false;
+    if (m_limitBytes < 0) // frames come only once the world is formed and its configuration final
+        m_limitBytes = m_limit();
+    if (m_earlyBytes <= m_limitBytes)
+        return false;
+    m_paused.insert(source);
+    qCDebug(lcComm) << "holding" << m_earlyBytes << "bytes for collectives not started here; pausing rank"
+                    << source;
+    return true;
 }
 
 void CollectiveMatcher::handlePeerGone(int rank, const Error &reason, bool clean)
@@ -80,6 +107,8 @@ void CollectiveMatcher::handlePeerGone(int rank, const Error &reason, bool clean
     {
         QMutexLocker lock(&m_mutex);
         m_gone.insert(rank, {reason, clean});
+        if (m_paused.remove(rank))
+            m_gate->release(rank, ReceiveGate::Collectives);
         running = m_attached.values();
     }
     for (const auto &op : running)

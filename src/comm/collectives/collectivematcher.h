@@ -2,8 +2,15 @@
 // belong to, by (collective context, sequence number) only — never by the
 // link they came over, since a forwarding node may be any rank (seed 004).
 // Frames for a collective this node has not started yet wait, in arrival
-// order; frames for one it has finished are dropped. Thread-safe.
+// order; frames for one it has finished are dropped. Those waiting frames are
+// bounded like unexpected messages (WorldConfig::maxUnexpectedBytes): past
+// the bound, while no collective runs here, the world stops reading from the
+// ranks that send them (a root broadcasting in a loop to a node busy
+// computing is slowed, not buffered without end); a collective that starts
+// reads from everyone again, since it may need any of them. Thread-safe.
 #pragma once
+
+#include "../receivegate.h"
 
 #include <mmpi/core/error.h>
 #include <mmpi/wire/frame.h>
@@ -13,6 +20,7 @@
 #include <QSet>
 
 #include <deque>
+#include <functional>
 #include <memory>
 
 namespace mmpi::detail {
@@ -27,6 +35,9 @@ public:
         Error reason;
         bool clean = false; // said goodbye: everything it sent has arrived
     };
+
+    // `limit`: the world's maxUnexpectedBytes once formed (asked when first needed).
+    CollectiveMatcher(std::shared_ptr<ReceiveGate> gate, std::function<qint64()> limit);
 
     // Routes (context, sequence) to `op` from now on; frames that came
     // earlier are handed to it first, in order. Returns the peers already gone.
@@ -43,6 +54,13 @@ public:
 
 private:
     static quint64 key(quint32 context, quint32 sequence) { return (quint64(context) << 32) | sequence; }
+    // With m_mutex held: whether to stop reading from `source` now.
+    bool shouldPause(int source);
+
+    std::shared_ptr<ReceiveGate> m_gate;
+    std::function<qint64()> m_limit;
+    qint64 m_limitBytes = -1;
+    QSet<int> m_paused;
 
     mutable QMutex m_mutex;
     QHash<quint64, std::shared_ptr<CollectiveOp>> m_attached;

@@ -6,7 +6,9 @@ namespace mmpi::detail {
 
 Router::Router(World *world)
     : m_world(world),
-      m_matcher(std::make_shared<Matcher>(world)),
+      m_gate(std::make_shared<ReceiveGate>(world)),
+      m_matcher(std::make_shared<Matcher>(world, m_gate)),
+      m_collectives(m_gate, [world] { return world->config().maxUnexpectedBytes; }),
       m_estimator(std::make_shared<LinkEstimator>(world))
 {
 }

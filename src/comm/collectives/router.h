@@ -63,6 +63,7 @@ public:
 
 private:
     World *m_world;
+    std::shared_ptr<ReceiveGate> m_gate;
     std::shared_ptr<Matcher> m_matcher;
     CollectiveMatcher m_collectives;
     std::shared_ptr<LinkEstimator> m_estimator;
