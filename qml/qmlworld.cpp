@@ -161,6 +161,7 @@ void QmlWorld::connectWorld()
         Q_EMIT joinedChanged();
         Q_EMIT formationProgress(joined, expected);
     });
+    connect(w, &World::discoveryProgress, this, &QmlWorld::discoveryProgress);
     connect(w, &World::formed, this, &QmlWorld::reserveChannels);
     connect(w, &World::stateChanged, this, [this](World::State s) {
         if (s == World::State::Closing || s == World::State::Closed)

@@ -169,6 +169,8 @@ Q_SIGNALS:
     void errorStringChanged();
     void errorOccurred(const QString &message);
     void formationProgress(int joined, int expected);
+    // The root of a discovered world while it searches (World::discoveryProgress).
+    void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
     void nodeSuspect(int rank);
     void nodeAlive(int rank);
     void nodeUnreachable(int rank, mmpi::QmlWorld::FailureClass failureClass);

@@ -49,9 +49,8 @@ public:
 
     int activeLinks() const { return int(m_links.size()); }
 
-Q_SIGNALS:
-    // Discovery takes 10-20 s on phones; a lobby shows this.
-    void discoveryProgress(int devicesSeen, int servicesFound, int secondsLeft);
+    // Discovery progress is Transport::discoveryProgress (devices seen by
+    // inquiry, mmpiNode services of the world found, inquiry time left).
 
 private:
     enum class Connector { Kernel, Qt };

@@ -130,6 +130,7 @@ Result<void> LocalRendezvous::startDiscovery(const QString &worldName)
         return worldDir.error();
     m_worldName = worldName;
     m_worldDir = *worldDir;
+    m_lastCounts = {-1, -1};
     m_pollTimer.start();
     // The first look is not an interval away, but still after the caller's
     // own set-up, like every later report.
@@ -153,13 +154,22 @@ void LocalRendezvous::poll()
     const QString worldDir = m_worldDir;
     const QFileInfoList files =
         QDir(worldDir).entryInfoList({QStringLiteral("*.json")}, QDir::Files | QDir::Readable, QDir::Name);
+    QList<PeerAdvert> adverts;
     for (const QFileInfo &file : files) {
         auto advert = readAdvert(file);
-        if (!advert) {
+        if (advert)
+            adverts.append(*advert);
+        else
             qCDebug(lcTransport).noquote() << "ignoring" << file.filePath() << ":" << advert.error().message;
-            continue;
-        }
-        Q_EMIT peerDiscovered(*advert);
+    }
+    if (const std::pair counts{int(files.size()), int(adverts.size())}; counts != m_lastCounts) {
+        m_lastCounts = counts;
+        Q_EMIT discoveryProgress(counts.first, counts.second, -1);
+        if (!self || m_worldDir != worldDir)
+            return;
+    }
+    for (const PeerAdvert &advert : std::as_const(adverts)) {
+        Q_EMIT peerDiscovered(advert);
         // A slot may have stopped discovery, or started another.
         if (!self || m_worldDir != worldDir)
             return;

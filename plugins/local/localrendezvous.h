@@ -40,6 +40,8 @@ public:
 
 Q_SIGNALS:
     void peerDiscovered(const mmpi::PeerAdvert &advert);
+    // When the counts change: advert files seen, valid adverts of the world.
+    void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
 
 private:
     QString directory() const;
@@ -53,6 +55,7 @@ private:
     QString m_worldName;   // world being discovered, empty if not discovering
     QString m_worldDir;
     QTimer m_pollTimer;
+    std::pair<int, int> m_lastCounts{-1, -1};
 };
 
 } // namespace mmpi

@@ -28,6 +28,7 @@ LocalTransport::LocalTransport(QObject *parent)
     m_server.setSocketOptions(QLocalServer::UserAccessOption);
     connect(&m_server, &QLocalServer::newConnection, this, &LocalTransport::acceptPendingLinks);
     connect(&m_rendezvous, &LocalRendezvous::peerDiscovered, this, &Transport::peerDiscovered);
+    connect(&m_rendezvous, &LocalRendezvous::discoveryProgress, this, &Transport::discoveryProgress);
 }
 
 LocalTransport::~LocalTransport() = default;

@@ -71,6 +71,7 @@ SimTransport::SimTransport(Transport *local, QObject *parent)
         sim.address = toSimAddress(advert.address);
         Q_EMIT peerDiscovered(sim);
     });
+    connect(local, &Transport::discoveryProgress, this, &Transport::discoveryProgress);
     connect(local, &Transport::errorOccurred, this,
             [this](const Error &error) { Q_EMIT errorOccurred(translated(error)); });
     // Sim adverts live apart from the local transport's, so that a sim world

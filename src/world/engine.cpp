@@ -92,6 +92,7 @@ void Engine::start()
             return discovered ? assignRanksAndSendTable() : sendRankTable();
         if (discovered) {
             connect(m_transport, &Transport::peerDiscovered, this, &Engine::handlePeerDiscovered);
+            connect(m_transport, &Transport::discoveryProgress, this, &Engine::discoveryProgress);
             if (auto started = m_transport->startDiscovery(m_config.worldName); !started)
                 return fail(started.error());
             m_discoveryTimer.start(std::min(m_config.discoveryTimeout, m_config.formationTimeout));

@@ -60,6 +60,7 @@ public:
 Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
     void formationProgress(int joined, int expected);
+    void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
     void formed(int rank, const QList<mmpi::NodeInfo> &nodes);
     void failed(const mmpi::Error &error);
     void peerRefused(const QString &peer, const mmpi::Error &reason);

@@ -76,6 +76,7 @@ void World::form(const WorldConfig &config)
     d->detector = engine->failureDetector();
     connect(engine, &detail::Engine::stateChanged, this, &World::handleEngineState);
     connect(engine, &detail::Engine::formationProgress, this, &World::formationProgress);
+    connect(engine, &detail::Engine::discoveryProgress, this, &World::discoveryProgress);
     connect(engine, &detail::Engine::formed, this, [this, engine](int rank, const QList<NodeInfo> &nodes) {
         {
             QMutexLocker lock(&d->mutex);

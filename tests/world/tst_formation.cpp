@@ -51,6 +51,7 @@ void TestFormation::formAndTalk()
         worlds.push_back(harness.start(harness.config(i, size)));
         lost.push_back(std::make_unique<QSignalSpy>(worlds.back(), &World::nodeLost));
     }
+    QSignalSpy discovering(worlds.front(), &World::discoveryProgress);
 
     // When it forms
     const auto allFormed = [&] {
@@ -79,6 +80,19 @@ void TestFormation::formAndTalk()
         const auto nodes = worlds.front()->nodes();
         for (int r = 2; r < size; ++r)
             QVERIFY2(nodes.at(r - 1).nodeId < nodes.at(r).nodeId, "ranks follow node ids");
+    }
+    // The root said how its search went (the local transport counts the
+    // adverts in its rendezvous directory; it has no time limit to tell).
+    if (mode == WorldConfig::Mode::Discovered && transport == QLatin1String("local") && size > 1) {
+        QVERIFY(!discovering.isEmpty());
+        int mostFound = 0;
+        for (const auto &progress : std::as_const(discovering)) {
+            QVERIFY(progress.at(0).toInt() >= progress.at(1).toInt());
+            QVERIFY(progress.at(1).toInt() <= size - 1);
+            QCOMPARE(progress.at(2).toInt(), -1);
+            mostFound = std::max(mostFound, progress.at(1).toInt());
+        }
+        QVERIFY(mostFound >= 1);
     }
     QString problem;
     QVERIFY2(harness.allToAllWorks(worlds, &problem), qPrintable(problem));

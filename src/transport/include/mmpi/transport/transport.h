@@ -61,6 +61,10 @@ Q_SIGNALS:
     // A peer connected to us. The receiver takes ownership of the link.
     void incomingLink(mmpi::Link *link);
     void peerDiscovered(const mmpi::PeerAdvert &advert);
+    // How discovery is going, for a lobby (it takes 10-20 s over Bluetooth):
+    // devices seen (any service), nodes of the world found, seconds until the
+    // current search round ends (-1: the transport does not know).
+    void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
     // Trouble that concerns the transport as a whole (e.g. the server socket
     // failed); per-link trouble is reported on the link.
     void errorOccurred(const mmpi::Error &error);

@@ -165,6 +165,9 @@ public:
 Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
     void formationProgress(int joined, int expected);
+    // The root of a discovered world, while it searches: what its transport
+    // reports (Transport::discoveryProgress; -1 where it does not know).
+    void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
     void formed();
     void errorOccurred(const mmpi::Error &error);
     // A peer was refused (wrong key, bad claim, malformed input).
