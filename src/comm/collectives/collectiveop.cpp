@@ -47,6 +47,11 @@ CollectiveOp::CollectiveOp(CollectiveSetup setup)
     : m_setup(std::move(setup)),
       m_request(std::make_shared<RequestState>(RequestState::Kind::Receive, m_setup.context, AnySource, AnyTag))
 {
+    // A thread blocked in wait() reads the links itself and drives the op
+    // with what it reads, instead of sleeping until the progress thread has
+    // (one wake-up less per hop).
+    if (m_setup.world)
+        m_request->setReadFrom(m_setup.world, AnySource);
 }
 
 CollectiveOp::~CollectiveOp() = default;

@@ -62,7 +62,9 @@ void Router::handleFrame(const Frame &frame)
 
 bool Router::acceptsFromAnyThread(const FrameHeader &header) const
 {
-    return !(header.communicator & CollectiveContextBit);
+    // Collective ops are driven from any thread; link probes are answered
+    // and timed on the progress thread.
+    return header.communicator != ProbeContext;
 }
 
 void Router::handlePeerGone(int rank, const Error &reason)
