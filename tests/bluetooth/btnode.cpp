@@ -73,7 +73,7 @@ bool powerOff(QBluetoothLocalDevice &local)
 
 struct Scenario
 {
-    QString name;      // range or shrink
+    QString name;      // range, shrink (power off for good) or kill (the app dies, the radio stays on)
     int victim = 0;    // world rank whose controller goes off
     int offMs = 5000;  // range: how long
     int iterations = 20;
@@ -115,6 +115,10 @@ int runScenario(World &world, const Communicator &comm, const Scenario &scenario
             i = *resume + 1;
             continue;
         }
+        if (victim && i == scenario.offAt && scenario.name == u"kill") {
+            say(QStringLiteral("event=done rank=%1 victim=1").arg(world.rank()));
+            std::_Exit(0); // the app dies mid-run: its sockets close, no goodbye
+        }
         if (victim && i == scenario.offAt) {
             if (!powerOff(local))
                 return fail(QStringLiteral("power off"), {ErrorCode::LinkError, QStringLiteral("still on")});
@@ -154,7 +158,7 @@ int runScenario(World &world, const Communicator &comm, const Scenario &scenario
         pause(100);
     }
     const int size = ft.communicator().size();
-    const int expected = scenario.name == u"shrink" ? world.size() - 1 : world.size();
+    const int expected = scenario.name == u"range" ? world.size() : world.size() - 1;
     if (size != expected || (scenario.name == u"range" && (reconfigured != 0 || returned == 0)))
         return fail(QStringLiteral("scenario"),
                     {ErrorCode::NodeLost, QStringLiteral("%1: size %2 (expected %3), %4 reconfiguration(s), %5 return(s)")
@@ -178,7 +182,8 @@ int main(int argc, char *argv[])
     parser.addOption({QStringLiteral("size"), QStringLiteral("World size."), QStringLiteral("N"), QStringLiteral("3")});
     parser.addOption({QStringLiteral("bulk"), QStringLiteral("Bytes for the throughput test."), QStringLiteral("B"),
                       QStringLiteral("32768")});
-    parser.addOption({QStringLiteral("scenario"), QStringLiteral("range or shrink: power a controller off."),
+    parser.addOption({QStringLiteral("scenario"),
+                      QStringLiteral("range or shrink: power a controller off; kill: end the victim's app."),
                       QStringLiteral("S")});
     parser.addOption({QStringLiteral("victim"), QStringLiteral("Rank powered off (default: the highest)."),
                       QStringLiteral("R"), QStringLiteral("-1")});
@@ -187,8 +192,9 @@ int main(int argc, char *argv[])
     parser.process(app);
     Scenario scenario;
     scenario.name = parser.value(QStringLiteral("scenario"));
-    if (!scenario.name.isEmpty() && scenario.name != u"range" && scenario.name != u"shrink")
-        return fail(QStringLiteral("arguments"), {ErrorCode::BadConfiguration, QStringLiteral("--scenario range|shrink")});
+    if (!scenario.name.isEmpty() && scenario.name != u"range" && scenario.name != u"shrink" && scenario.name != u"kill")
+        return fail(QStringLiteral("arguments"),
+                    {ErrorCode::BadConfiguration, QStringLiteral("--scenario range|shrink|kill")});
     scenario.offMs = parser.value(QStringLiteral("off-ms")).toInt();
     const int size = parser.value(QStringLiteral("size")).toInt();
     const bool root = parser.isSet(QStringLiteral("root"));
