@@ -133,7 +133,7 @@ int manage(World &world, WorkPool &pool, const Options &o)
         return status;
     QStringList perNode;
     const auto counts = pool.resultsByWorker();
-    for (int r = 1; r < world.size(); ++r)
+    for (int r = 0; r < world.size(); ++r)
         perNode << QStringLiteral("%1:%2").arg(r).arg(counts.value(r));
     return writeSummary(o, image, double(clock.nsecsElapsed()) / 1e9, work, perNode.join(u' '), world.size());
 }
@@ -319,6 +319,11 @@ int main(int argc, char *argv[])
     } else {
         WorkPool pool(&world, *comm);
         if (pool.isManager()) {
+            // The root computes bands too, on a pool thread: its core would
+            // idle otherwise (2 nodes on 2 cores: twice one, not the same).
+            pool.setLocalCompute([view = o.view, rows = o.band](qint64 band, const QByteArray &) {
+                return timedBand(view, rows, int(band));
+            });
             status = manage(world, pool, o);
         } else {
             const auto outcome = QCoro::waitFor(

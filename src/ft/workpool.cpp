@@ -2,6 +2,8 @@
 
 #include <mmpi/core/logging.h>
 
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QtEndian>
 
 namespace mmpi {
@@ -57,6 +59,7 @@ void WorkPool::manage(QList<QByteArray> items)
         else
             qCWarning(lcFt) << "work pool: ignoring a message of the wrong type from rank" << status.source;
     });
+    computeLocally();
     finishIfDone();
 }
 
@@ -70,15 +73,7 @@ void WorkPool::handle(int worker, int tag, const QByteArray &bytes)
             qCWarning(lcFt) << "work pool: ignoring a malformed result from rank" << worker;
             return;
         }
-        m_assigned[worker].remove(*item);
-        if (!m_haveResult.at(*item)) {
-            m_haveResult[*item] = true;
-            m_results[*item] = bytes.sliced(8);
-            ++m_done;
-            ++m_byWorker[worker];
-            Q_EMIT resultReady(*item, worker, m_results.at(*item));
-            Q_EMIT progressChanged(m_done, total());
-        }
+        acceptResult(worker, *item, bytes.sliced(8));
     } else if (tag != RequestTag) {
         qCWarning(lcFt) << "work pool: ignoring tag" << tag + m_tagBase << "from rank" << worker;
         return;
@@ -87,17 +82,37 @@ void WorkPool::handle(int worker, int tag, const QByteArray &bytes)
     finishIfDone();
 }
 
+void WorkPool::acceptResult(int worker, qint64 item, const QByteArray &result)
+{
+    m_assigned[worker].remove(item);
+    if (m_haveResult.at(item))
+        return;
+    m_haveResult[item] = true;
+    m_results[item] = result;
+    ++m_done;
+    ++m_byWorker[worker];
+    Q_EMIT resultReady(item, worker, m_results.at(item));
+    Q_EMIT progressChanged(m_done, total());
+}
+
+std::optional<qint64> WorkPool::takePending()
+{
+    while (!m_pending.empty() && m_haveResult.at(m_pending.front()))
+        m_pending.pop_front();
+    if (m_pending.empty())
+        return std::nullopt;
+    const qint64 item = m_pending.front();
+    m_pending.pop_front();
+    return item;
+}
+
 // The next item without a result, Done when there is none left anywhere, or
 // wait: an item out with another worker may come back if that one is lost.
 void WorkPool::serve(int worker)
 {
-    while (!m_pending.empty() && m_haveResult.at(m_pending.front()))
-        m_pending.pop_front();
-    if (!m_pending.empty()) {
-        const qint64 item = m_pending.front();
-        m_pending.pop_front();
-        m_assigned[worker].insert(item);
-        m_comm.isend(worker, m_tagBase + ItemTag, withNumber(item, m_items.at(item)));
+    if (const auto item = takePending()) {
+        m_assigned[worker].insert(*item);
+        m_comm.isend(worker, m_tagBase + ItemTag, withNumber(*item, m_items.at(*item)));
     } else if (m_done == total()) {
         m_comm.isend(worker, m_tagBase + DoneTag, QByteArray());
     } else if (!m_idle.contains(worker)) {
@@ -109,6 +124,29 @@ void WorkPool::serveIdle()
 {
     while (!m_idle.isEmpty() && !m_pending.empty())
         serve(m_idle.takeFirst());
+    computeLocally();
+}
+
+// The watcher is a child: a pool destroyed mid-item never hears of it, and
+// the computation, which owns copies of what it uses, just ends.
+void WorkPool::computeLocally()
+{
+    if (!m_localCompute || m_computingLocally || m_finished)
+        return;
+    const auto item = takePending();
+    if (!item)
+        return;
+    m_computingLocally = true;
+    m_assigned[m_manager].insert(*item);
+    auto *watcher = new QFutureWatcher<QByteArray>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, item = *item] {
+        watcher->deleteLater();
+        m_computingLocally = false;
+        acceptResult(m_manager, item, watcher->result());
+        computeLocally();
+        finishIfDone();
+    });
+    watcher->setFuture(QtConcurrent::run(m_localCompute, *item, m_items.at(*item)));
 }
 
 void WorkPool::handleLost(int worldRank)
@@ -128,7 +166,7 @@ void WorkPool::handleLost(int worldRank)
     qCWarning(lcFt) << "work pool: worker" << worker << "was lost;" << reissued << "item(s) go to others";
     Q_EMIT workerLost(worker, reissued);
     serveIdle();
-    if (m_lost.size() == m_comm.size() - 1 && m_done < total())
+    if (!m_localCompute && m_lost.size() == m_comm.size() - 1 && m_done < total())
         Q_EMIT failed({ErrorCode::NodeLost, QStringLiteral("every worker was lost with %1 of %2 item(s) left")
                                                  .arg(total() - m_done)
                                                  .arg(total())});

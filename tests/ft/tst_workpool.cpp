@@ -1,6 +1,7 @@
 // WorkPool in one process: a manager and three workers compute every item
 // once, the results equal a serial run, progress is reported, a late
-// duplicate result is ignored, and an empty pool finishes at once. Losing
+// duplicate result is ignored, a manager that computes too shares the items
+// (and alone does them all), and an empty pool finishes at once. Losing
 // workers is tested with real processes (tests/tools/tst_mmpirun_ft).
 #include "commworld.h"
 
@@ -90,6 +91,49 @@ private Q_SLOTS:
         QTest::qWait(200);
         QCOMPARE(results.size(), 3);
         QCOMPARE(manager.results().at(1), compute(1, itemsOf(3).at(1)));
+    }
+
+    void managerComputesToo()
+    {
+        CommWorld w(QStringLiteral("local"), 3);
+        QVERIFY(w.formed());
+        std::vector<std::unique_ptr<WorkPool>> pools;
+        for (int r = 0; r < 3; ++r)
+            pools.push_back(std::make_unique<WorkPool>(w.world(r), w[r]));
+        pools[0]->setLocalCompute(compute);
+        QSignalSpy finished(pools[0].get(), &WorkPool::finished);
+        const QList<QByteArray> items = itemsOf(120);
+        pools[0]->manage(items);
+        std::vector<QCoro::Task<WorkPool::Outcome>> workers;
+        for (int r = 1; r < 3; ++r)
+            workers.push_back(pools[r]->work(compute));
+        QVERIFY(finished.wait(Patience) || finished.size() == 1);
+        for (int i = 0; i < items.size(); ++i)
+            QCOMPARE(pools[0]->results().at(i), compute(i, items.at(i)));
+        qint64 byWorkers = 0;
+        for (auto &task : workers) {
+            const auto outcome = QCoro::waitFor(task);
+            QVERIFY2(!outcome.error.isError(), qPrintable(outcome.error.message));
+            byWorkers += outcome.computed;
+        }
+        // The manager took the first item before any worker asked, and every
+        // item was computed once.
+        const auto counts = pools[0]->resultsByWorker();
+        QVERIFY(counts.value(0) >= 1);
+        QCOMPARE(counts.value(0) + byWorkers, 120);
+    }
+
+    void managerAloneComputesEverything()
+    {
+        CommWorld w(QStringLiteral("local"), 1);
+        QVERIFY(w.formed());
+        WorkPool pool(w.world(0), w[0]);
+        pool.setLocalCompute(compute);
+        QSignalSpy finished(&pool, &WorkPool::finished);
+        pool.manage(itemsOf(10));
+        QVERIFY(finished.wait(Patience) || finished.size() == 1);
+        QCOMPARE(pool.resultsByWorker().value(0), 10);
+        QCOMPARE(pool.results().at(9), compute(9, itemsOf(10).at(9)));
     }
 
     void emptyPoolFinishesAtOnce()

@@ -18,6 +18,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace mmpi {
 
@@ -36,6 +37,13 @@ public:
     WorkPool(World *world, const Communicator &comm, int manager = 0, QObject *parent = nullptr);
     ~WorkPool() override;
     void setTagBase(int tagBase) { m_tagBase = tagBase; }
+    // The manager computes items too, one at a time on a thread of
+    // QThreadPool::globalInstance() (so its own thread keeps serving the
+    // workers): on a device whose cores the workers do not use, a world of
+    // two is then twice as fast as one. Set before manage(); its results
+    // count for the manager's rank in resultsByWorker(). With it, losing
+    // every worker no longer fails the pool: the manager finishes alone.
+    void setLocalCompute(Compute compute) { m_localCompute = std::move(compute); }
     bool isManager() const { return m_comm.rank() == m_manager; }
 
     // ---- manager (this object's thread runs it; results come as signals)
@@ -76,6 +84,11 @@ private:
     void handleLost(int worldRank);
     void serve(int worker);
     void serveIdle();
+    // The next item without a result that nobody computes, if any.
+    std::optional<qint64> takePending();
+    // A first result is kept and reported; a later one for the same item is not.
+    void acceptResult(int worker, qint64 item, const QByteArray &result);
+    void computeLocally();
     void finishIfDone();
 
     QPointer<World> m_world;
@@ -95,6 +108,8 @@ private:
     qint64 m_done = 0;
     bool m_managing = false;
     bool m_finished = false;
+    Compute m_localCompute;
+    bool m_computingLocally = false;
 };
 
 } // namespace mmpi
