@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang, libFuzzer, AddressSanitizer and
 # UndefinedBehaviorSanitizer in their own build directory, then fuzzes each for
-# a bounded time on a copy of its seed corpus: fuzz_framedecoder (the wire
-# frame decoder) for the first half of FUZZ_SECONDS, fuzz_canvasdecoder (the
-# MMPE batch decoder) for the second. Exits non-zero if a fuzzer finds a
-# crash, a sanitizer report, a violated invariant, a hang or an allocation
-# beyond the decoder's limits (the reproducer is left in
-# $FUZZ_BUILD_DIR/artifacts/).
+# an equal share of FUZZ_SECONDS (at least 1 s) on a fresh copy of its seed
+# corpus, in turn: fuzz_framedecoder (the wire frame decoder),
+# fuzz_canvasdecoder (the MMPE batch decoder), fuzz_mpdecoder (the edu.rit.mp
+# stream decoder) and fuzz_controlmessage (the world's control messages).
+# Exits non-zero if a fuzzer finds a crash, a sanitizer report, a violated
+# invariant, a hang or an allocation beyond the decoder's limits (the
+# reproducer is left in $FUZZ_BUILD_DIR/artifacts/, prefixed with the
+# target's short name except for the frame decoder's).
 #
-#   FUZZ_SECONDS     how long to fuzz, both targets together (default 30)
+#   FUZZ_SECONDS     how long to fuzz, all targets together (default 30)
 #   FUZZ_BUILD_DIR   build directory (default: build-fuzz next to the source tree)
 #   FUZZ_JOBS        parallel compile jobs (default 2)
 set -euo pipefail
@@ -31,12 +33,15 @@ cmake -S "$root" -B "$build" "${generator[@]}" \
     -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_CXX_FLAGS="$sanitizers" \
     -DMMPI_BUILD_FUZZERS=ON
-cmake --build "$build" --target fuzz_framedecoder fuzz_make_corpus fuzz_canvasdecoder fuzz_make_canvas_corpus \
-    -j "$jobs"
+cmake --build "$build" -j "$jobs" --target \
+    fuzz_framedecoder fuzz_make_corpus fuzz_canvasdecoder fuzz_make_canvas_corpus \
+    fuzz_mpdecoder fuzz_make_mp_corpus fuzz_controlmessage fuzz_make_control_corpus
 
-canvas_seconds=$((seconds / 2))
-frame_seconds=$((seconds - canvas_seconds))
-[ "$canvas_seconds" -ge 1 ] || canvas_seconds=1
+targets=4
+share=$((seconds / targets))
+extra=$((seconds % targets)) # one second more for each of the first `extra` targets
+[ "$share" -ge 1 ] || { share=1; extra=0; }
+turn=0
 
 # Fuzz a copy: libFuzzer adds what it finds to the corpus directory, and the
 # committed seeds must stay as they are.
@@ -46,25 +51,42 @@ fresh_corpus() { # <dir> <committed seeds dir> <corpus maker>
     cp "$2"/* "$1"/ 2>/dev/null || true
     "$3" "$1"
 }
-mkdir -p "$build/artifacts"
-fresh_corpus "$build/corpus" "$root/fuzz/corpus" "$build/bin/fuzz_make_corpus"
-fresh_corpus "$build/canvas-corpus" "$root/fuzz/canvas-corpus" "$build/bin/fuzz_make_canvas_corpus"
 
-echo "== fuzz_framedecoder for $frame_seconds s"
-"$build/bin/fuzz_framedecoder" \
-    -max_total_time="$frame_seconds" \
-    -print_final_stats=1 \
-    -artifact_prefix="$build/artifacts/" \
-    "$build/corpus"
+# fuzz <target> <seeds dir> <corpus maker> <artifact prefix> [libFuzzer flags]:
+# one target's share on a fresh copy of its corpus; set -e stops the script on
+# a finding.
+fuzz() {
+    local target=$1 seeds=$2 maker=$3 prefix=$4
+    shift 4
+    local time=$share
+    if [ "$turn" -lt "$extra" ]; then
+        time=$((time + 1))
+    fi
+    turn=$((turn + 1))
+    fresh_corpus "$build/$seeds" "$root/fuzz/$seeds" "$build/bin/$maker"
+    echo "== $target for $time s"
+    "$build/bin/$target" \
+        -max_total_time="$time" \
+        -print_final_stats=1 \
+        -artifact_prefix="$build/artifacts/$prefix" \
+        "$@" \
+        "$build/$seeds"
+}
+mkdir -p "$build/artifacts"
+
+fuzz fuzz_framedecoder corpus fuzz_make_corpus ""
 
 # The canvas decoder's limits in the target allow at most 2 MiB of images a
 # batch, so any single allocation of 64 MiB is a bound the decoder missed;
 # one input taking 10 s is a hang.
-echo "== fuzz_canvasdecoder for $canvas_seconds s"
-"$build/bin/fuzz_canvasdecoder" \
-    -max_total_time="$canvas_seconds" \
-    -malloc_limit_mb=64 \
-    -timeout=10 \
-    -print_final_stats=1 \
-    -artifact_prefix="$build/artifacts/canvas-" \
-    "$build/canvas-corpus"
+fuzz fuzz_canvasdecoder canvas-corpus fuzz_make_canvas_corpus canvas- -malloc_limit_mb=64 -timeout=10
+
+# The target lets the mp decoder accept messages of up to 16 MiB, so an
+# allocation of 8 MiB from a few KiB of input means the decoder reserved a
+# message before its bytes came.
+fuzz fuzz_mpdecoder mp-corpus fuzz_make_mp_corpus mp- -malloc_limit_mb=8 -timeout=10
+
+# Control payloads are at most 64 KiB; QDataStream itself reads a string or
+# byte array in blocks of up to 2 MB before it finds the bytes missing, so
+# 16 MB is far beyond anything the decoder may allocate.
+fuzz fuzz_controlmessage control-corpus fuzz_make_control_corpus control- -malloc_limit_mb=16 -timeout=10

@@ -1,0 +1,68 @@
+// Writes the seed corpus of fuzz_controlmessage: one record of every control
+// type as encodeControl writes it (a formation's handshake, rank table and
+// resume, with non-ASCII names and the empty and longest strings), each behind
+// the fuzzer's frame byte (the tag). Run: fuzz_make_control_corpus <dir>.
+#include "controlmessage.h" // src/world
+
+#include <QFile>
+
+#include <cstdio>
+
+using namespace mmpi;
+using namespace mmpi::detail;
+
+namespace {
+
+template<typename Message>
+bool writeSeed(const QString &dir, const QString &name, const Message &record)
+{
+    const Frame frame = encodeControl(record);
+    QFile file(dir + u'/' + name);
+    if (!file.open(QIODevice::WriteOnly))
+        return false;
+    const char control = char(frame.header.tag);
+    return file.write(&control, 1) == 1 && file.write(frame.payload) == frame.payload.size();
+}
+
+QByteArray filled(char c, int size) { return QByteArray(size, c); }
+
+RankTable rankTable(int ranks)
+{
+    RankTable table;
+    for (int rank = 0; rank < ranks; ++rank)
+        table.entries.append({rank, QStringLiteral("node-%1").arg(rank),
+                              rank == 2 ? QString() : QStringLiteral("tcp://10.0.0.%1:7000").arg(rank + 1)});
+    return table;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s <corpus dir>\n", argv[0]);
+        return 2;
+    }
+    const QString dir = QString::fromLocal8Bit(argv[1]);
+    const Challenge challenge{QStringLiteral("wörld"), QStringLiteral("root-1"), filled('\x11', NonceSize)};
+    const Response response{LinkPurpose::Mesh, filled('\x22', NonceSize), filled('\x33', MacSize),
+                            QStringLiteral("node-2"), 2, QStringLiteral("tcp://127.0.0.1:45001")};
+    const Response rejoin{LinkPurpose::Rejoin, filled('\x44', NonceSize), filled('\x55', MacSize),
+                          QString(), NoRank, QString()};
+    const Accept accept{filled('\x66', MacSize), 0, QStringLiteral("bt://00:1A:7D:DA:71:13")};
+    const bool ok = writeSeed(dir, QStringLiteral("challenge.bin"), challenge)
+        && writeSeed(dir, QStringLiteral("response.bin"), response)
+        && writeSeed(dir, QStringLiteral("response-rejoin.bin"), rejoin)
+        && writeSeed(dir, QStringLiteral("accept.bin"), accept)
+        && writeSeed(dir, QStringLiteral("refuse.bin"), Refuse{QStringLiteral("bad MAC ✗")})
+        && writeSeed(dir, QStringLiteral("ranktable.bin"), rankTable(4))
+        && writeSeed(dir, QStringLiteral("meshready.bin"), MeshReady{})
+        && writeSeed(dir, QStringLiteral("start.bin"), Start{})
+        && writeSeed(dir, QStringLiteral("abort.bin"), Abort{QString(1024, u'x')})
+        && writeSeed(dir, QStringLiteral("resume.bin"), Resume{0xFFFFFFFFFFFFFFFFull});
+    if (!ok) {
+        fprintf(stderr, "cannot write the corpus into %s\n", argv[1]);
+        return 1;
+    }
+    return 0;
+}
