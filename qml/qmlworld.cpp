@@ -161,7 +161,10 @@ void QmlWorld::connectWorld()
         Q_EMIT joinedChanged();
         Q_EMIT formationProgress(joined, expected);
     });
-    connect(w, &World::discoveryProgress, this, &QmlWorld::discoveryProgress);
+    connect(w, &World::discoveryProgress, this, [this](int devices, int nodes, int secondsLeft) {
+        m_discovery = {devices, nodes, secondsLeft};
+        Q_EMIT discoveryProgress(devices, nodes, secondsLeft);
+    });
     connect(w, &World::formed, this, &QmlWorld::reserveChannels);
     connect(w, &World::stateChanged, this, [this](World::State s) {
         if (s == World::State::Closing || s == World::State::Closed)

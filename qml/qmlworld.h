@@ -15,6 +15,7 @@
 #include <QQmlParserStatus>
 #include <QtQml/qqmlregistration.h>
 
+#include <array>
 #include <memory>
 
 namespace mmpi {
@@ -59,6 +60,12 @@ class QmlWorld : public QObject, public QQmlParserStatus
     // While forming: nodes joined so far (as far as this node knows). Once
     // formed: nodes not lost and not gone.
     Q_PROPERTY(int joined READ joined NOTIFY joinedChanged)
+    // The root of a discovered world while it searches, for a lobby: devices
+    // seen, nodes of this world found, seconds left in the search round (-1:
+    // the transport does not say). 0 before the first report.
+    Q_PROPERTY(int discoveredDevices READ discoveredDevices NOTIFY discoveryProgress)
+    Q_PROPERTY(int discoveredNodes READ discoveredNodes NOTIFY discoveryProgress)
+    Q_PROPERTY(int discoverySecondsLeft READ discoverySecondsLeft NOTIFY discoveryProgress)
     Q_PROPERTY(QString errorString READ errorString NOTIFY errorStringChanged)
     Q_PROPERTY(mmpi::NodeListModel *nodes READ nodes CONSTANT)
 
@@ -126,6 +133,9 @@ public:
     int size() const;
     bool isRoot() const { return rank() == 0; }
     int joined() const { return m_joined; }
+    int discoveredDevices() const { return m_discovery[0]; }
+    int discoveredNodes() const { return m_discovery[1]; }
+    int discoverySecondsLeft() const { return m_discovery[2]; }
     QString errorString() const { return m_error.message; }
     NodeListModel *nodes() const { return m_nodes; }
 
@@ -202,6 +212,7 @@ private:
     State m_state = State::Idle;
     Error m_error;
     int m_joined = 0;
+    std::array<int, 3> m_discovery{0, 0, 0}; // devices, nodes, seconds left
     NodeListModel *m_nodes;
     quint32 m_channelBase = 0;
     QHash<int, QPointer<const QObject>> m_channelOwners;
