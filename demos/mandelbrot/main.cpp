@@ -180,7 +180,7 @@ int mmpi::demo::runShared(const Options &o)
             return;
         QStringList perNode;
         const auto counts = render.bandsByNode();
-        for (int r = 1; r < render.nodes(); ++r)
+        for (int r = 0; r < render.nodes() && render.nodes() > 1; ++r)
             perNode << QStringLiteral("%1:%2").arg(r).arg(counts.value(r));
         status = writeSummary(o, render.picture(), render.wallSeconds(), render.workSeconds(), perNode.join(u' '),
                               render.nodes());

@@ -329,6 +329,7 @@ void SharedRender::memberGone(int worldRank)
 void SharedRender::render(const View &view)
 {
     ++m_generation;
+    m_latestGeneration->store(m_generation);
     m_view = view;
     m_total = bandCount(m_view, m_bandRows);
     m_done = 0;
@@ -366,6 +367,12 @@ void SharedRender::startPool()
     m_pool = new WorkPool(m_network->world, m_network->pool, 0, this);
     m_pool->setTagBase(tagBase);
     const quint32 generation = m_generation;
+    // The root computes bands too, on a pool thread; a band of a view that
+    // was replaced meanwhile is answered empty, as the members do.
+    m_pool->setLocalCompute([latest = m_latestGeneration, generation, view = m_view,
+                             rows = m_bandRows](qint64 band, const QByteArray &) {
+        return latest->load() == generation ? timedBand(view, rows, int(band)) : QByteArray();
+    });
     connect(m_pool, &WorkPool::resultReady, this, [this, generation](qint64 band, int worker, const QByteArray &result) {
         acceptBand(generation, int(band), worker, result);
     });

@@ -21,6 +21,7 @@
 #include <QPointer>
 #include <QSet>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 
@@ -150,6 +151,8 @@ private:
     std::unique_ptr<BandWorker> m_worker;
     std::unique_ptr<MessageListener> m_inbox;
     quint32 m_generation = 0;
+    // m_generation for the root's pool thread (WorkPool::setLocalCompute).
+    std::shared_ptr<std::atomic<quint32>> m_latestGeneration = std::make_shared<std::atomic<quint32>>(0);
     int m_done = 0;
     int m_total = 0;
     QSet<int> m_gone;
