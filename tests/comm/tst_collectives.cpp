@@ -504,6 +504,8 @@ void TestCollectives::reduceBuiltins()
         // Large enough for allreduce to go through reduce + bcast instead of recursive doubling
         QCOMPARE(reduceEverywhere<double>(w, Op::Sum, 10000), QString());
         QCOMPARE(reduceEverywhere<qint32>(w, Op::Min, 20000), QString());
+        // ... a ring (commutative op, fixed-size items), segments of unequal counts
+        QCOMPARE(reduceEverywhere<quint16>(w, Op::BitwiseXor, 50001), QString());
         // A single value
         QCOMPARE((onAll<qint64>(w, [&](const Communicator &c, int r) { return c.allreduce(qint64(r + 1), Op::Prod); },
                                 [&](int, const qint64 &v) {
@@ -580,6 +582,29 @@ void TestCollectives::reduceUserOps()
                                          }, Commutativity::NonCommutative));
                   }, [&](int, const QList<QList<qint64>> &v) { return differs(v.value(0), product); })),
                  QString());
+        // Large (above recursive doubling): a non-commutative op on items keeps
+        // rank order (reduce + bcast; "the left one" is associative, not
+        // commutative), a commutative one goes round the ring
+        constexpr int Large = 9000; // 72 KB of qint64
+        const auto largeOf = [](int r) {
+            QList<qint64> items(Large);
+            for (int i = 0; i < Large; ++i)
+                items[i] = i + r;
+            return items;
+        };
+        QCOMPARE((onAll<QList<qint64>>(w, [&](const Communicator &c, int r) {
+                      return c.allreduce(largeOf(r), ReduceOp<qint64>([](qint64 a, qint64) { return a; },
+                                                                      Commutativity::NonCommutative));
+                  }, [&](int, const QList<qint64> &v) { return differs(v, largeOf(0)); })),
+                 QString());
+        QCOMPARE((onAll<QList<qint64>>(w, [&](const Communicator &c, int r) {
+                      return c.allreduce(largeOf(r), ReduceOp<qint64>([](qint64 a, qint64 b) { return a + b + 1; }));
+                  }, [&](int, const QList<qint64> &v) {
+                      const qint64 first = qint64(n) * (n - 1) / 2 + (n - 1); // sum of r, plus one per combine
+                      return v.size() == Large && v.at(0) == first && v.at(Large - 1) == first + qint64(Large - 1) * n
+                                 ? QString() : QStringLiteral("wrong sum");
+                  })),
+                 QString());
         // A commutative user op on items, element by element
         QCOMPARE((onAll<QList<qint32>>(w, [&](const Communicator &c, int r) {
                       return c.allreduce(QList<qint32>{r, -r}, ReduceOp<qint32>([](qint32 a, qint32 b) { return a > b ? a : b; }));
@@ -601,6 +626,10 @@ void TestCollectives::errors()
              QString());
     // Sizes on both sides of the allreduce algorithms' threshold: still an error everywhere, no hang
     QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 2, 1), Op::Sum); },
+                                     ErrorCode::NoError)),
+             QString());
+    // Both above it (the ring) with different counts: the segments differ, an error everywhere, no hang
+    QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 30000, 1), Op::Sum); },
                                      ErrorCode::NoError)),
              QString());
     // An indivisible scatter at the root fails every rank

@@ -12,6 +12,7 @@
 #include "exchangeop.h"
 #include "gatherop.h"
 #include "reductionop.h"
+#include "ringallreduceop.h"
 #include "router.h"
 #include "scatterop.h"
 
@@ -181,13 +182,12 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
     std::optional<Error> problem;
     if (!combiner)
         problem = combiner.error();
-    if (all && payload.bytes.size() <= detail::AllreduceOp::MaxBytes) {
-        auto op = std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
-                                                        combiner ? *combiner : detail::Combiner{}, problem);
-        const auto data = m_data;
+    // One-phase algorithms use `first` only. A rank whose contribution
+    // differs took reduce + bcast and may wait in the bcast: a failure here
+    // tells it too.
+    const auto data = m_data;
+    const auto onePhase = [data, first](const std::shared_ptr<detail::CollectiveOp> &op) -> Started {
         op->request()->whenFinished([op, data, first] {
-            // A rank whose contribution was larger took reduce + bcast and
-            // may wait in the bcast: tell it too.
             if (!outcomeOf(op->request())) {
                 auto bcast = std::make_shared<detail::BcastOp>(setupFor(*data, first + 1, "allreduce"), 0, Payload{},
                                                                BcastOptions{});
@@ -197,7 +197,13 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         });
         op->start();
         return {Request(op->request()), op->result()};
-    }
+    };
+    if (all && payload.bytes.size() <= detail::AllreduceOp::MaxBytes)
+        return onePhase(std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
+                                                              combiner ? *combiner : detail::Combiner{}, problem));
+    if (all && combiner && detail::RingAllreduceOp::suits(payload, *combiner, m_data->size()))
+        return onePhase(std::make_shared<detail::RingAllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
+                                                                  *combiner));
     auto reduce = std::make_shared<detail::ReductionOp>(setupFor(*m_data, first, name), std::move(payload),
                                                         combiner ? *combiner : detail::Combiner{}, root, problem);
     if (!all) {
@@ -206,7 +212,6 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
     }
     auto outer = newState(m_data->collectiveContext());
     auto result = std::make_shared<CollectiveResult>();
-    const auto data = m_data;
     reduce->request()->whenFinished([reduce, outer, result, data, first] {
         const Result<Status> reduced = outcomeOf(reduce->request());
         const bool atRoot = data->rank() == 0;

@@ -221,6 +221,9 @@ struct Combiner
     // is not shared.
     std::function<Result<Payload>(Payload left, const Payload &right)> combine;
     bool commutative = true;
+    // The wire size of one item when items have a fixed size (they can then
+    // be combined in runs, e.g. a ring allreduce's segments); 0 otherwise.
+    qsizetype itemBytes = 0;
 };
 
 Error combineCountMismatch(qsizetype left, qsizetype right);
@@ -266,6 +269,7 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
     Combiner c;
     c.commutative = op.isCommutative();
     if constexpr (ItemValue<E>) {
+        c.itemBytes = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
         // Items combine in their wire form, in place: one pass, no lists.
         c.combine = [op = std::move(op)](Payload left, const Payload &right) -> Result<Payload> {
             constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));

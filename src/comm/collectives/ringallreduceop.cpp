@@ -1,0 +1,122 @@
+#include "ringallreduceop.h"
+
+namespace mmpi::detail {
+
+RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner)
+    : CollectiveOp(std::move(setup)), m_combiner(std::move(combiner)), m_itemType(contribution.itemType),
+      m_itemBytes(m_combiner.itemBytes)
+{
+    const int n = qMax(size(), 1);
+    const qint64 count = contribution.count;
+    for (int i = 0; i < n; ++i) {
+        const qint64 first = count * i / n, end = count * (i + 1) / n;
+        m_counts.append(quint32(end - first));
+        m_segments.append(contribution.bytes.mid(first * m_itemBytes, (end - first) * m_itemBytes));
+    }
+}
+
+bool RingAllreduceOp::suits(const Payload &contribution, const Combiner &combiner, int ranks)
+{
+    return combiner.commutative && combiner.itemBytes > 0 && ranks >= 2 && ranks <= MaxRingRanks
+           && contribution.bytes.size() == qsizetype(contribution.count) * combiner.itemBytes
+           && qsizetype(contribution.count) >= ranks;
+}
+
+// Reduce-scatter steps 1..n-1: send segment r - s + 1, combine r - s into
+// ours; after them this rank holds the whole of segment r + 1. Allgather
+// steps n..2n-2 pass the whole segments on: send r + 1 - (s - n), take r - (s - n).
+int RingAllreduceOp::sentSegment(int step) const
+{
+    const int n = size();
+    const int index = step <= n - 1 ? rank() - (step - 1) : rank() + 1 - (step - n);
+    return ((index % n) + n) % n;
+}
+
+int RingAllreduceOp::receivedSegment(int step) const
+{
+    return (sentSegment(step) + size() - 1) % size();
+}
+
+Payload RingAllreduceOp::segment(int index) const
+{
+    return {m_itemType, m_counts.at(index), m_segments.at(index)};
+}
+
+void RingAllreduceOp::begin()
+{
+    if (size() == 1) {
+        m_result->payload = segment(0);
+        return succeed();
+    }
+    advance();
+}
+
+void RingAllreduceOp::advance()
+{
+    while (!isOver()) {
+        if (m_step > steps()) {
+            QByteArray whole;
+            quint32 count = 0;
+            for (int i = 0; i < size(); ++i) {
+                whole += m_segments.at(i);
+                count += m_counts.at(i);
+            }
+            m_result->payload = {m_itemType, count, std::move(whole)};
+            return succeed();
+        }
+        if (m_sentStep < m_step) {
+            m_sentStep = m_step;
+            send(next(), segment(sentSegment(m_step)), m_step);
+        }
+        const auto it = m_arrived.find(m_step);
+        if (it == m_arrived.end())
+            return;
+        Payload theirs = std::move(*it);
+        m_arrived.erase(it);
+        if (!take(m_step, std::move(theirs)))
+            return;
+        ++m_step;
+    }
+}
+
+bool RingAllreduceOp::take(int step, Payload theirs)
+{
+    const int index = receivedSegment(step);
+    if (theirs.count != m_counts.at(index) || theirs.itemType != m_itemType) {
+        fail({ErrorCode::ProtocolViolation,
+              describe(QStringLiteral("rank %1 sent %2 items where segment %3 has %4 (contributions of different "
+                                      "sizes?)").arg(previous()).arg(theirs.count).arg(index).arg(m_counts.at(index)))});
+        return false;
+    }
+    if (step >= size()) { // allgather: the whole segment
+        m_segments[index] = std::move(theirs.bytes);
+        return true;
+    }
+    auto combined = m_combiner.combine(segment(index), theirs);
+    if (!combined) {
+        fail({combined.error().code, describe(QStringLiteral("combining rank %1's segment: %2")
+                                                  .arg(previous()).arg(combined.error().message))});
+        return false;
+    }
+    m_segments[index] = std::move(combined->bytes);
+    return true;
+}
+
+void RingAllreduceOp::handleData(int from, const Frame &frame, const CollectiveTag &tag)
+{
+    // One message per step, from the previous rank: anything else (a rank
+    // running another algorithm because its contribution differs) fails.
+    if (from != previous() || tag.argument < m_step || tag.argument > steps() || m_arrived.contains(tag.argument))
+        return fail({ErrorCode::ProtocolViolation,
+                     describe(QStringLiteral("unexpected message of step %1 from rank %2 (contributions of "
+                                             "different sizes?)").arg(tag.argument).arg(from))});
+    m_arrived.insert(tag.argument, {frame.header.itemType, frame.header.count, frame.payload});
+    advance();
+}
+
+bool RingAllreduceOp::waitsOn(int r) const
+{
+    return !isOver() && r == previous();
+}
+
+} // namespace mmpi::detail
