@@ -3,10 +3,7 @@
 // resume, with non-ASCII names and the empty and longest strings), each behind
 // the fuzzer's frame byte (the tag). Run: fuzz_make_control_corpus <dir>.
 #include "controlmessage.h" // src/world
-
-#include <QFile>
-
-#include <cstdio>
+#include "seedfiles.h"
 
 using namespace mmpi;
 using namespace mmpi::detail;
@@ -17,11 +14,8 @@ template<typename Message>
 bool writeSeed(const QString &dir, const QString &name, const Message &record)
 {
     const Frame frame = encodeControl(record);
-    QFile file(dir + u'/' + name);
-    if (!file.open(QIODevice::WriteOnly))
-        return false;
     const char control = char(frame.header.tag);
-    return file.write(&control, 1) == 1 && file.write(frame.payload) == frame.payload.size();
+    return fuzz::writeSeedFile(dir, name, {QByteArrayView(&control, 1), frame.payload});
 }
 
 QByteArray filled(char c, int size) { return QByteArray(size, c); }
@@ -39,11 +33,9 @@ RankTable rankTable(int ranks)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s <corpus dir>\n", argv[0]);
+    const QString dir = fuzz::corpusDirectory(argc, argv);
+    if (dir.isEmpty())
         return 2;
-    }
-    const QString dir = QString::fromLocal8Bit(argv[1]);
     const Challenge challenge{QStringLiteral("wörld"), QStringLiteral("root-1"), filled('\x11', NonceSize)};
     const Response response{LinkPurpose::Mesh, filled('\x22', NonceSize), filled('\x33', MacSize),
                             QStringLiteral("node-2"), 2, QStringLiteral("tcp://127.0.0.1:45001")};
@@ -60,9 +52,5 @@ int main(int argc, char **argv)
         && writeSeed(dir, QStringLiteral("start.bin"), Start{})
         && writeSeed(dir, QStringLiteral("abort.bin"), Abort{QString(1024, u'x')})
         && writeSeed(dir, QStringLiteral("resume.bin"), Resume{0xFFFFFFFFFFFFFFFFull});
-    if (!ok) {
-        fprintf(stderr, "cannot write the corpus into %s\n", argv[1]);
-        return 1;
-    }
-    return 0;
+    return fuzz::corpusStatus(ok, dir);
 }

@@ -1,12 +1,10 @@
 // Writes the seed corpus of fuzz_framedecoder: a few valid frame streams of
 // different kinds and item types, each behind the fuzzer's two control bytes
 // (chunking, chunk seed). Run: fuzz_make_corpus <dir>.
+#include "seedfiles.h"
+
 #include <mmpi/wire/frame.h>
 #include <mmpi/wire/itemcodec.h>
-
-#include <QFile>
-
-#include <cstdio>
 
 using namespace mmpi;
 
@@ -14,11 +12,8 @@ namespace {
 
 bool writeSeed(const QString &dir, const QString &name, quint8 largestChunk, const QByteArray &stream)
 {
-    QFile file(dir + u'/' + name);
-    if (!file.open(QIODevice::WriteOnly))
-        return false;
     const char control[2] = {char(largestChunk), char(0x5A)};
-    return file.write(control, 2) == 2 && file.write(stream) == stream.size();
+    return fuzz::writeSeedFile(dir, name, {QByteArrayView(control, 2), stream});
 }
 
 template<typename T>
@@ -37,11 +32,9 @@ Frame itemFrame(FrameKind kind, std::initializer_list<T> items)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s <corpus dir>\n", argv[0]);
+    const QString dir = fuzz::corpusDirectory(argc, argv);
+    if (dir.isEmpty())
         return 2;
-    }
-    const QString dir = QString::fromLocal8Bit(argv[1]);
     const QByteArray ints = encodeFrame(itemFrame<qint32>(FrameKind::Data, {1, -1, 0x7FFFFFFF}));
     const QByteArray doubles = encodeFrame(itemFrame<double>(FrameKind::Data, {1.5, -0.0}));
     const QByteArray bools = encodeFrame(itemFrame<bool>(FrameKind::Data, {true, false}));
@@ -56,9 +49,5 @@ int main(int argc, char **argv)
         && writeSeed(dir, QStringLiteral("heartbeat.bin"), 0, heartbeat)
         && writeSeed(dir, QStringLiteral("object.bin"), 5, objects)
         && writeSeed(dir, QStringLiteral("stream.bin"), 17, ints + heartbeat + objects + doubles);
-    if (!ok) {
-        fprintf(stderr, "cannot write the corpus into %s\n", argv[1]);
-        return 1;
-    }
-    return 0;
+    return fuzz::corpusStatus(ok, dir);
 }

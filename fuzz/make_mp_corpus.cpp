@@ -2,11 +2,9 @@
 // writes them (every send type, PJ's aliased codes, an object stream from PJ,
 // several messages back to back), each behind the fuzzer's chunk-size bytes.
 // Run: fuzz_make_mp_corpus <dir>.
+#include "seedfiles.h"
+
 #include <mmpi/mp/codec.h>
-
-#include <QFile>
-
-#include <cstdio>
 
 using namespace mmpi;
 using namespace mmpi::mp;
@@ -16,12 +14,8 @@ namespace {
 // `sizes` are the chunk sizes the stream is fed in, in turn (none: at once).
 bool writeSeed(const QString &dir, const QString &name, QByteArrayView sizes, const QByteArray &stream)
 {
-    QFile file(dir + u'/' + name);
-    if (!file.open(QIODevice::WriteOnly))
-        return false;
     const char count = char(sizes.size());
-    return file.write(&count, 1) == 1 && file.write(sizes.data(), sizes.size()) == sizes.size()
-        && file.write(stream) == stream.size();
+    return fuzz::writeSeedFile(dir, name, {QByteArrayView(&count, 1), sizes, stream});
 }
 
 template<Primitive T>
@@ -34,11 +28,9 @@ QByteArray values(qint32 tag, std::initializer_list<T> items, ItemType as = Item
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s <corpus dir>\n", argv[0]);
+    const QString dir = fuzz::corpusDirectory(argc, argv);
+    if (dir.isEmpty())
         return 2;
-    }
-    const QString dir = QString::fromLocal8Bit(argv[1]);
     const QByteArray bools = values<bool>(7, {true, false, true});
     const QByteArray bytes = values<qint8>(7, {-1, 127}, ItemType::Byte); // code 1, PJ's alias
     const QByteArray ubytes = values<quint8>(7, {255, 0});                // code 10
@@ -63,9 +55,5 @@ int main(int argc, char **argv)
         && writeSeed(dir, QStringLiteral("object.bin"), {}, object)
         && writeSeed(dir, QStringLiteral("stream.bin"), QByteArrayView("\x03\x0D\x00", 3),
                      shorts + longs + floats + empty + object + ints + bytes);
-    if (!ok) {
-        fprintf(stderr, "cannot write the corpus into %s\n", argv[1]);
-        return 1;
-    }
-    return 0;
+    return fuzz::corpusStatus(ok, dir);
 }
