@@ -1,5 +1,7 @@
 #include "ringallreduceop.h"
 
+#include <utility>
+
 namespace mmpi::detail {
 
 RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner)
@@ -92,7 +94,8 @@ bool RingAllreduceOp::take(int step, Payload theirs)
         m_segments[index] = std::move(theirs.bytes);
         return true;
     }
-    auto combined = m_combiner.combine(segment(index), theirs);
+    // Moved out, not shared: the combiner then writes over it in place.
+    auto combined = m_combiner.combine({m_itemType, m_counts.at(index), std::exchange(m_segments[index], {})}, theirs);
     if (!combined) {
         fail({combined.error().code, describe(QStringLiteral("combining rank %1's segment: %2")
                                                   .arg(previous()).arg(combined.error().message))});

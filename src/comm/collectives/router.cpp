@@ -62,8 +62,6 @@ void Router::handleFrame(const Frame &frame)
 
 bool Router::acceptsFromAnyThread(const FrameHeader &header) const
 {
-    // Collective ops are driven from any thread; link probes are answered
-    // and timed on the progress thread.
     return header.communicator != ProbeContext;
 }
 

@@ -51,8 +51,8 @@ public:
     void setLastBcastPlan(const BcastPlan &plan);
 
     void handleFrame(const Frame &frame) override;
-    // Point-to-point frames only: the matcher is thread-safe; collective
-    // operations and link probes expect the progress thread.
+    // Everything but link probes: the matcher and the collective ops are
+    // thread-safe; probes are answered and timed on the progress thread.
     bool acceptsFromAnyThread(const FrameHeader &header) const override;
     void handlePeerGone(int rank, const Error &reason) override;
     void handlePeerRejoined(int rank) override;
