@@ -180,8 +180,9 @@ int mmpi::demo::runShared(const Options &o)
             return;
         QStringList perNode;
         const auto counts = render.bandsByNode();
-        for (int r = 0; r < render.nodes() && render.nodes() > 1; ++r)
-            perNode << QStringLiteral("%1:%2").arg(r).arg(counts.value(r));
+        if (render.nodes() > 1) // alone, the summary names no nodes
+            for (int r = 0; r < render.nodes(); ++r)
+                perNode << QStringLiteral("%1:%2").arg(r).arg(counts.value(r));
         status = writeSummary(o, render.picture(), render.wallSeconds(), render.workSeconds(), perNode.join(u' '),
                               render.nodes());
         render.finishTogether();

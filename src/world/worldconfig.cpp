@@ -121,28 +121,15 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
     if (decoded.toHex() != key.toLatin1().toLower())
         return badConfig(QStringLiteral("MMPI_WORLD_KEY is not a hex string"));
     config.worldKey = decoded;
-    if (env.contains(QStringLiteral("MMPI_FORMATION_TIMEOUT_MS"))) {
-        const auto timeout = intVariable(env, "MMPI_FORMATION_TIMEOUT_MS");
-        if (!timeout)
-            return timeout.error();
-        config.formationTimeout = std::chrono::milliseconds(*timeout);
-    }
-    const std::pair<const char *, std::chrono::milliseconds *> heartbeat[] = {
-        {"MMPI_HEARTBEAT_INTERVAL_MS", &config.heartbeatInterval},
-        {"MMPI_HEARTBEAT_TIMEOUT_MS", &config.heartbeatTimeout},
-        {"MMPI_RECONNECT_GRACE_MS", &config.reconnectGracePeriod}};
-    for (const auto &[name, field] : heartbeat) {
-        if (!env.contains(QLatin1String(name)))
-            continue;
-        const auto value = intVariable(env, name);
-        if (!value)
-            return value.error();
-        *field = std::chrono::milliseconds(*value);
-    }
-    if (auto ok = readOptional(env, "MMPI_REPLAY_BUFFER_BYTES", config.replayBufferSize); !ok)
-        return ok.error();
-    if (auto ok = readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize); !ok)
-        return ok.error();
+    // Each optional; unset leaves the default.
+    for (auto ok : {readOptional(env, "MMPI_FORMATION_TIMEOUT_MS", config.formationTimeout),
+                    readOptional(env, "MMPI_HEARTBEAT_INTERVAL_MS", config.heartbeatInterval),
+                    readOptional(env, "MMPI_HEARTBEAT_TIMEOUT_MS", config.heartbeatTimeout),
+                    readOptional(env, "MMPI_RECONNECT_GRACE_MS", config.reconnectGracePeriod),
+                    readOptional(env, "MMPI_REPLAY_BUFFER_BYTES", config.replayBufferSize),
+                    readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize)})
+        if (!ok)
+            return ok.error();
     if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {
         QJsonParseError parseError;
         const QJsonDocument options =

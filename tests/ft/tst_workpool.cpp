@@ -31,6 +31,47 @@ QList<QByteArray> itemsOf(int n)
     return items;
 }
 
+// A pool on every rank of a world: rank 0 manages (computing too if asked),
+// the others work.
+struct PoolRun
+{
+    std::vector<std::unique_ptr<WorkPool>> pools;
+    std::unique_ptr<QSignalSpy> finished;
+    std::unique_ptr<QSignalSpy> progress;
+    std::vector<QCoro::Task<WorkPool::Outcome>> workers;
+
+    WorkPool &manager() { return *pools.front(); }
+    // Waits for every worker: the items they computed, -1 if one failed.
+    qint64 workersComputed()
+    {
+        qint64 computed = 0;
+        for (auto &task : workers) {
+            const auto outcome = QCoro::waitFor(task);
+            if (outcome.error.isError()) {
+                qWarning("a worker failed: %s", qPrintable(outcome.error.message));
+                return -1;
+            }
+            computed += outcome.computed;
+        }
+        return computed;
+    }
+};
+
+std::unique_ptr<PoolRun> startPool(const CommWorld &w, const QList<QByteArray> &items, bool managerComputes)
+{
+    auto run = std::make_unique<PoolRun>();
+    for (int r = 0; r < w.size(); ++r)
+        run->pools.push_back(std::make_unique<WorkPool>(w.world(r), w[r]));
+    if (managerComputes)
+        run->manager().setLocalCompute(compute);
+    run->finished = std::make_unique<QSignalSpy>(&run->manager(), &WorkPool::finished);
+    run->progress = std::make_unique<QSignalSpy>(&run->manager(), &WorkPool::progressChanged);
+    run->manager().manage(items);
+    for (int r = 1; r < w.size(); ++r)
+        run->workers.push_back(run->pools[size_t(r)]->work(compute));
+    return run;
+}
+
 } // namespace
 
 class TestWorkPool : public QObject
@@ -41,32 +82,19 @@ private Q_SLOTS:
     {
         CommWorld w(QStringLiteral("local"), 4);
         QVERIFY(w.formed());
-        std::vector<std::unique_ptr<WorkPool>> pools;
-        for (int r = 0; r < 4; ++r)
-            pools.push_back(std::make_unique<WorkPool>(w.world(r), w[r]));
-        QSignalSpy finished(pools[0].get(), &WorkPool::finished);
-        QSignalSpy progress(pools[0].get(), &WorkPool::progressChanged);
         const QList<QByteArray> items = itemsOf(200);
-        pools[0]->manage(items);
-        std::vector<QCoro::Task<WorkPool::Outcome>> workers;
-        for (int r = 1; r < 4; ++r)
-            workers.push_back(pools[r]->work(compute));
+        const auto run = startPool(w, items, false);
+        WorkPool &manager = run->manager();
 
-        QVERIFY(finished.wait(Patience) || finished.size() == 1);
-        QCOMPARE(pools[0]->done(), 200);
-        QCOMPARE(progress.size(), 200);
-        QCOMPARE(progress.last().at(0).toLongLong(), 200);
+        QVERIFY(run->finished->wait(Patience) || run->finished->size() == 1);
+        QCOMPARE(manager.done(), 200);
+        QCOMPARE(run->progress->size(), 200);
+        QCOMPARE(run->progress->last().at(0).toLongLong(), 200);
         for (int i = 0; i < items.size(); ++i)
-            QCOMPARE(pools[0]->results().at(i), compute(i, items.at(i)));
-        qint64 computed = 0;
-        for (auto &task : workers) {
-            const auto outcome = QCoro::waitFor(task);
-            QVERIFY2(!outcome.error.isError(), qPrintable(outcome.error.message));
-            computed += outcome.computed;
-        }
-        QCOMPARE(computed, 200); // no item twice: nobody was lost
+            QCOMPARE(manager.results().at(i), compute(i, items.at(i)));
+        QCOMPARE(run->workersComputed(), 200); // no item twice: nobody was lost
         qint64 byWorker = 0;
-        for (qint64 n : pools[0]->resultsByWorker())
+        for (qint64 n : manager.resultsByWorker())
             byWorker += n;
         QCOMPARE(byWorker, 200);
     }
@@ -97,28 +125,16 @@ private Q_SLOTS:
     {
         CommWorld w(QStringLiteral("local"), 3);
         QVERIFY(w.formed());
-        std::vector<std::unique_ptr<WorkPool>> pools;
-        for (int r = 0; r < 3; ++r)
-            pools.push_back(std::make_unique<WorkPool>(w.world(r), w[r]));
-        pools[0]->setLocalCompute(compute);
-        QSignalSpy finished(pools[0].get(), &WorkPool::finished);
         const QList<QByteArray> items = itemsOf(120);
-        pools[0]->manage(items);
-        std::vector<QCoro::Task<WorkPool::Outcome>> workers;
-        for (int r = 1; r < 3; ++r)
-            workers.push_back(pools[r]->work(compute));
-        QVERIFY(finished.wait(Patience) || finished.size() == 1);
+        const auto run = startPool(w, items, true);
+        QVERIFY(run->finished->wait(Patience) || run->finished->size() == 1);
         for (int i = 0; i < items.size(); ++i)
-            QCOMPARE(pools[0]->results().at(i), compute(i, items.at(i)));
-        qint64 byWorkers = 0;
-        for (auto &task : workers) {
-            const auto outcome = QCoro::waitFor(task);
-            QVERIFY2(!outcome.error.isError(), qPrintable(outcome.error.message));
-            byWorkers += outcome.computed;
-        }
+            QCOMPARE(run->manager().results().at(i), compute(i, items.at(i)));
+        const qint64 byWorkers = run->workersComputed();
+        QVERIFY(byWorkers >= 0);
         // The manager took the first item before any worker asked, and every
         // item was computed once.
-        const auto counts = pools[0]->resultsByWorker();
+        const auto counts = run->manager().resultsByWorker();
         QVERIFY(counts.value(0) >= 1);
         QCOMPARE(counts.value(0) + byWorkers, 120);
     }
@@ -127,13 +143,10 @@ private Q_SLOTS:
     {
         CommWorld w(QStringLiteral("local"), 1);
         QVERIFY(w.formed());
-        WorkPool pool(w.world(0), w[0]);
-        pool.setLocalCompute(compute);
-        QSignalSpy finished(&pool, &WorkPool::finished);
-        pool.manage(itemsOf(10));
-        QVERIFY(finished.wait(Patience) || finished.size() == 1);
-        QCOMPARE(pool.resultsByWorker().value(0), 10);
-        QCOMPARE(pool.results().at(9), compute(9, itemsOf(10).at(9)));
+        const auto run = startPool(w, itemsOf(10), true);
+        QVERIFY(run->finished->wait(Patience) || run->finished->size() == 1);
+        QCOMPARE(run->manager().resultsByWorker().value(0), 10);
+        QCOMPARE(run->manager().results().at(9), compute(9, itemsOf(10).at(9)));
     }
 
     void emptyPoolFinishesAtOnce()
