@@ -6,6 +6,8 @@
 // and the viewport filter.
 //
 // Input layout: the whole input is one batch (the seeds are encoder output).
+#include "invariant.h"
+
 #include <mmpi/mmpe/canvasdecoder.h>
 #include <mmpi/mmpe/canvasencoder.h>
 #include <mmpi/mmpe/canvasscene.h>
@@ -16,10 +18,9 @@
 #include <QLoggingCategory>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 using namespace mmpi;
+using mmpi::fuzz::check;
 
 namespace {
 
@@ -36,18 +37,6 @@ CanvasLimits fuzzLimits()
 }
 
 const CanvasLimits Limits = fuzzLimits();
-
-[[noreturn]] void fail(const char *what)
-{
-    fprintf(stderr, "fuzz_canvasdecoder: invariant violated: %s\n", what);
-    abort();
-}
-
-void check(bool ok, const char *what)
-{
-    if (!ok)
-        fail(what);
-}
 
 // The commands an encoder emits for these: state changes equal to the state
 // in effect are dropped (both ends start from the defaults).

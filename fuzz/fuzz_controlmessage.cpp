@@ -11,27 +11,15 @@
 // the tag made negative, bit 6 the payload padded with zeros to exactly
 // MaxControlPayload, bit 7 to one byte more.
 #include "controlmessage.h" // src/world
+#include "invariant.h"
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 using namespace mmpi;
+using mmpi::fuzz::check;
 using namespace mmpi::detail;
 
 namespace {
-
-[[noreturn]] void fail(const char *what)
-{
-    fprintf(stderr, "fuzz_controlmessage: invariant violated: %s\n", what);
-    abort();
-}
-
-void check(bool ok, const char *what)
-{
-    if (!ok)
-        fail(what);
-}
 
 void checkRefusal(const Error &error)
 {

@@ -4,32 +4,21 @@
 //
 // Input layout: byte 0 picks the chunking (0 = everything at once, otherwise the
 // largest chunk), byte 1 seeds the chunk-size sequence, the rest is the stream.
+#include "invariant.h"
+
 #include <mmpi/wire/framedecoder.h>
 #include <mmpi/wire/itemcodec.h>
 
 #include <QLoggingCategory>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 using namespace mmpi;
+using mmpi::fuzz::check;
 
 namespace {
 
 const DecoderLimits Limits{1024 * 1024, 1024 * 1024 + 4096};
-
-[[noreturn]] void fail(const char *what)
-{
-    fprintf(stderr, "fuzz_framedecoder: invariant violated: %s\n", what);
-    abort();
-}
-
-void check(bool ok, const char *what)
-{
-    if (!ok)
-        fail(what);
-}
 
 // Decoding, re-encoding and decoding again must give the same items: a frame
 // the decoder accepted is well-formed for its declared type.

@@ -7,16 +7,17 @@
 // Input layout: byte 0 mod 8 is the number k of chunk-size bytes after it;
 // the stream (the rest) is fed in chunks of those sizes in turn (size 0 = an
 // empty feed, then one byte); k = 0 feeds it whole.
+#include "invariant.h"
+
 #include <mmpi/mp/codec.h>
 #include <mmpi/mp/decoder.h>
 
 #include <QtEndian>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 using namespace mmpi;
+using mmpi::fuzz::check;
 using namespace mmpi::mp;
 
 namespace {
@@ -24,18 +25,6 @@ namespace {
 // Far above run.sh's -malloc_limit_mb, so a decoder that allocated a
 // message's payload up front, before its bytes arrived, is caught.
 constexpr qint64 MaxMessageSize = 16 * 1024 * 1024;
-
-[[noreturn]] void fail(const char *what)
-{
-    fprintf(stderr, "fuzz_mpdecoder: invariant violated: %s\n", what);
-    abort();
-}
-
-void check(bool ok, const char *what)
-{
-    if (!ok)
-        fail(what);
-}
 
 // What the decoder saw: every message, and the error with the feed it came on.
 struct Outcome
