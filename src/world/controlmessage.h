@@ -25,8 +25,15 @@ enum class ControlType : qint32 {
 };
 
 // Resume: a formed world's link to a peer, made again after it broke.
-// Rejoin: a replacement for a lost member, linking to each survivor (REBUILD).
-enum class LinkPurpose : quint8 { Join = 1, Mesh = 2, Resume = 3, Rejoin = 4 };
+// Rejoin: a replacement for a lost member, linking to each survivor (REBUILD);
+// RejoinVia: its first such link, to the member that answers with the rank
+// table (the root, or any survivor when rank 0 itself is replaced).
+enum class LinkPurpose : quint8 { Join = 1, Mesh = 2, Resume = 3, Rejoin = 4, RejoinVia = 5 };
+
+inline bool isRejoin(LinkPurpose purpose)
+{
+    return purpose == LinkPurpose::Rejoin || purpose == LinkPurpose::RejoinVia;
+}
 
 constexpr int NonceSize = 32;
 constexpr int MacSize = 32; // HMAC-SHA256

@@ -82,7 +82,7 @@ void Engine::start()
     m_deadline.start(m_config.formationTimeout);
     const bool discovered = m_config.mode == WorldConfig::Mode::Discovered;
     m_size = discovered ? 0 : m_config.size;
-    if (m_config.isRoot()) {
+    if (formsAsRoot()) {
         m_rank = 0;
         if (!discovered)
             m_peers.resize(m_size);
@@ -125,7 +125,7 @@ Result<void> Engine::openTransport()
     connect(m_transport, &Transport::incomingLink, this, &Engine::handleIncomingLink);
     // Only the launched root has a fixed address; everybody else takes what
     // the transport gives and tells the others through the rank table.
-    const QString wanted = m_config.mode == WorldConfig::Mode::Launched && m_config.isRoot()
+    const QString wanted = m_config.mode == WorldConfig::Mode::Launched && formsAsRoot()
                                ? m_config.rootAddress
                                : m_config.listenAddress;
     auto listening = m_transport->listen(wanted);
@@ -152,7 +152,7 @@ void Engine::setState(World::State state)
 
 Result<void> Engine::admitToRoot(const PeerIdentity &peer) const
 {
-    if (m_config.mode != WorldConfig::Mode::Launched || !m_config.isRoot())
+    if (m_config.mode != WorldConfig::Mode::Launched || !formsAsRoot())
         return refusal(QStringLiteral("this node does not accept joins"));
     if (peer.purpose != LinkPurpose::Join)
         return refusal(QStringLiteral("the root accepts only joins"));
@@ -312,7 +312,7 @@ void Engine::handleRootHandshakeFailed(const Error &error)
 
 Result<void> Engine::admitToNode(const PeerIdentity &peer) const
 {
-    if (m_config.isRoot() && m_config.mode == WorldConfig::Mode::Launched)
+    if (formsAsRoot() && m_config.mode == WorldConfig::Mode::Launched)
         return refusal(QStringLiteral("unexpected link to the root"));
     if (peer.purpose == LinkPurpose::Join) {
         if (m_config.mode != WorldConfig::Mode::Discovered || peer.rank != 0)
@@ -345,15 +345,20 @@ void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
         attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
         return checkMeshComplete();
     }
-    if (peer.rank != 0)
+    // A replacement of rank 0 may join through any survivor.
+    const bool contactRankOk = m_config.rejoin && m_rank == 0 ? peer.rank > 0 && peer.rank < m_size : peer.rank == 0;
+    if (!contactRankOk)
         return fail({ErrorCode::ProtocolViolation,
-                     QStringLiteral("the root at %1 claims rank %2").arg(link->peerAddress()).arg(peer.rank)});
+                     QStringLiteral("the %1 at %2 claims rank %3")
+                         .arg(m_config.rejoin ? QStringLiteral("member") : QStringLiteral("root"), link->peerAddress())
+                         .arg(peer.rank)});
     if (m_config.mode == WorldConfig::Mode::Discovered) {
         m_transport->stopAdvertising();
         m_peers.resize(1);
     }
-    qCInfo(lcWorld).noquote() << "joined the root at" << link->peerAddress();
-    attachPeer(0, link, {0, peer.nodeId, peer.listenAddress});
+    qCInfo(lcWorld).noquote() << "joined rank" << peer.rank << "at" << link->peerAddress();
+    m_contact = peer.rank;
+    attachPeer(peer.rank, link, {peer.rank, peer.nodeId, peer.listenAddress});
 }
 
 void Engine::handleRankTable(const Frame &frame)
@@ -364,14 +369,14 @@ void Engine::handleRankTable(const Frame &frame)
     const auto &entries = table->entries;
     const auto mine = std::find_if(entries.begin(), entries.end(),
                                    [this](const RankEntry &e) { return e.nodeId == m_nodeId; });
-    if (mine == entries.end() || mine->rank == 0
+    if (mine == entries.end() || (mine->rank == 0 && !m_config.rejoin)
         || (m_config.mode == WorldConfig::Mode::Launched && mine->rank != m_rank))
         return fail({ErrorCode::ProtocolViolation, QStringLiteral("the rank table does not list this node")});
     m_rank = mine->rank;
     m_size = int(entries.size());
-    const Peer root = m_peers.value(0);
+    const Peer contact = m_peers.value(m_contact);
     m_peers = QList<Peer>(m_size);
-    m_peers[0] = root;
+    m_peers[m_contact] = contact;
     for (const RankEntry &e : entries)
         m_peers[e.rank].info = {e.rank, e.nodeId, e.address};
     m_haveTable = true;
@@ -453,10 +458,10 @@ void Engine::handleIncomingLink(Link *link)
         // Only a peer that lost its link to us, or a node taking a lost
         // member's place, dials a formed world.
         auto *handshake = Handshake::accept(link, identity(), [this](const PeerIdentity &peer) {
-            return peer.purpose == LinkPurpose::Rejoin ? admitRejoin(peer) : admitResume(peer);
+            return isRejoin(peer.purpose) ? admitRejoin(peer) : admitResume(peer);
         }, m_config.handshakeTimeout, this);
         connect(handshake, &Handshake::succeeded, this, [this](Link *l, const PeerIdentity &peer) {
-            if (peer.purpose == LinkPurpose::Rejoin)
+            if (isRejoin(peer.purpose))
                 return handleRejoinLink(l, peer);
             handleResumeLink(l, peer);
         });
@@ -470,7 +475,7 @@ void Engine::handleIncomingLink(Link *link)
         link->deleteLater();
         return;
     }
-    const bool root = m_config.isRoot() && m_config.mode == WorldConfig::Mode::Launched;
+    const bool root = formsAsRoot() && m_config.mode == WorldConfig::Mode::Launched;
     auto admit = [this, root](const PeerIdentity &peer) {
         return root ? admitToRoot(peer) : admitToNode(peer);
     };
@@ -642,13 +647,13 @@ void Engine::handleFragment(int rank, const Frame &fragment)
 void Engine::handleControlFrame(int rank, const Frame &frame)
 {
     const auto type = controlType(frame);
-    const bool fromRoot = rank == 0 && !m_config.isRoot();
+    const bool fromRoot = rank == m_contact && rank != m_rank;
     if (type && *type == ControlType::Resume && m_peers[rank].awaitingResume)
         return handleResume(rank, frame);
     if (type && m_state == World::State::Forming) {
         if (*type == ControlType::RankTable && fromRoot && !m_haveTable)
             return handleRankTable(frame);
-        if (*type == ControlType::MeshReady && m_config.isRoot() && m_tableSent)
+        if (*type == ControlType::MeshReady && formsAsRoot() && m_tableSent)
             return handleMeshReady(rank);
         if (*type == ControlType::Start && fromRoot && m_meshReadySent)
             return becomeFormed();
@@ -838,7 +843,7 @@ void Engine::handleDeadline()
     // The root knows what is missing and aborts with that reason at its own
     // deadline; a node still linked to it waits a little for that message
     // instead of failing first with a vaguer one of its own.
-    if (!m_config.isRoot() && !m_deadlineGraceUsed && !m_peers.isEmpty() && m_peers.at(0).link) {
+    if (!formsAsRoot() && !m_deadlineGraceUsed && !m_peers.isEmpty() && m_peers.at(m_contact).link) {
         m_deadlineGraceUsed = true;
         m_deadline.start(RootAbortGrace);
         return;
@@ -856,24 +861,25 @@ QString Engine::describeMissing() const
         if (r != m_rank && !m_peers.at(r).link)
             missing.append(r);
     const bool discovered = m_config.mode == WorldConfig::Mode::Discovered;
-    if (m_config.isRoot() && discovered && !m_tableSent)
+    if (formsAsRoot() && discovered && !m_tableSent)
         return QStringLiteral("only %1 of %2 nodes joined (at least %3 needed)")
             .arg(m_candidates.size() + 1)
             .arg(m_config.size)
             .arg(m_config.effectiveMinimumSize());
-    if (m_config.isRoot() && !m_tableSent)
+    if (formsAsRoot() && !m_tableSent)
         return QStringLiteral("rank(s) %1 never joined (expected %2 nodes)").arg(rankList(missing)).arg(m_size);
-    if (m_config.isRoot()) {
+    if (formsAsRoot()) {
         QList<int> notReady;
         for (int r = 1; r < m_size; ++r)
             if (!m_meshReady.contains(r))
                 notReady.append(r);
         return QStringLiteral("rank(s) %1 did not complete their links to every node").arg(rankList(notReady));
     }
-    if (m_peers.isEmpty() || !m_peers.at(0).link)
+    if (m_peers.isEmpty() || m_contact == m_rank || !m_peers.at(m_contact).link)
         return discovered ? QStringLiteral("no root of world '%1' contacted this node").arg(m_config.worldName)
-                          : QStringLiteral("could not join the root at %1 (%2)")
-                                .arg(m_config.rootAddress,
+                          : QStringLiteral("could not join the %1 at %2 (%3)")
+                                .arg(m_config.rejoin ? QStringLiteral("member") : QStringLiteral("root"),
+                                     m_config.rootAddress,
                                      m_lastRootError.isEmpty() ? QStringLiteral("no answer") : m_lastRootError);
     if (!m_haveTable)
         return QStringLiteral("the root sent no rank table");
@@ -929,7 +935,7 @@ void Engine::fail(const Error &error)
     if (m_state != World::State::Forming)
         return;
     qCWarning(lcWorld).noquote() << "formation failed:" << error.toString();
-    if (m_config.isRoot()) {
+    if (formsAsRoot()) {
         const Frame abort = encodeControl(Abort{error.message});
         for (const Peer &peer : std::as_const(m_peers))
             if (peer.link)

@@ -150,6 +150,9 @@ private:
     void stopReconnecting(Peer &peer);
     // rejoining a formed world in a lost member's place (enginerejoin.cpp)
     LinkPurpose rootPurpose() const;
+    // Rank 0 of a launched world forms it, except a replacement of rank 0,
+    // which joins the formed world through a survivor like any replacement.
+    bool formsAsRoot() const { return m_config.isRoot() && !m_config.rejoin; }
     Result<void> admitRejoin(const PeerIdentity &peer) const;
     void handleRejoinLink(Link *link, const PeerIdentity &id);
     RankTable currentRankTable() const;
@@ -196,6 +199,9 @@ private:
     bool m_meshReadySent = false;
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_earlyMeshLinks;
     QString m_lastRootError;
+    // The rank this node joined through: the root, or whichever survivor a
+    // replacement of rank 0 reached at WorldConfig::rootAddress.
+    int m_contact = 0;
     int m_rootAttempts = 0;
     QString m_lastRejoinError;
     bool m_deadlineGraceUsed = false;

@@ -1,6 +1,7 @@
 // Rejoining (docs/fault-tolerance.md#rebuild): a replacement node takes the
-// rank of a member the world has given up. It joins through the root, which
-// answers with the current rank table, then links to every other member;
+// rank of a member the world has given up. It joins through the root (or,
+// replacing rank 0, through any survivor), which answers with the current
+// rank table, then links to every other member;
 // each member admits it only once it has given the old node up itself, so
 // the replacement retries refusals until its formation deadline. Both ends
 // of every new link start their streams afresh: nothing of the old node's
@@ -22,12 +23,12 @@ Error rejoinRefusal(const QString &message)
 
 LinkPurpose Engine::rootPurpose() const
 {
-    return m_config.rejoin ? LinkPurpose::Rejoin : LinkPurpose::Join;
+    return m_config.rejoin ? LinkPurpose::RejoinVia : LinkPurpose::Join;
 }
 
 Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
 {
-    if (peer.rank < 1 || peer.rank >= m_size || peer.rank == m_rank)
+    if (peer.rank < 0 || peer.rank >= m_size || peer.rank == m_rank)
         return rejoinRefusal(QStringLiteral("rank %1 cannot rejoin this world of %2 through rank %3")
                                  .arg(peer.rank).arg(m_size).arg(m_rank));
     const Peer &known = m_peers.at(peer.rank);
@@ -62,7 +63,7 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     if (!peer.receiving)
         link->setReading(false);
     m_detector->watch(rank, FailureDetector::Clock::now(), link->counters().framesSent);
-    if (m_rank == 0)
+    if (id.purpose == LinkPurpose::RejoinVia)
         link->sendFrame(encodeControl(currentRankTable()));
     qCWarning(lcWorld).noquote() << "rank" << rank << "rejoined: node" << id.nodeId << "at"
                                  << id.listenAddress << "replaces the lost one";
@@ -87,11 +88,11 @@ RankTable Engine::currentRankTable() const
     return table;
 }
 
-// Replacement side, with the root's table: link to every other member.
+// Replacement side, with the contact's table: link to every other member.
 void Engine::linkSurvivors()
 {
     qCInfo(lcWorld) << "rejoining as rank" << m_rank << "of" << m_size << "; linking to the members";
-    for (int rank = 1; rank < m_size; ++rank)
+    for (int rank = 0; rank < m_size; ++rank)
         if (rank != m_rank && !m_peers.at(rank).info.address.isEmpty())
             dialMember(rank);
     checkRejoinComplete();

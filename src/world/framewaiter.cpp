@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -21,6 +22,21 @@ namespace {
 constexpr int RecheckMs = 50;
 
 thread_local std::shared_ptr<FrameWaiter> t_waiter;
+
+// How long a waiting thread may still poll without sleeping
+// (WorldConfig::waitSpin); each frame read starts the budget again.
+class SpinBudget
+{
+public:
+    explicit SpinBudget(std::chrono::microseconds budget) : m_budget(budget) { restart(); }
+    bool left() const { return m_budget.count() > 0 && Clock::now() < m_end; }
+    void restart() { m_end = Clock::now() + m_budget; }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    std::chrono::microseconds m_budget;
+    Clock::time_point m_end;
+};
 
 } // namespace
 
@@ -146,14 +162,22 @@ void FrameWaiter::pollClaimed(World &world, QList<Claimed> &claimed, const std::
 {
     WorldPrivate &d = *world.d;
     QVarLengthArray<pollfd, 16> fds;
+    SpinBudget spin(d.waitSpin);
     while (!finished() && !claimed.isEmpty()) {
         fds.resize(claimed.size() + 1);
         fds[0] = {m_event, POLLIN, 0};
         for (qsizetype i = 0; i < claimed.size(); ++i)
             fds[i + 1] = {claimed[i].reader->descriptor(), POLLIN, 0};
-        const int ready = ::poll(fds.data(), nfds_t(fds.size()), RecheckMs);
+        const bool spinning = spin.left();
+        const int ready = ::poll(fds.data(), nfds_t(fds.size()), spinning ? 0 : RecheckMs);
+        if (ready == 0 && spinning) {
+            // Whoever sends next may be waiting for this CPU.
+            sched_yield();
+            continue;
+        }
         if (ready == 0)
             return;
+        spin.restart();
         if (ready < 0) {
             if (errno == EINTR)
                 continue;

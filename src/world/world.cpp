@@ -66,6 +66,7 @@ void World::form(const WorldConfig &config)
     }
 
     d->chunkSize = config.chunkSize;
+    d->waitSpin = config.waitSpin;
     {
         QMutexLocker lock(&d->mutex);
         d->config = config;

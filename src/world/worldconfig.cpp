@@ -53,9 +53,10 @@ Result<void> WorldConfig::validate() const
         return badConfig(QStringLiteral("rank %1 is out of range 0..%2").arg(rank).arg(size - 1));
     if (mode == Mode::Launched && !isRoot() && rootAddress.isEmpty())
         return badConfig(QStringLiteral("rank %1 needs the root's address").arg(rank));
-    if (rejoin && (mode != Mode::Launched || isRoot()))
-        return badConfig(QStringLiteral("only a launched node of rank 1 or more can rejoin (rank 0 is the one it "
-                                        "rejoins through)"));
+    if (rejoin && mode != Mode::Launched)
+        return badConfig(QStringLiteral("only a launched node can rejoin a world"));
+    if (rejoin && rootAddress.isEmpty())
+        return badConfig(QStringLiteral("a node that rejoins needs the address of a member to rejoin through"));
     if (minimumSize < 0 || minimumSize > size)
         return badConfig(QStringLiteral("minimum size %1 is out of range 0..%2").arg(minimumSize).arg(size));
     if (worldName.isEmpty())
@@ -84,6 +85,9 @@ Result<void> WorldConfig::validate() const
                                             "intervals)..24 h")
                                  .arg(heartbeatTimeout.count()).arg(3 * heartbeatInterval.count()));
     }
+    if (waitSpin.count() < 0 || waitSpin.count() > 1000000)
+        return badConfig(QStringLiteral("wait spin of %1 µs is out of range 0..1 s (0 turns spinning off)")
+                             .arg(waitSpin.count()));
     if (reconnectGracePeriod.count() < 0 || reconnectGracePeriod.count() > 24LL * 3600000)
         return badConfig(QStringLiteral("reconnect grace period %1 ms is out of range 0..24 h (0 turns "
                                         "reconnection off)").arg(reconnectGracePeriod.count()));
@@ -127,7 +131,8 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
                     readOptional(env, "MMPI_HEARTBEAT_TIMEOUT_MS", config.heartbeatTimeout),
                     readOptional(env, "MMPI_RECONNECT_GRACE_MS", config.reconnectGracePeriod),
                     readOptional(env, "MMPI_REPLAY_BUFFER_BYTES", config.replayBufferSize),
-                    readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize)})
+                    readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize),
+                    readOptional(env, "MMPI_WAIT_SPIN_US", config.waitSpin)})
         if (!ok)
             return ok.error();
     if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {
@@ -143,8 +148,9 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
     }
     config.listenAddress = env.value(QStringLiteral("MMPI_LISTEN_ADDRESS"));
     config.rejoin = env.value(QStringLiteral("MMPI_REJOIN")) == QLatin1String("1");
-    if (config.isRoot()) {
-        // The root listens where the others join it.
+    if (config.isRoot() && !config.rejoin) {
+        // The root listens where the others join it (a replacement of rank 0
+        // joins through a survivor at MMPI_ROOT_ADDRESS instead).
         if (!config.listenAddress.isEmpty() && config.listenAddress != config.rootAddress)
             return badConfig(QStringLiteral("MMPI_LISTEN_ADDRESS='%1' of rank 0 is not MMPI_ROOT_ADDRESS='%2'")
                                  .arg(config.listenAddress, config.rootAddress));

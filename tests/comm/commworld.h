@@ -61,6 +61,10 @@ public:
         if (m_tweak)
             m_tweak(config);
         config.rejoin = true;
+        if (rank == 0) // no root to join through: any survivor will do
+            for (const auto &member : m_worlds)
+                if (member)
+                    config.rootAddress = member->nodes().at(member->rank()).address;
         world->form(config);
         m_worlds.at(size_t(rank)) = std::move(world);
         return m_worlds.at(size_t(rank))->waitForFormed().hasValue();

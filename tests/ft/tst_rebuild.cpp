@@ -141,8 +141,18 @@ private Q_SLOTS:
         QCOMPARE(sumOfRanks(all), (QList<qint64>{10, 10, 10, 10}));
     }
 
+    void recoverHandsTheNewNodeItsState_data()
+    {
+        QTest::addColumn<int>("victim");
+        QTest::newRow("rank 2") << 2;
+        // The root has no root to rejoin through: its replacement asks a survivor.
+        QTest::newRow("rank 0") << 0;
+    }
+
     void recoverHandsTheNewNodeItsState()
     {
+        QFETCH(int, victim);
+        const int partner = (victim + 1) % 3;
         CommWorld w(QStringLiteral("local"), 3);
         QVERIFY(w.formed());
         QTemporaryDir dir;
@@ -158,25 +168,28 @@ private Q_SLOTS:
             partners.push_back(std::make_unique<PartnerStore>(w[r],
                                                               &nodes[r]->store));
         // Each rank's checkpoint goes to its partner (the next rank).
-        QSignalSpy keptForRank2(partners[0].get(), &PartnerStore::copyStored);
+        QSignalSpy keptForVictim(partners[size_t(partner)].get(), &PartnerStore::copyStored);
         std::vector<QCoro::Task<CoordinatedCheckpoint::Outcome>> taking;
         for (int r = 0; r < 3; ++r)
             taking.push_back(CoordinatedCheckpoint::take(w[r], &nodes[r]->store));
         for (auto &task : taking)
             QCOMPARE(QCoro::waitFor(task).error.code, ErrorCode::NoError);
-        QTRY_COMPARE_WITH_TIMEOUT(keptForRank2.size(), 1, Patience);
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(keptForVictim.cbegin(), keptForVictim.cend(),
+                                             [&](const QList<QVariant> &args) { return args.at(0).toInt() == victim; }),
+                                 Patience);
         for (int r = 0; r < 3; ++r)
             nodes[r]->state = "moved on since";
 
-        // Rank 2's device dies; a new device (an empty store) takes its rank.
-        partners[2].reset();
-        w.kill(2);
-        all[2] = {};
-        for (int r : {0, 1})
-            QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 1, Patience);
-        QVERIFY(w.replace(2));
-        all[2] = protect(w, 2);
-        nodes[2] = std::make_unique<test::StoredState>(dir.filePath(QStringLiteral("new-device")));
+        // The victim's device dies; a new device (an empty store) takes its rank.
+        partners[size_t(victim)].reset();
+        w.kill(victim);
+        all[size_t(victim)] = {};
+        for (int r = 0; r < 3; ++r)
+            if (r != victim)
+                QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 1, Patience);
+        QVERIFY(w.replace(victim));
+        all[size_t(victim)] = protect(w, victim);
+        nodes[size_t(victim)] = std::make_unique<test::StoredState>(dir.filePath(QStringLiteral("new-device")));
         for (const Member &m : all)
             QTRY_COMPARE_WITH_TIMEOUT(m.rebuilt->size(), 1, Patience);
 
@@ -189,7 +202,7 @@ private Q_SLOTS:
             QCOMPARE(outcome.epoch, quint64(1));
             QCOMPARE(nodes[r]->state, QByteArray("state of rank ") + QByteArray::number(r) + " at epoch 1");
         }
-        QCOMPARE(nodes[2]->store.epochs(), QList<quint64>{1});
+        QCOMPARE(nodes[size_t(victim)]->store.epochs(), QList<quint64>{1});
     }
 
     void recoverWithoutAnyCopyFailsOnEveryMember()

@@ -2,7 +2,8 @@
 // member whose app ended; every survivor hears nodeRejoined, lists the new
 // node, and frames flow both ways again with fresh streams. A replacement for
 // a member that is still there is refused until its deadline, saying why;
-// members gone before the replacement came are lost to it from the start.
+// members gone before the replacement came are lost to it from the start;
+// rank 0 is replaced through a survivor.
 #include "worldharness.h"
 
 #include <mmpi/world/world.h>
@@ -69,7 +70,9 @@ private Q_SLOTS:
     void replacementTakesLostRank();
     void replacementOfLiveMemberIsRefused();
     void membersGoneBeforeAreLostToReplacement();
-    void rootCannotRejoin();
+    void rootRejoinsThroughSurvivor_data();
+    void rootRejoinsThroughSurvivor();
+    void rejoinNeedsAMemberAddress();
 };
 
 void TestRejoin::replacementTakesLostRank_data()
@@ -182,15 +185,55 @@ void TestRejoin::membersGoneBeforeAreLostToReplacement()
     newcomer->closeAndWait();
 }
 
-void TestRejoin::rootCannotRejoin()
+void TestRejoin::rootRejoinsThroughSurvivor_data()
+{
+    replacementTakesLostRank_data();
+}
+
+// Rank 0 has no root to join through: its replacement asks a survivor for
+// the rank table, then links to the others like any replacement.
+void TestRejoin::rootRejoinsThroughSurvivor()
+{
+    QFETCH(QString, transport);
+    WorldHarness harness(transport, WorldConfig::Mode::Launched);
+    auto worlds = formWorld(harness, 3);
+    QCOMPARE(worlds.size(), size_t(3));
+    QSignalSpy lost1(worlds[1], &World::nodeLost);
+    QSignalSpy lost2(worlds[2], &World::nodeLost);
+    QSignalSpy rejoined1(worlds[1], &World::nodeRejoined);
+    QSignalSpy rejoined2(worlds[2], &World::nodeRejoined);
+    harness.destroy(worlds[0]);
+    QVERIFY(waitForLoss({&lost1, &lost2}, 0));
+
+    WorldConfig replacement = quickLoss(harness.config(0, 3));
+    replacement.rejoin = true;
+    replacement.rootAddress = worlds[2]->nodes().at(2).address;
+    World *newcomer = harness.start(replacement);
+    QVERIFY2(newcomer->waitForFormed(), qPrintable(newcomer->errorString()));
+    QCOMPARE(newcomer->rank(), 0);
+    QCOMPARE(newcomer->size(), 3);
+    QVERIFY(QTest::qWaitFor([&] { return rejoined1.size() == 1 && rejoined2.size() == 1; }, Patience));
+    QCOMPARE(rejoined1.at(0).at(0).toInt(), 0);
+    for (World *survivor : {worlds[1], worlds[2]})
+        QCOMPARE(survivor->nodes().at(0).nodeId, newcomer->nodeId());
+    worlds[0] = newcomer;
+    for (int round = 0; round < 2; ++round) {
+        QString problem;
+        QVERIFY2(harness.allToAllWorks(worlds, &problem), qPrintable(problem));
+    }
+}
+
+void TestRejoin::rejoinNeedsAMemberAddress()
 {
     WorldHarness harness(QStringLiteral("local"), WorldConfig::Mode::Launched);
     WorldConfig root = harness.config(0, 3);
     root.rejoin = true;
+    root.rootAddress.clear();
     const auto valid = root.validate();
     QVERIFY(!valid);
     QCOMPARE(valid.error().code, ErrorCode::BadConfiguration);
-    QVERIFY(valid.error().message.contains(QLatin1String("rejoin")));
+    QVERIFY2(valid.error().message.contains(QLatin1String("member to rejoin through")),
+             qPrintable(valid.error().message));
 }
 
 QTEST_MAIN(TestRejoin)

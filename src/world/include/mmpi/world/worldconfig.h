@@ -34,13 +34,16 @@ struct WorldConfig
     // included) if the expected size is not reached by the deadline; 0 means
     // `size` (all of them).
     int minimumSize = 0;
-    // Launched: where rank 0 listens; other ranks connect there.
+    // Launched: where rank 0 listens; other ranks connect there. With
+    // rejoin: the member to join through (the root's address, or for a
+    // replacement of rank 0 any survivor's).
     QString rootAddress;
-    // Launched, rank > 0: this node replaces the lost member of that rank in a
-    // world that is already formed (REBUILD, docs/fault-tolerance.md#rebuild).
-    // It joins through the root, which must be alive; each member admits it
-    // once it has given the old node up, so it is retried until then, within
-    // formationTimeout.
+    // Launched: this node replaces the lost member of that rank in a world
+    // that is already formed (REBUILD, docs/fault-tolerance.md#rebuild). It
+    // joins through the member at rootAddress, which must be alive and
+    // answers with the rank table; each member admits it once it has given
+    // the old node up, so it is retried until then, within formationTimeout.
+    // A replacement of rank 0 listens at listenAddress, not at rootAddress.
     bool rejoin = false;
     // Where this node listens for mesh links (empty: the transport chooses).
     QString listenAddress;
@@ -81,6 +84,17 @@ struct WorldConfig
     // that sent them (flow control slows those senders down) until receives
     // take them. A peer that a posted receive waits for is still read.
     qint64 maxUnexpectedBytes = 64LL * 1024 * 1024;
+    // A thread blocked on a message polls its links without sleeping for up
+    // to this long, yielding the CPU between polls, before it sleeps in the
+    // kernel: waking a sleeping thread costs several microseconds (more when
+    // it slept on another CPU), which is most of a small round trip. Spinning
+    // burns CPU a phone's battery pays for, so it is off there by default;
+    // 0 turns it off (docs/comm.md#waiting).
+#if defined(Q_OS_ANDROID) || defined(Q_OS_IOS)
+    std::chrono::microseconds waitSpin{0};
+#else
+    std::chrono::microseconds waitSpin{100};
+#endif
 
     bool isRoot() const { return rank == 0; }
     int effectiveMinimumSize() const { return minimumSize > 0 ? minimumSize : size; }
@@ -93,7 +107,8 @@ struct WorldConfig
     // MMPI_FORMATION_TIMEOUT_MS, MMPI_TRANSPORT_OPTIONS (a JSON object, into
     // transportOptions), MMPI_LISTEN_ADDRESS (this node's listenAddress),
     // MMPI_REJOIN=1 (rejoin), and, if set, MMPI_HEARTBEAT_INTERVAL_MS, MMPI_HEARTBEAT_TIMEOUT_MS,
-    // MMPI_RECONNECT_GRACE_MS, MMPI_REPLAY_BUFFER_BYTES and MMPI_CHUNK_BYTES.
+    // MMPI_RECONNECT_GRACE_MS, MMPI_REPLAY_BUFFER_BYTES, MMPI_CHUNK_BYTES and
+    // MMPI_WAIT_SPIN_US.
     // Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();
     // Whether this process was started by mmpirun (MMPI_RANK is set).
