@@ -314,6 +314,11 @@ Result<void> Engine::admitToNode(const PeerIdentity &peer) const
 {
     if (formsAsRoot() && m_config.mode == WorldConfig::Mode::Launched)
         return refusal(QStringLiteral("unexpected link to the root"));
+    // A replacement dials every member itself; a member dialling it now is
+    // still looking for the node it replaces.
+    if (m_config.rejoin)
+        return refusal(QStringLiteral("this node is rejoining as rank %1 and accepts no links until it has")
+                           .arg(m_rank));
     if (peer.purpose == LinkPurpose::Join) {
         if (m_config.mode != WorldConfig::Mode::Discovered || peer.rank != 0)
             return refusal(QStringLiteral("only the root of a discovered world may ask to join"));

@@ -101,22 +101,33 @@ private Q_SLOTS:
         qInfo().noquote() << what.section(u'\n', 0, 0) << "->" << done.first();
     }
 
-    // Issue 6's REBUILD run: rank 2's device dies (SIGKILL) between
-    // checkpoints; mmpirun starts a new node that rejoins in rank 2, takes
-    // rank 2's state from its partner's copy, and every rank ends with the
-    // total of a run without failures.
+    // Issue 6's REBUILD run: a device dies (SIGKILL) between checkpoints;
+    // mmpirun starts a new node that rejoins in its rank (rank 0's through a
+    // survivor), takes that rank's state from its partner's copy, and every
+    // rank ends with the total of a run without failures.
+    void rebuildResumesFromThePartnerCopy_data()
+    {
+        QTest::addColumn<int>("victim");
+        QTest::newRow("rank 2") << 2;
+        QTest::newRow("rank 0") << 0;
+    }
+
     void rebuildResumesFromThePartnerCopy()
     {
+        QFETCH(int, victim);
         QTemporaryDir devices;
         constexpr qint64 Iterations = 300;
         const ProcessRun r = runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s,
-                                         u"--fault"_s, u"rank 2 terminates at 1000ms"_s, u"--respawn"_s, u"1"_s,
-                                         u"--timeout"_s, u"90"_s, rebuildApp, u"--dir"_s, devices.path(),
-                                         u"--iterations"_s, QString::number(Iterations), u"--every"_s, u"25"_s});
+                                         u"--fault"_s, u"rank %1 terminates at 1000ms"_s.arg(victim),
+                                         u"--respawn"_s, u"1"_s, u"--timeout"_s, u"90"_s, rebuildApp, u"--dir"_s,
+                                         devices.path(), u"--iterations"_s, QString::number(Iterations),
+                                         u"--every"_s, u"25"_s});
         QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
-        QVERIFY2(r.err.contains(u"node 2 crashed with signal 9 (SIGKILL); starting a replacement in rank 2"_s),
+        QVERIFY2(r.err.contains(u"node %1 crashed with signal 9 (SIGKILL); starting a replacement in rank %1"_s
+                                    .arg(victim)),
                  qPrintable(r.dump()));
-        QVERIFY2(r.lines(2, u"event=ready rank=2 size=4 replacement=1"_s).size() == 1, qPrintable(r.dump()));
+        QVERIFY2(r.lines(victim, u"event=ready rank=%1 size=4 replacement=1"_s.arg(victim)).size() == 1,
+                 qPrintable(r.dump()));
         // Each rank r adds (r + 1) * 10 * i for i = 1..N: (r + 1) * 10 * N(N+1)/2.
         for (int rank = 0; rank < 4; ++rank) {
             const qint64 total = (rank + 1) * 10 * Iterations * (Iterations + 1) / 2;
@@ -125,7 +136,7 @@ private Q_SLOTS:
                      qPrintable(r.dump()));
             QVERIFY2(r.lines(rank, u"event=recovered epoch="_s).size() == 1, qPrintable(r.dump()));
         }
-        qInfo().noquote() << r.lines(2, u"event=recovered"_s).constFirst();
+        qInfo().noquote() << r.lines(victim, u"event=recovered"_s).constFirst();
     }
 };
 

@@ -48,20 +48,32 @@ LaunchEnvironment::~LaunchEnvironment() = default;
 Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options)
 {
     LaunchEnvironment env;
+    // Without --respawn only the root's address is fixed; the others are
+    // whatever the transport gives and travel in the rank table.
+    const int fixed = options.respawns > 0 ? options.nodes : 1;
     if (options.transport == u"tcp"_s) {
-        env.m_portHolder = std::make_unique<QTcpServer>();
-        if (!env.m_portHolder->listen(QHostAddress::LocalHost, 0))
-            return Error(ErrorCode::ListenFailed, u"cannot find a free TCP port on 127.0.0.1: %1"_s
-                                                      .arg(env.m_portHolder->errorString()));
-        // With --rank-address rank 0 may live in another network namespace,
-        // where this port, free here, is as good a guess as any.
-        const quint16 port = env.m_portHolder->serverPort();
-        env.m_rootAddress = tcpAddress(options.rankAddresses.value(0, u"127.0.0.1"_s), port);
-        for (int rank = 0; rank < int(options.rankAddresses.size()); ++rank)
-            env.m_listenAddresses.append(rank == 0 ? env.m_rootAddress : tcpAddress(options.rankAddresses.at(rank), 0));
+        // With --rank-address a rank may live in another network namespace,
+        // where a port free here is as good a guess as any.
+        for (int rank = 0; rank < fixed; ++rank) {
+            const auto port = env.holdPort();
+            if (!port)
+                return port.error();
+            env.m_listenAddresses.append(tcpAddress(options.rankAddresses.value(rank, u"127.0.0.1"_s), *port));
+        }
+        for (int rank = fixed; rank < int(options.rankAddresses.size()); ++rank)
+            env.m_listenAddresses.append(tcpAddress(options.rankAddresses.at(rank), 0));
+        env.m_rootAddress = env.m_listenAddresses.constFirst();
+        if (fixed == 1 && options.rankAddresses.isEmpty())
+            env.m_listenAddresses.clear(); // MMPI_ROOT_ADDRESS says it all
     } else {
         env.m_rootAddress = localRootAddress(options.transport);
+        if (fixed > 1)
+            for (int rank = 0; rank < fixed; ++rank)
+                env.m_listenAddresses.append(rank == 0 ? env.m_rootAddress : u"%1-r%2"_s.arg(env.m_rootAddress).arg(rank));
     }
+    env.m_everyAddressFixed = fixed > 1 && env.m_listenAddresses.size() == fixed;
+    env.m_rankHosts = options.rankAddresses;
+    env.m_replacements = QList<int>(fixed, 0);
     const QString worldName = options.worldName.isEmpty()
         ? u"mmpirun-%1"_s.arg(QCoreApplication::applicationPid())
         : options.worldName;
@@ -86,10 +98,50 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     return env;
 }
 
-QProcessEnvironment LaunchEnvironment::forReplacement(int rank) const
+Result<quint16> LaunchEnvironment::holdPort()
 {
+    auto holder = std::make_unique<QTcpServer>();
+    if (!holder->listen(QHostAddress::LocalHost, 0))
+        return Error(ErrorCode::ListenFailed, u"cannot find a free TCP port on 127.0.0.1: %1"_s
+                                                  .arg(holder->errorString()));
+    const quint16 port = holder->serverPort();
+    m_portHolders.push_back(std::move(holder));
+    return port;
+}
+
+bool LaunchEnvironment::knowsEveryAddress() const
+{
+    return m_everyAddressFixed;
+}
+
+// Not the old node's address: survivors still reconnecting to the old node
+// would reach the replacement there and take it for the node they lost.
+void LaunchEnvironment::moveToFreshAddress(int rank)
+{
+    if (!m_everyAddressFixed || rank >= m_replacements.size())
+        return;
+    const int generation = ++m_replacements[rank];
+    const QString transport = m_common.value(u"MMPI_TRANSPORT"_s);
+    if (transport != u"tcp"_s) {
+        m_listenAddresses[rank] = u"%1-r%2-%3"_s.arg(m_rootAddress).arg(rank).arg(generation);
+        return;
+    }
+    const auto port = holdPort();
+    // Without a port known in advance a later replacement of rank 0 could
+    // not find this node; any other replacement still can.
+    if (!port)
+        m_everyAddressFixed = false;
+    m_listenAddresses[rank] = tcpAddress(m_rankHosts.value(rank, u"127.0.0.1"_s), port ? *port : 0);
+    releasePorts();
+}
+
+QProcessEnvironment LaunchEnvironment::forReplacement(int rank, int contactRank)
+{
+    moveToFreshAddress(rank);
     QProcessEnvironment env = forRank(rank, false);
     env.insert(u"MMPI_REJOIN"_s, u"1"_s);
+    if (rank == 0 && contactRank >= 0 && contactRank < m_listenAddresses.size())
+        env.insert(u"MMPI_ROOT_ADDRESS"_s, m_listenAddresses.at(contactRank));
     return env;
 }
 
@@ -112,11 +164,11 @@ QProcessEnvironment LaunchEnvironment::forRank(int rank, bool withFaults) const
     return env;
 }
 
-void LaunchEnvironment::releaseRootPort()
+void LaunchEnvironment::releasePorts()
 {
-    if (m_portHolder)
-        m_portHolder->close();
-    m_portHolder.reset();
+    for (const auto &holder : m_portHolders)
+        holder->close();
+    m_portHolders.clear();
 }
 
 } // namespace mmpi::tools

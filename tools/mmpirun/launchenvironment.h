@@ -13,6 +13,7 @@
 #include <QVariantMap>
 
 #include <memory>
+#include <vector>
 
 QT_BEGIN_NAMESPACE
 class QTcpServer;
@@ -24,7 +25,10 @@ class LaunchEnvironment
 {
 public:
     // Makes the key and the root address; for tcp it finds a free port on
-    // 127.0.0.1 and holds it until releaseRootPort(). Fails only if no port can be had.
+    // 127.0.0.1 and holds it until releasePorts(). With --respawn every
+    // rank gets a fixed listen address (a port held the same way on tcp), so
+    // that a replacement of rank 0 knows where the survivors are. Fails only
+    // if no port can be had.
     static Result<LaunchEnvironment> create(const LaunchOptions &options);
 
     LaunchEnvironment(LaunchEnvironment &&) noexcept;
@@ -36,23 +40,34 @@ public:
     QProcessEnvironment forRank(int rank, bool withFaults = true) const;
     // forRank() for a node that replaces a failed one: MMPI_REJOIN=1, and
     // no scripted faults (they would strike it again).
-    QProcessEnvironment forReplacement(int rank) const;
+    // With --respawn the replacement listens at a new fixed address; one of
+    // rank 0 joins through `contactRank` (a running rank).
+    QProcessEnvironment forReplacement(int rank, int contactRank);
+    // Whether a replacement of rank 0 can find the survivors (--respawn).
+    bool knowsEveryAddress() const;
     QString rootAddress() const { return m_rootAddress; }
 
-    // Frees the port held for rank 0; call it just before starting the nodes
-    // so that nothing else is likely to take the port in between.
-    void releaseRootPort();
+    // Frees the ports held for the ranks; call it just before starting the
+    // nodes so that nothing else is likely to take a port in between.
+    void releasePorts();
 
 private:
     LaunchEnvironment() = default;
+    // Listens on a free port of 127.0.0.1 until releasePorts().
+    Result<quint16> holdPort();
+    void moveToFreshAddress(int rank);
 
     QProcessEnvironment m_common;
     // Given to every node as MMPI_TRANSPORT_OPTIONS, with its rank; empty: none.
     QVariantMap m_transportOptions;
     QString m_rootAddress;
-    // By rank, with --rank-address; given to each node as MMPI_LISTEN_ADDRESS.
+    // By rank, with --rank-address or --respawn; given to each node as
+    // MMPI_LISTEN_ADDRESS.
     QStringList m_listenAddresses;
-    std::unique_ptr<QTcpServer> m_portHolder;
+    std::vector<std::unique_ptr<QTcpServer>> m_portHolders;
+    bool m_everyAddressFixed = false;
+    QStringList m_rankHosts;   // --rank-address, by rank
+    QList<int> m_replacements; // by rank: how many replaced it so far
 };
 
 } // namespace mmpi::tools

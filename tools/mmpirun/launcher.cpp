@@ -167,7 +167,7 @@ void Launcher::start()
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
     };
-    m_environment.releaseRootPort();
+    m_environment.releasePorts();
     for (auto &node : m_nodes) {
         // A node that failed to start at once has already stopped the job.
         if (m_cause != StopCause::None)
@@ -179,7 +179,7 @@ void Launcher::start()
 
 void Launcher::startNode(Node &node)
 {
-    node.process.setProcessEnvironment(node.replacement ? m_environment.forReplacement(node.rank)
+    node.process.setProcessEnvironment(node.replacement ? m_environment.forReplacement(node.rank, contactFor(node.rank))
                                                         : m_environment.forRank(node.rank));
     // Nodes read no input; an open pipe nobody writes to would block them forever.
     node.process.setStandardInputFile(QProcess::nullDevice());
@@ -236,7 +236,10 @@ void Launcher::onNodeFinished(Node &node, int exitCode, QProcess::ExitStatus exi
 // app's policy says so; mmpirun just provides the new process.
 bool Launcher::respawn(Node &node)
 {
-    if (node.rank == 0 || m_respawnsLeft == 0 || m_cause != StopCause::None)
+    if (m_respawnsLeft == 0 || m_cause != StopCause::None)
+        return false;
+    // Rank 0's replacement rejoins through a survivor, found at its fixed address.
+    if (node.rank == 0 && (!m_environment.knowsEveryAddress() || contactFor(0) < 0))
         return false;
     --m_respawnsLeft;
     say(u"node %1 %2; starting a replacement in rank %1 (MMPI_REJOIN=1; %3 more respawn(s) allowed)"_s
@@ -392,6 +395,18 @@ void Launcher::printSummary(int status) const
         const QString who = ranks[i].size() == 1 ? u"node "_s : u"nodes "_s;
         say(u"  %1%2: %3"_s.arg(who, rankList(ranks[i]), descriptions[i]));
     }
+}
+
+// The member a replacement of `rank` rejoins through: the root, or for rank
+// 0 the lowest other rank still running; -1 if there is none.
+int Launcher::contactFor(int rank) const
+{
+    if (rank != 0)
+        return 0;
+    for (int running : runningRanks())
+        if (running != rank)
+            return running;
+    return -1;
 }
 
 QList<int> Launcher::runningRanks() const

@@ -56,6 +56,7 @@ private:
     int exitStatus() const;
     void printSummary(int status) const;
     QList<int> runningRanks() const;
+    int contactFor(int rank) const;
 
     LaunchOptions m_options;
     LaunchEnvironment m_environment;

@@ -69,7 +69,7 @@ struct CommandLine
         u"When a node exits with a non-zero status or crashes, let the other nodes run "
         "to completion instead of stopping them (default: off)."_s};
     QCommandLineOption respawn{u"respawn"_s,
-        u"When a node of rank 1 or more crashes or exits non-zero, start a replacement in its rank "
+        u"When a node crashes or exits non-zero, start a replacement in its rank "
         "with MMPI_REJOIN=1 (it rejoins the formed world: REBUILD), at most N times in all; a "
         "replacement runs without --fault events (default: 0)."_s, u"N"_s, u"0"_s};
     QCommandLineOption noPrefix{u"no-prefix"_s,
@@ -100,8 +100,10 @@ Environment of every node (the rest is inherited from mmpirun):
   MMPI_ROOT_ADDRESS          where rank 0 listens: local://mmpi-<pid>-<8 hex digits>,
                              tcp://127.0.0.1:<free port> or sim://mmpi-<pid>-<8 hex digits>
                              (with --rank-address: tcp://<address of rank 0>:<free port>)
-  MMPI_LISTEN_ADDRESS        --rank-address only: where this node listens,
-                             tcp://<its address>:0 (rank 0: MMPI_ROOT_ADDRESS)
+  MMPI_LISTEN_ADDRESS        --rank-address: where this node listens,
+                             tcp://<its address>:0 (rank 0: MMPI_ROOT_ADDRESS);
+                             --respawn: a fixed address per rank (a replacement of
+                             rank 0 rejoins through a survivor's: MMPI_ROOT_ADDRESS)
   MMPI_TRANSPORT_OPTIONS     sim only: the transport options as a JSON object (link,
                              latencyMs, bandwidth, faults, rank, worldSize)
   MMPI_WORLD_KEY             a fresh random 32-byte world key, hex-encoded (64 digits);
