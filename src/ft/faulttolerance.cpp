@@ -53,13 +53,14 @@ FaultTolerance::FaultTolerance(World *world, QObject *parent)
 {
     connect(world, &World::nodeLost, this, &FaultTolerance::handleNodeLost);
     connect(world, &World::nodeRejoined, this, &FaultTolerance::handleNodeRejoined);
+    connect(world, &World::spareNotFound, this, &FaultTolerance::handleSpareNotFound);
 }
 
 FaultTolerance::~FaultTolerance() = default;
 
 Operation<void> FaultTolerance::protect(const Communicator &comm)
 {
-    if (m_world && m_world->config().rejoin)
+    if (m_world && m_world->isReplacement())
         return awaitWelcome(comm);
     const Operation<Communicator> dup = comm.dup();
     QPointer<FaultTolerance> self(this);

@@ -11,6 +11,7 @@
 #include <mmpi/core/logging.h>
 
 #include <QThread>
+#include <QTimer>
 
 #include <algorithm>
 
@@ -153,6 +154,30 @@ void FaultTolerance::prepareRebuild(const QList<int> &failed, quint32 id)
         waiting << QString::number(rank);
     qCWarning(lcFt).noquote() << "REBUILD: rank(s)" << waiting.join(u", ")
                               << "stay blank until new nodes rejoin the world in their place";
+    if (m_invitesSpares)
+        inviteSpares();
+}
+
+void FaultTolerance::inviteSpares()
+{
+    if (!m_world || speaker({}) != m_comm.worldRank(m_comm.rank()))
+        return;
+    for (int worldRank : sorted(m_awaited - m_rejoined))
+        m_world->inviteSpare(worldRank);
+}
+
+// A spare may come later (someone opens the app): look again while the rank waits.
+void FaultTolerance::handleSpareNotFound(int worldRank, const Error &reason)
+{
+    if (!m_awaited.contains(worldRank) || m_rejoined.contains(worldRank))
+        return;
+    qCInfo(lcFt).noquote() << reason.message << "; looking again";
+    QTimer::singleShot(m_world ? m_world->config().heartbeatInterval : std::chrono::milliseconds(1000), this,
+                       [this, worldRank] {
+                           if (m_world && m_invitesSpares && m_awaited.contains(worldRank)
+                               && !m_rejoined.contains(worldRank))
+                               m_world->inviteSpare(worldRank);
+                       });
 }
 
 void FaultTolerance::handleNodeRejoined(int worldRank)
@@ -196,14 +221,18 @@ void FaultTolerance::finishRebuild()
     Q_EMIT ranksRebuilt(replaced);
 }
 
-// The lowest member that was there all along speaks for the survivors.
-void FaultTolerance::sendWelcome(const QList<int> &replacedWorld)
+int FaultTolerance::speaker(const QList<int> &replacedWorld) const
 {
     const QList<int> group = m_comm.group();
-    const auto speaker = std::find_if(group.begin(), group.end(), [&](int worldRank) {
+    const auto first = std::find_if(group.begin(), group.end(), [&](int worldRank) {
         return !m_blank.contains(worldRank) && !replacedWorld.contains(worldRank);
     });
-    if (speaker == group.end() || *speaker != m_comm.worldRank(m_comm.rank()))
+    return first == group.end() ? NoRank : *first;
+}
+
+void FaultTolerance::sendWelcome(const QList<int> &replacedWorld)
+{
+    if (speaker(replacedWorld) != m_comm.worldRank(m_comm.rank()))
         return;
     auto service = Communicator::service(*m_world);
     if (!service) {
@@ -211,7 +240,7 @@ void FaultTolerance::sendWelcome(const QList<int> &replacedWorld)
         return;
     }
     const QList<qint64> welcome =
-        encodeWelcome(m_comm.id(), m_control.id(), group, sorted(m_blank), replacedWorld);
+        encodeWelcome(m_comm.id(), m_control.id(), m_comm.group(), sorted(m_blank), replacedWorld);
     for (int worldRank : replacedWorld)
         service->isend(worldRank, WelcomeTag, welcome);
 }

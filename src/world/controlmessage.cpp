@@ -40,7 +40,7 @@ void read(QDataStream &s, Response &m)
 {
     quint8 purpose = 0;
     s >> purpose >> m.nonce >> m.mac >> m.nodeId >> m.rank >> m.listenAddress;
-    if (purpose < quint8(LinkPurpose::Join) || purpose > quint8(LinkPurpose::RejoinVia))
+    if (purpose < quint8(LinkPurpose::Join) || purpose > quint8(LinkPurpose::Invite))
         s.setStatus(QDataStream::ReadCorruptData);
     m.purpose = LinkPurpose(purpose);
 }

@@ -28,11 +28,19 @@ enum class ControlType : qint32 {
 // Rejoin: a replacement for a lost member, linking to each survivor (REBUILD);
 // RejoinVia: its first such link, to the member that answers with the rank
 // table (the root, or any survivor when rank 0 itself is replaced).
-enum class LinkPurpose : quint8 { Join = 1, Mesh = 2, Resume = 3, Rejoin = 4, RejoinVia = 5 };
+// Invite: a member offers a spare (a node advertising the world) a lost
+// member's rank; the spare then rejoins like a replacement.
+enum class LinkPurpose : quint8 { Join = 1, Mesh = 2, Resume = 3, Rejoin = 4, RejoinVia = 5, Invite = 6 };
 
 inline bool isRejoin(LinkPurpose purpose)
 {
     return purpose == LinkPurpose::Rejoin || purpose == LinkPurpose::RejoinVia;
+}
+
+// The member at the other end sends the replacement the rank table.
+inline bool startsRejoin(LinkPurpose purpose)
+{
+    return purpose == LinkPurpose::RejoinVia || purpose == LinkPurpose::Invite;
 }
 
 constexpr int NonceSize = 32;

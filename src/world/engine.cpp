@@ -52,10 +52,14 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     , m_flushTimer(this)
     , m_heartbeatTimer(this)
     , m_ackTimer(this)
+    , m_inviteTimer(this)
     , m_detector(std::make_shared<FailureDetector>(config.heartbeatInterval, config.heartbeatTimeout))
 {
+    m_rejoining = config.rejoin;
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, &Engine::handleDeadline);
+    m_inviteTimer.setSingleShot(true);
+    connect(&m_inviteTimer, &QTimer::timeout, this, &Engine::handleInviteTimeout);
     m_discoveryTimer.setSingleShot(true);
     connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::handleDiscoveryTimeout);
     m_closeTimer.setSingleShot(true);
@@ -303,7 +307,7 @@ void Engine::handleRootHandshakeFailed(const Error &error)
 {
     m_lastRootError = error.message;
     // A replacement is refused until the root has given the old node up.
-    if (!isTransient(error) && !m_config.rejoin)
+    if (!isTransient(error) && !m_rejoining)
         return fail(error);
     // The root may not be listening yet: mmpirun starts every rank at once.
     qCDebug(lcWorld).noquote() << "root not reachable yet:" << error.message;
@@ -314,9 +318,16 @@ Result<void> Engine::admitToNode(const PeerIdentity &peer) const
 {
     if (formsAsRoot() && m_config.mode == WorldConfig::Mode::Launched)
         return refusal(QStringLiteral("unexpected link to the root"));
+    if (peer.purpose == LinkPurpose::Invite) {
+        if (m_config.mode != WorldConfig::Mode::Discovered || m_config.isRoot())
+            return refusal(QStringLiteral("only a node that advertises itself can be invited"));
+        if (m_contact != NoRank && m_contact < m_peers.size() && m_peers.at(m_contact).link)
+            return refusal(QStringLiteral("this node has already joined a world"));
+        return success();
+    }
     // A replacement dials every member itself; a member dialling it now is
     // still looking for the node it replaces.
-    if (m_config.rejoin)
+    if (m_rejoining)
         return refusal(QStringLiteral("this node is rejoining as rank %1 and accepts no links until it has")
                            .arg(m_rank));
     if (peer.purpose == LinkPurpose::Join) {
@@ -350,16 +361,22 @@ void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
         attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
         return checkMeshComplete();
     }
-    // A replacement of rank 0 may join through any survivor.
-    const bool contactRankOk = m_config.rejoin && m_rank == 0 ? peer.rank > 0 && peer.rank < m_size : peer.rank == 0;
+    // A replacement of rank 0 may join through any survivor, a spare
+    // through whichever member invited it.
+    const bool invited = peer.purpose == LinkPurpose::Invite;
+    if (invited)
+        m_rejoining = true;
+    const bool contactRankOk = invited                       ? peer.rank >= 0
+                               : m_rejoining && m_rank == 0 ? peer.rank > 0 && peer.rank < m_size
+                                                            : peer.rank == 0;
     if (!contactRankOk)
         return fail({ErrorCode::ProtocolViolation,
                      QStringLiteral("the %1 at %2 claims rank %3")
-                         .arg(m_config.rejoin ? QStringLiteral("member") : QStringLiteral("root"), link->peerAddress())
+                         .arg(m_rejoining ? QStringLiteral("member") : QStringLiteral("root"), link->peerAddress())
                          .arg(peer.rank)});
     if (m_config.mode == WorldConfig::Mode::Discovered) {
         m_transport->stopAdvertising();
-        m_peers.resize(1);
+        m_peers.resize(peer.rank + 1);
     }
     qCInfo(lcWorld).noquote() << "joined rank" << peer.rank << "at" << link->peerAddress();
     m_contact = peer.rank;
@@ -374,7 +391,7 @@ void Engine::handleRankTable(const Frame &frame)
     const auto &entries = table->entries;
     const auto mine = std::find_if(entries.begin(), entries.end(),
                                    [this](const RankEntry &e) { return e.nodeId == m_nodeId; });
-    if (mine == entries.end() || (mine->rank == 0 && !m_config.rejoin)
+    if (mine == entries.end() || (mine->rank == 0 && !m_rejoining) || mine->rank == m_contact
         || (m_config.mode == WorldConfig::Mode::Launched && mine->rank != m_rank))
         return fail({ErrorCode::ProtocolViolation, QStringLiteral("the rank table does not list this node")});
     m_rank = mine->rank;
@@ -396,7 +413,7 @@ void Engine::handleRankTable(const Frame &frame)
         }
         attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
     }
-    if (m_config.rejoin)
+    if (m_rejoining)
         return linkSurvivors();
     for (int rank = 1; rank < m_rank; ++rank)
         dialMember(rank);
@@ -413,7 +430,7 @@ void Engine::dialMember(int rank)
     auto link = m_transport->connectTo(m_peers.at(rank).info.address);
     if (!link)
         return fail(link.error());
-    const LinkPurpose purpose = m_config.rejoin ? LinkPurpose::Rejoin : LinkPurpose::Mesh;
+    const LinkPurpose purpose = m_rejoining ? LinkPurpose::Rejoin : LinkPurpose::Mesh;
     auto *handshake = Handshake::connect(*link, identity(), purpose, m_config.handshakeTimeout, this);
     connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
         // The node id (bound into the acceptor's MAC) decides who this is: the
@@ -430,7 +447,7 @@ void Engine::dialMember(int rank)
     connect(handshake, &Handshake::failed, this, [this, rank](Link *l, const Error &e) {
         if (l)
             l->deleteLater();
-        if (m_config.rejoin) {
+        if (m_rejoining) {
             m_lastRejoinError = e.message;
             qCDebug(lcWorld).noquote() << "rank" << rank << "did not admit this node yet:" << e.message;
         } else if (!isTransient(e)) {
@@ -442,7 +459,7 @@ void Engine::dialMember(int rank)
 
 void Engine::checkMeshComplete()
 {
-    if (m_config.rejoin)
+    if (m_rejoining)
         return checkRejoinComplete();
     if (!m_haveTable || m_meshReadySent)
         return;
@@ -883,12 +900,12 @@ QString Engine::describeMissing() const
     if (m_peers.isEmpty() || m_contact == m_rank || !m_peers.at(m_contact).link)
         return discovered ? QStringLiteral("no root of world '%1' contacted this node").arg(m_config.worldName)
                           : QStringLiteral("could not join the %1 at %2 (%3)")
-                                .arg(m_config.rejoin ? QStringLiteral("member") : QStringLiteral("root"),
+                                .arg(m_rejoining ? QStringLiteral("member") : QStringLiteral("root"),
                                      m_config.rootAddress,
                                      m_lastRootError.isEmpty() ? QStringLiteral("no answer") : m_lastRootError);
     if (!m_haveTable)
         return QStringLiteral("the root sent no rank table");
-    if (m_config.rejoin && !missing.isEmpty()) {
+    if (m_rejoining && !missing.isEmpty()) {
         QList<int> refusing;
         for (int r : std::as_const(missing))
             if (!m_peers.at(r).info.address.isEmpty())
@@ -926,12 +943,12 @@ void Engine::becomeFormed()
     qCInfo(lcWorld) << "world formed: rank" << m_rank << "of" << m_size << "in" << m_clock.elapsed() << "ms";
     startFailureDetector();
     // formed() first: World publishes rank and size before the state.
-    Q_EMIT formed(m_rank, nodes);
+    Q_EMIT formed(m_rank, nodes, m_rejoining);
     setState(World::State::Formed);
     for (const Frame &frame : std::exchange(m_earlyFrames, {}))
         Q_EMIT frameReceived(frame);
     m_earlyBytes = 0;
-    if (m_config.rejoin)
+    if (m_rejoining)
         reportAbsentMembers();
 }
 

@@ -45,6 +45,10 @@ public:
     void close();
     // Pause or resume reading from `rank`'s link (receiver flow control).
     void setReceiving(int rank, bool enabled);
+    // Formed: look for a spare (a node advertising this world, not in one)
+    // and offer it `rank`, a member this node has given up (REBUILD).
+    // nodeRejoined(rank) or spareNotFound(rank) tells how it went.
+    void inviteSpare(int rank);
     // Drop every link at once (destruction without close()).
     void shutdown();
     // A frame another thread read from `rank`'s link (see FrameWaiter), in
@@ -61,7 +65,8 @@ Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
     void formationProgress(int joined, int expected);
     void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
-    void formed(int rank, const QList<mmpi::NodeInfo> &nodes);
+    // `replacement`: this node took a lost member's rank in a formed world.
+    void formed(int rank, const QList<mmpi::NodeInfo> &nodes, bool replacement);
     void failed(const mmpi::Error &error);
     void peerRefused(const QString &peer, const mmpi::Error &reason);
     void frameReceived(const mmpi::Frame &frame);
@@ -75,6 +80,8 @@ Q_SIGNALS:
     // A replacement node took the lost member's rank (REBUILD); `info` is its
     // identity. Its streams start afresh: nothing from the old node carries over.
     void nodeRejoined(int rank, const mmpi::NodeInfo &info);
+    // inviteSpare(rank) ended without a spare taking the rank.
+    void spareNotFound(int rank, const mmpi::Error &reason);
 
 private:
     struct Peer
@@ -155,6 +162,10 @@ private:
     bool formsAsRoot() const { return m_config.isRoot() && !m_config.rejoin; }
     Result<void> admitRejoin(const PeerIdentity &peer) const;
     void handleRejoinLink(Link *link, const PeerIdentity &id);
+    void handleSpareAdvert(const PeerAdvert &advert);
+    void offerRank(int rank, const PeerAdvert &spare);
+    void handleInviteTimeout();
+    void stopInviting();
     RankTable currentRankTable() const;
     void linkSurvivors();
     void checkRejoinComplete();
@@ -202,6 +213,14 @@ private:
     // The rank this node joined through: the root, or whichever survivor a
     // replacement of rank 0 reached at WorldConfig::rootAddress.
     int m_contact = 0;
+    // Joining a formed world in a lost member's place: launched so
+    // (WorldConfig::rejoin), or a spare that a member invited.
+    bool m_rejoining = false;
+    // A member looking for spares (inviteSpare): the ranks still offered,
+    // and the spares already asked (each is asked once per search).
+    QSet<int> m_invited;
+    QSet<QString> m_sparesAsked;
+    bool m_inviting = false;
     int m_rootAttempts = 0;
     QString m_lastRejoinError;
     bool m_deadlineGraceUsed = false;
@@ -216,6 +235,7 @@ private:
     QTimer m_flushTimer;
     QTimer m_heartbeatTimer;
     QTimer m_ackTimer;
+    QTimer m_inviteTimer;
     QElapsedTimer m_clock;
     std::shared_ptr<FailureDetector> m_detector;
 };

@@ -10,6 +10,8 @@
 
 #include <mmpi/core/logging.h>
 
+#include <algorithm>
+
 namespace mmpi::detail {
 
 namespace {
@@ -23,7 +25,7 @@ Error rejoinRefusal(const QString &message)
 
 LinkPurpose Engine::rootPurpose() const
 {
-    return m_config.rejoin ? LinkPurpose::RejoinVia : LinkPurpose::Join;
+    return m_rejoining ? LinkPurpose::RejoinVia : LinkPurpose::Join;
 }
 
 Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
@@ -63,12 +65,105 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     if (!peer.receiving)
         link->setReading(false);
     m_detector->watch(rank, FailureDetector::Clock::now(), link->counters().framesSent);
-    if (id.purpose == LinkPurpose::RejoinVia)
+    if (startsRejoin(id.purpose))
         link->sendFrame(encodeControl(currentRankTable()));
     qCWarning(lcWorld).noquote() << "rank" << rank << "rejoined: node" << id.nodeId << "at"
                                  << id.listenAddress << "replaces the lost one";
     Q_EMIT nodeRejoined(rank, peer.info);
     Q_EMIT linkQualityChanged(rank);
+}
+
+// ---------------------------------------------------------------- spares
+
+void Engine::inviteSpare(int rank)
+{
+    const auto refuse = [this, rank](ErrorCode code, const QString &why) {
+        Q_EMIT spareNotFound(rank, {code, QStringLiteral("no spare invited to rank %1: %2").arg(rank).arg(why)});
+    };
+    if (m_state != World::State::Formed)
+        return refuse(ErrorCode::NotFormed, QStringLiteral("the world is not formed"));
+    if (rank < 0 || rank >= m_size || rank == m_rank)
+        return refuse(ErrorCode::InvalidRank, QStringLiteral("not another rank of this world of %1").arg(m_size));
+    if (m_peers.at(rank).link || m_peers.at(rank).reconnecting)
+        return refuse(ErrorCode::InvalidRank, QStringLiteral("rank %1 is still a member here").arg(rank));
+    m_invited.insert(rank);
+    if (!m_inviting) {
+        connect(m_transport, &Transport::peerDiscovered, this, &Engine::handleSpareAdvert, Qt::UniqueConnection);
+        if (auto started = m_transport->startDiscovery(m_config.worldName); !started) {
+            m_invited.remove(rank);
+            return refuse(started.error().code, started.error().message);
+        }
+        m_inviting = true;
+        m_sparesAsked.clear();
+        qCInfo(lcWorld).noquote() << "looking for a spare of world" << m_config.worldName << "to take rank" << rank;
+    }
+    m_inviteTimer.start(m_config.discoveryTimeout);
+}
+
+void Engine::handleSpareAdvert(const PeerAdvert &advert)
+{
+    if (m_invited.isEmpty() || advert.worldName != m_config.worldName || advert.nodeId == m_nodeId
+        || m_sparesAsked.contains(advert.nodeId))
+        return;
+    const bool member = std::any_of(m_peers.cbegin(), m_peers.cend(),
+                                    [&](const Peer &p) { return p.info.nodeId == advert.nodeId; });
+    if (member)
+        return;
+    m_sparesAsked.insert(advert.nodeId);
+    const int rank = *std::min_element(m_invited.cbegin(), m_invited.cend());
+    m_invited.remove(rank); // offered to this spare; offered again if it says no
+    offerRank(rank, advert);
+}
+
+void Engine::offerRank(int rank, const PeerAdvert &spare)
+{
+    const auto offerAgain = [this, rank, spare](const QString &why) {
+        qCInfo(lcWorld).noquote() << "the spare at" << spare.address << "did not take rank" << rank << ":" << why;
+        if (m_inviting && !m_peers.at(rank).link)
+            m_invited.insert(rank);
+    };
+    auto link = m_transport->connectTo(spare.address);
+    if (!link)
+        return offerAgain(link.error().message);
+    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Invite, m_config.handshakeTimeout, this);
+    connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
+        const Peer &lost = m_peers.at(rank);
+        if (m_state != World::State::Formed || lost.link || lost.reconnecting) {
+            l->close();
+            l->deleteLater();
+            return;
+        }
+        handleRejoinLink(l, {LinkPurpose::Invite, peer.nodeId, rank, peer.listenAddress});
+        if (m_invited.isEmpty())
+            stopInviting();
+    });
+    connect(handshake, &Handshake::failed, this, [offerAgain](Link *l, const Error &e) {
+        if (l)
+            l->deleteLater();
+        offerAgain(e.message);
+    });
+}
+
+void Engine::handleInviteTimeout()
+{
+    const QSet<int> unanswered = std::exchange(m_invited, {});
+    stopInviting();
+    for (int rank : unanswered)
+        Q_EMIT spareNotFound(rank, {ErrorCode::DiscoveryFailed,
+                                    QStringLiteral("no spare of world '%1' took rank %2 within %3 ms")
+                                        .arg(m_config.worldName)
+                                        .arg(rank)
+                                        .arg(m_config.discoveryTimeout.count())});
+}
+
+void Engine::stopInviting()
+{
+    if (!m_inviting)
+        return;
+    m_inviting = false;
+    m_inviteTimer.stop();
+    m_transport->stopDiscovery();
+    disconnect(m_transport, &Transport::peerDiscovered, this, &Engine::handleSpareAdvert);
 }
 
 // Members this node no longer has (left or lost) go out without an address:

@@ -78,7 +78,9 @@ void World::form(const WorldConfig &config)
     connect(engine, &detail::Engine::stateChanged, this, &World::handleEngineState);
     connect(engine, &detail::Engine::formationProgress, this, &World::formationProgress);
     connect(engine, &detail::Engine::discoveryProgress, this, &World::discoveryProgress);
-    connect(engine, &detail::Engine::formed, this, [this, engine](int rank, const QList<NodeInfo> &nodes) {
+    connect(engine, &detail::Engine::formed, this, [this, engine](int rank, const QList<NodeInfo> &nodes,
+                                                                  bool replacement) {
+        d->replacement = replacement;
         {
             QMutexLocker lock(&d->mutex);
             d->nodes = nodes;
@@ -97,6 +99,7 @@ void World::form(const WorldConfig &config)
         d->error = error;
     });
     connect(engine, &detail::Engine::peerRefused, this, &World::peerRefused);
+    connect(engine, &detail::Engine::spareNotFound, this, &World::spareNotFound);
     // Queued to this thread, in the order the engine emitted them.
     connect(engine, &detail::Engine::nodeSuspect, this, &World::nodeSuspect);
     connect(engine, &detail::Engine::nodeAlive, this, &World::nodeAlive);
@@ -305,6 +308,21 @@ void World::setReceiving(int rank, bool enabled)
         return engine->setReceiving(rank, enabled);
     QMetaObject::invokeMethod(engine, [engine, rank, enabled] { engine->setReceiving(rank, enabled); },
                               Qt::QueuedConnection);
+}
+
+bool World::isReplacement() const
+{
+    return d->replacement;
+}
+
+void World::inviteSpare(int rank)
+{
+    detail::Engine *engine = d->engine;
+    if (!engine) {
+        Q_EMIT spareNotFound(rank, {ErrorCode::NotFormed, QStringLiteral("no spare invited: the world is not formed")});
+        return;
+    }
+    QMetaObject::invokeMethod(engine, [engine, rank] { engine->inviteSpare(rank); }, Qt::QueuedConnection);
 }
 
 Result<LinkQuality> World::linkQuality(int rank) const

@@ -26,6 +26,7 @@ public:
     std::atomic<World::State> state{World::State::Idle};
     std::atomic<int> rank{NoRank};
     std::atomic<int> size{0};
+    std::atomic<bool> replacement{false};
     const QString nodeId = QUuid::createUuid().toString(QUuid::WithoutBraces);
     mutable QMutex mutex; // guards error and nodes
     Error error;

@@ -70,6 +70,25 @@ public:
         return m_worlds.at(size_t(rank))->waitForFormed().hasValue();
     }
 
+    // A spare (a Discovered node no root took) starts advertising; the
+    // survivors' FaultTolerance invites it to `rank` (killed before). True
+    // once it formed in that rank.
+    bool takeSpare(int rank)
+    {
+        auto world = std::make_unique<World>();
+        m_comms.at(size_t(rank)) = *Communicator::world(*world);
+        WorldConfig config = m_harness.config(rank, size());
+        if (m_tweak)
+            m_tweak(config);
+        config.mode = WorldConfig::Mode::Discovered;
+        config.rank = NoRank;
+        config.rootAddress.clear();
+        world->form(config);
+        m_worlds.at(size_t(rank)) = std::move(world);
+        const World &spare = *m_worlds.at(size_t(rank));
+        return m_worlds.at(size_t(rank))->waitForFormed().hasValue() && spare.rank() == rank;
+    }
+
 private:
     WorldHarness m_harness;
     std::function<void(WorldConfig &)> m_tweak;

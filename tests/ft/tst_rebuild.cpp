@@ -205,6 +205,30 @@ private Q_SLOTS:
         QCOMPARE(nodes[size_t(victim)]->store.epochs(), QList<quint64>{1});
     }
 
+    // With setInvitesSpares the survivors find a spare themselves: a node
+    // that advertises the world takes the lost rank, with no address given.
+    void spareFoundByDiscoveryIsRebuilt()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = protectAll(w);
+        QVERIFY(!all.empty());
+        for (const Member &m : all)
+            m.ft->setInvitesSpares(true);
+        w.kill(1);
+        all[1] = {};
+        for (int r : {0, 2, 3})
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 1, Patience);
+        QVERIFY(w.takeSpare(1));
+        QVERIFY(w.world(1)->isReplacement());
+        all[1] = protect(w, 1);
+        for (const Member &m : all) {
+            QTRY_COMPARE_WITH_TIMEOUT(m.rebuilt->size(), 1, Patience);
+            QCOMPARE(m.ft->blankRanks(), QList<int>{});
+        }
+        QCOMPARE(sumOfRanks(all), (QList<qint64>{10, 10, 10, 10}));
+    }
+
     void recoverWithoutAnyCopyFailsOnEveryMember()
     {
         CommWorld w(QStringLiteral("local"), 3);

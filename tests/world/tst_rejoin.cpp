@@ -3,7 +3,8 @@
 // node, and frames flow both ways again with fresh streams. A replacement for
 // a member that is still there is refused until its deadline, saying why;
 // members gone before the replacement came are lost to it from the start;
-// rank 0 is replaced through a survivor.
+// rank 0 is replaced through a survivor; a spare found by discovery takes a
+// lost rank when a survivor invites it.
 #include "worldharness.h"
 
 #include <mmpi/world/world.h>
@@ -72,6 +73,9 @@ private Q_SLOTS:
     void membersGoneBeforeAreLostToReplacement();
     void rootRejoinsThroughSurvivor_data();
     void rootRejoinsThroughSurvivor();
+    void spareTakesLostRank_data();
+    void spareTakesLostRank();
+    void spareNotFoundSaysWhy();
     void rejoinNeedsAMemberAddress();
 };
 
@@ -221,6 +225,86 @@ void TestRejoin::rootRejoinsThroughSurvivor()
         QString problem;
         QVERIFY2(harness.allToAllWorks(worlds, &problem), qPrintable(problem));
     }
+}
+
+// A spare (a node that advertises the world and is in none) takes a lost
+// rank when a survivor invites it, then links to the others like any
+// replacement; no address or rank is given to it beforehand.
+void TestRejoin::spareTakesLostRank_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::addColumn<int>("victim");
+    QTest::newRow("local, rank 1") << QStringLiteral("local") << 1;
+    QTest::newRow("local, rank 0") << QStringLiteral("local") << 0;
+    QTest::newRow("tcp, rank 1") << QStringLiteral("tcp") << 1;
+}
+
+void TestRejoin::spareTakesLostRank()
+{
+    QFETCH(QString, transport);
+    QFETCH(int, victim);
+    WorldHarness harness(transport, WorldConfig::Mode::Launched);
+    auto worlds = formWorld(harness, 3);
+    QCOMPARE(worlds.size(), size_t(3));
+    const int inviter = victim == 0 ? 1 : 0;
+    const int other = 3 - victim - inviter;
+    QSignalSpy lostInviter(worlds[inviter], &World::nodeLost);
+    QSignalSpy lostOther(worlds[other], &World::nodeLost);
+    QSignalSpy rejoinedOther(worlds[other], &World::nodeRejoined);
+    QSignalSpy notFound(worlds[inviter], &World::spareNotFound);
+    harness.destroy(worlds[victim]);
+    QVERIFY(waitForLoss({&lostInviter, &lostOther}, victim));
+
+    WorldConfig spare = quickLoss(harness.config(1, 3));
+    spare.mode = WorldConfig::Mode::Discovered;
+    spare.rank = NoRank;
+    spare.rootAddress.clear();
+    World *newcomer = harness.start(spare);
+    QVERIFY(QTest::qWaitFor([&] { return newcomer->state() == World::State::Forming; }, Patience));
+    worlds[inviter]->inviteSpare(victim);
+    QVERIFY2(newcomer->waitForFormed(), qPrintable(newcomer->errorString()));
+    QCOMPARE(newcomer->rank(), victim);
+    QCOMPARE(newcomer->size(), 3);
+    QVERIFY(newcomer->isReplacement());
+    QVERIFY(!worlds[inviter]->isReplacement());
+    QVERIFY(QTest::qWaitFor([&] { return rejoinedOther.size() == 1; }, Patience));
+    QCOMPARE(worlds[other]->nodes().at(victim).nodeId, newcomer->nodeId());
+    QCOMPARE(notFound.size(), 0);
+    worlds[victim] = newcomer;
+    for (int round = 0; round < 2; ++round) {
+        QString problem;
+        QVERIFY2(harness.allToAllWorks(worlds, &problem), qPrintable(problem));
+    }
+}
+
+// No spare: the search ends at the discovery timeout, saying so; a rank
+// that is still a member is refused at once.
+void TestRejoin::spareNotFoundSaysWhy()
+{
+    WorldHarness harness(QStringLiteral("local"), WorldConfig::Mode::Launched);
+    std::vector<World *> worlds;
+    for (int r = 0; r < 3; ++r) {
+        WorldConfig config = quickLoss(harness.config(r, 3));
+        config.discoveryTimeout = 500ms;
+        worlds.push_back(harness.start(config));
+    }
+    for (World *w : worlds)
+        QVERIFY(w->waitForFormed());
+    QSignalSpy notFound(worlds[0], &World::spareNotFound);
+    worlds[0]->inviteSpare(2);
+    QVERIFY(QTest::qWaitFor([&] { return notFound.size() == 1; }, Patience));
+    QCOMPARE(notFound.at(0).at(0).toInt(), 2);
+    QVERIFY2(notFound.at(0).at(1).value<Error>().message.contains(QLatin1String("still a member")),
+             qPrintable(notFound.at(0).at(1).value<Error>().message));
+
+    QSignalSpy lost(worlds[0], &World::nodeLost);
+    harness.destroy(worlds[2]);
+    QVERIFY(waitForLoss({&lost}, 2));
+    worlds[0]->inviteSpare(2);
+    QVERIFY(QTest::qWaitFor([&] { return notFound.size() == 2; }, Patience));
+    const Error reason = notFound.at(1).at(1).value<Error>();
+    QCOMPARE(reason.code, ErrorCode::DiscoveryFailed);
+    QVERIFY2(reason.message.contains(QLatin1String("no spare")), qPrintable(reason.message));
 }
 
 void TestRejoin::rejoinNeedsAMemberAddress()

@@ -43,6 +43,13 @@ public:
     // the strictest policy of theirs applies: Abort, Shrink, Rebuild, Blank.
     void setPolicy(World::FailureClass failureClass, Policy policy);
     Policy policy(World::FailureClass failureClass) const;
+    // REBUILD with spares: when the survivors agree on REBUILD, the lowest
+    // of them also invites spares (World::inviteSpare: nodes advertising
+    // the world, in none yet) to take the lost ranks, and keeps looking
+    // while a rank waits. Off by default: discovery costs radio time, and a
+    // launched replacement (mmpirun --respawn) needs none.
+    void setInvitesSpares(bool invite) { m_invitesSpares = invite; }
+    bool invitesSpares() const { return m_invitesSpares; }
 
     // The communicator to use now: after SHRINK, the survivors'.
     Communicator communicator() const { return m_comm; }
@@ -82,6 +89,11 @@ private:
     void handleNodeRejoined(int worldRank);
     void finishRebuild();
     void sendWelcome(const QList<int> &worldRanks);
+    // The world rank that speaks for the survivors: the lowest member that
+    // was there all along (not blank, not among `replacedWorld`).
+    int speaker(const QList<int> &replacedWorld) const;
+    void inviteSpares();
+    void handleSpareNotFound(int worldRank, const Error &reason);
     void dropPendingRebuild();
     void adopt(const Communicator &comm, const Communicator &control);
     void startAgreement(const Communicator &control);
@@ -104,6 +116,7 @@ private:
     Communicator m_rebuiltComm;
     Communicator m_rebuiltControl;
     bool m_reconfiguring = false;
+    bool m_invitesSpares = false;
 };
 
 } // namespace mmpi

@@ -131,6 +131,20 @@ public:
     void setReceiving(int rank, bool enabled);
     // The configuration given to form().
     WorldConfig config() const;
+    // Whether this node took a lost member's rank in a world that was
+    // already formed: launched with WorldConfig::rejoin, or a spare a
+    // member invited (inviteSpare()). False until formed.
+    bool isReplacement() const;
+
+    // REBUILD with a spare: look for a node that advertises this world and
+    // is in none (a Discovered node that no root has taken yet) and offer it
+    // `rank`, a member this node has given up. It then rejoins in that rank
+    // like a launched replacement (nodeRejoined(rank) on every member).
+    // Discovery runs until every offered rank is taken, or for
+    // WorldConfig::discoveryTimeout: then spareNotFound(rank, reason). Also
+    // spareNotFound at once if the rank is still a member or the transport
+    // cannot discover. Thread-safe.
+    void inviteSpare(int rank);
 
     // How the link to `rank` is doing: status, round-trip time and when the
     // node was last heard from. Thread-safe. Errors: NotFormed, InvalidRank
@@ -201,6 +215,8 @@ Q_SIGNALS:
     // to the old node and not received are gone, and the app restores the
     // rank's state from a checkpoint (docs/fault-tolerance.md#rebuild).
     void nodeRejoined(int rank);
+    // inviteSpare(rank) found no spare that took the rank (reason says why).
+    void spareNotFound(int rank, const mmpi::Error &reason);
 
 private:
     friend class FrameWaiter; // reads links on a waiting thread
