@@ -32,7 +32,7 @@ void checkFields(const Challenge &m) { check(m.nonce.size() == NonceSize, "chall
 void checkFields(const Response &m)
 {
     check(m.nonce.size() == NonceSize && m.mac.size() == MacSize, "response nonce or MAC size");
-    check(m.purpose >= LinkPurpose::Join && m.purpose <= LinkPurpose::Rejoin, "response with an unknown purpose");
+    check(m.purpose >= LinkPurpose::Join && m.purpose <= LinkPurpose::Invite, "response with an unknown purpose");
 }
 void checkFields(const Accept &m) { check(m.mac.size() == MacSize, "accept MAC size"); }
 void checkFields(const RankTable &m)

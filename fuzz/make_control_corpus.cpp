@@ -41,10 +41,13 @@ int main(int argc, char **argv)
                             QStringLiteral("node-2"), 2, QStringLiteral("tcp://127.0.0.1:45001")};
     const Response rejoin{LinkPurpose::Rejoin, filled('\x44', NonceSize), filled('\x55', MacSize),
                           QString(), NoRank, QString()};
+    const Response invite{LinkPurpose::Invite, filled('\x47', NonceSize), filled('\x56', MacSize),
+                          QStringLiteral("node-0"), 0, QStringLiteral("local://mmpi-spare")};
     const Accept accept{filled('\x66', MacSize), 0, QStringLiteral("bt://00:1A:7D:DA:71:13")};
     const bool ok = writeSeed(dir, QStringLiteral("challenge.bin"), challenge)
         && writeSeed(dir, QStringLiteral("response.bin"), response)
         && writeSeed(dir, QStringLiteral("response-rejoin.bin"), rejoin)
+        && writeSeed(dir, QStringLiteral("response-invite.bin"), invite)
         && writeSeed(dir, QStringLiteral("accept.bin"), accept)
         && writeSeed(dir, QStringLiteral("refuse.bin"), Refuse{QStringLiteral("bad MAC ✗")})
         && writeSeed(dir, QStringLiteral("ranktable.bin"), rankTable(4))

@@ -31,7 +31,7 @@ void TestWorldConfig::init()
     for (const char *name : {"MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS",
                              "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
                              "MMPI_LISTEN_ADDRESS", "MMPI_HEARTBEAT_INTERVAL_MS", "MMPI_HEARTBEAT_TIMEOUT_MS",
-                             "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES"})
+                             "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES", "MMPI_WAIT_SPIN_US", "MMPI_REJOIN"})
         qunsetenv(name);
 }
 
@@ -78,6 +78,7 @@ void TestWorldConfig::malformedVariablesAreNamed_data()
     QTest::newRow("heartbeat interval") << QByteArray("MMPI_HEARTBEAT_INTERVAL_MS") << QByteArray("often");
     QTest::newRow("heartbeat timeout") << QByteArray("MMPI_HEARTBEAT_TIMEOUT_MS") << QByteArray("1e3");
     QTest::newRow("chunk") << QByteArray("MMPI_CHUNK_BYTES") << QByteArray("64K");
+    QTest::newRow("wait spin") << QByteArray("MMPI_WAIT_SPIN_US") << QByteArray("a while");
 }
 
 void TestWorldConfig::malformedVariablesAreNamed()
@@ -149,6 +150,7 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     qputenv("MMPI_HEARTBEAT_TIMEOUT_MS", "4000");
     qputenv("MMPI_REPLAY_BUFFER_BYTES", "16777216");
     qputenv("MMPI_CHUNK_BYTES", "262144");
+    qputenv("MMPI_WAIT_SPIN_US", "0");
     const auto config = WorldConfig::fromEnvironment();
     QVERIFY2(config, config ? "" : qPrintable(config.error().toString()));
     QCOMPARE(config->listenAddress, QStringLiteral("tcp://10.77.0.2:0"));
@@ -156,6 +158,14 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     QCOMPARE(config->heartbeatTimeout.count(), 4000);
     QCOMPARE(config->replayBufferSize, 16777216);
     QCOMPARE(config->chunkSize, 262144);
+    QCOMPARE(config->waitSpin.count(), 0);
+
+    qputenv("MMPI_WAIT_SPIN_US", "2000000");
+    const auto longSpin = WorldConfig::fromEnvironment();
+    QVERIFY(!longSpin);
+    QVERIFY2(longSpin.error().message.contains(QLatin1String("wait spin of 2000000")),
+             qPrintable(longSpin.error().message));
+    qunsetenv("MMPI_WAIT_SPIN_US");
 
     qputenv("MMPI_CHUNK_BYTES", "100");
     const auto tinyChunks = WorldConfig::fromEnvironment();
@@ -194,6 +204,15 @@ void TestWorldConfig::rootListenAddressMustBeRootAddress()
     const auto other = WorldConfig::fromEnvironment();
     QVERIFY(!other);
     QVERIFY2(other.error().message.contains(QLatin1String("MMPI_LISTEN_ADDRESS")), qPrintable(other.error().message));
+
+    // A replacement of rank 0 rejoins through a survivor at MMPI_ROOT_ADDRESS
+    // and listens elsewhere.
+    qputenv("MMPI_REJOIN", "1");
+    const auto replacement = WorldConfig::fromEnvironment();
+    QVERIFY2(replacement, replacement ? "" : qPrintable(replacement.error().toString()));
+    QVERIFY(replacement->rejoin);
+    QCOMPARE(replacement->listenAddress, QStringLiteral("tcp://10.77.0.9:4000"));
+    QCOMPARE(replacement->rootAddress, QStringLiteral("tcp://10.77.0.1:4000"));
 }
 
 void TestWorldConfig::validateHeartbeat_data()
