@@ -50,11 +50,13 @@ struct FrameWaiter::Claimed
     // together: reading them here would add a thread hand-off per fragment,
     // so the link goes back to the engine for the rest of the wait.
     bool handedOver = false;
+    quint64 frames = 0; // read so far
 
     // False: stop polling this link (handed over, paused, stopped, ended or failed).
     bool read(WorldPrivate &world)
     {
         return reader->readAvailable([&](Frame &&frame) {
+            ++frames;
             const bool fragment = frame.header.kind == FrameKind::Fragment;
             handedOver = !world.deliverRead(rank, path, std::move(frame)) && fragment;
             return !handedOver;
@@ -169,15 +171,10 @@ void FrameWaiter::pollClaimed(World &world, QList<Claimed> &claimed, const std::
         for (qsizetype i = 0; i < claimed.size(); ++i)
             fds[i + 1] = {claimed[i].reader->descriptor(), POLLIN, 0};
         const bool spinning = spin.left();
-        const int ready = ::poll(fds.data(), nfds_t(fds.size()), spinning ? 0 : RecheckMs);
-        if (ready == 0 && spinning) {
-            // Whoever sends next may be waiting for this CPU.
-            sched_yield();
-            continue;
-        }
-        if (ready == 0)
-            return;
-        spin.restart();
+        // Spinning on a link or two, a read that finds nothing costs what a
+        // poll would, and one that finds the frame saves the poll.
+        const bool readBlind = spinning && claimed.size() <= 2;
+        const int ready = readBlind ? 0 : ::poll(fds.data(), nfds_t(fds.size()), spinning ? 0 : RecheckMs);
         if (ready < 0) {
             if (errno == EINTR)
                 continue;
@@ -185,17 +182,38 @@ void FrameWaiter::pollClaimed(World &world, QList<Claimed> &claimed, const std::
             sleepUntilWoken(RecheckMs);
             return;
         }
+        if (ready == 0 && !spinning)
+            return;
         if (fds[0].revents)
             drainWakeUps();
-        for (qsizetype i = claimed.size() - 1; i >= 0; --i) {
-            if (fds[i + 1].revents && !claimed[i].read(d)) {
-                claimed[i].reader->release(this);
-                if (claimed[i].handedOver)
-                    handedOver.append(claimed[i].reader);
-                claimed.removeAt(i);
-            }
-        }
+        if (readClaimed(d, claimed, readBlind ? nullptr : fds.data() + 1, handedOver))
+            spin.restart();
+        else if (spinning)
+            sched_yield(); // whoever sends next may be waiting for this CPU
     }
+}
+
+// Reads the claimed links (those `ready` marks, or all without it) and
+// drops those to stop polling. True if any frame was read or link dropped.
+bool FrameWaiter::readClaimed(WorldPrivate &d, QList<Claimed> &claimed, const pollfd *ready,
+                              QList<std::shared_ptr<LinkReader>> &handedOver)
+{
+    bool progress = false;
+    for (qsizetype i = claimed.size() - 1; i >= 0; --i) {
+        if (ready && !ready[i].revents)
+            continue;
+        Claimed &link = claimed[i];
+        const quint64 before = link.frames;
+        const bool keep = link.read(d);
+        progress = progress || link.frames != before || !keep;
+        if (keep)
+            continue;
+        link.reader->release(this);
+        if (link.handedOver)
+            handedOver.append(link.reader);
+        claimed.removeAt(i);
+    }
+    return progress;
 }
 
 } // namespace mmpi

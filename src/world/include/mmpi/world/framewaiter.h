@@ -12,7 +12,11 @@
 #include <functional>
 #include <memory>
 
+struct pollfd;
+
 namespace mmpi {
+
+class WorldPrivate;
 
 class FrameWaiter
 {
@@ -48,6 +52,8 @@ private:
     // Polls the claimed links until finished, nothing is left to poll, or a
     // while without news (then the claims are made afresh).
     void pollClaimed(World &world, QList<Claimed> &claimed, const std::function<bool()> &finished,
+                     QList<std::shared_ptr<LinkReader>> &handedOver);
+    bool readClaimed(WorldPrivate &d, QList<Claimed> &claimed, const ::pollfd *ready,
                      QList<std::shared_ptr<LinkReader>> &handedOver);
     bool sleepUntilWoken(int timeoutMs);
     void drainWakeUps();
