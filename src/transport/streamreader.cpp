@@ -28,6 +28,9 @@ constexpr qint64 ClaimerBudget = 4 * 1024 * 1024;
 // A payload buffer starts at most this big and doubles as bytes arrive: a
 // header that announces a huge frame reserves memory only as it is sent.
 constexpr qsizetype InitialPayloadLimit = 1024 * 1024;
+// A payload this large costs more to copy out of m_staging than a recv() of
+// its header alone does.
+constexpr qsizetype LargePayload = 16 * 1024;
 
 
 } // namespace
@@ -273,7 +276,7 @@ bool StreamReader::readIntoStaging(qint64 &budget, const OwnerDelivery &deliver)
         m_end -= m_begin;
         m_begin = 0;
     }
-    const qsizetype wanted = m_staging.size() - m_end;
+    const qsizetype wanted = m_expectLarge && m_end == 0 ? FrameHeaderSize : m_staging.size() - m_end;
     const qsizetype n = receive(m_staging.data() + m_end, wanted, budget);
     if (n <= 0)
         return n == 0;
@@ -299,6 +302,7 @@ bool StreamReader::decodeStaged(const OwnerDelivery &deliver)
             return false;
         }
         const qsizetype length = qsizetype(header->payloadLength);
+        m_expectLarge = length >= LargePayload;
         if (available - FrameHeaderSize < length) {
             beginPayload(*header, head + FrameHeaderSize, available - FrameHeaderSize);
             return true;

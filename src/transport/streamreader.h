@@ -112,6 +112,10 @@ private:
     std::optional<FrameHeader> m_header;
     QByteArray m_payload;
     qsizetype m_filled = 0;
+    // The last frame had a large payload: the next one, likely another chunk
+    // of a big message, is read header first, so that its payload goes
+    // straight into its own buffer instead of through m_staging.
+    bool m_expectLarge = false;
     std::atomic<quint64> m_bytesReceived = 0;
     std::atomic<quint64> m_framesReceived = 0;
 };
