@@ -124,6 +124,7 @@ Result<void> Engine::openTransport()
     if (!transport)
         return transport.error();
     m_transport = *transport;
+    m_config.chunkSize = m_config.effectiveChunkSize(m_transport->preferredChunkSize());
     if (auto configured = m_transport->configure(m_config.transportOptions); !configured)
         return configured.error();
     connect(m_transport, &Transport::incomingLink, this, &Engine::handleIncomingLink);

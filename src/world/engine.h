@@ -34,6 +34,9 @@ public:
     ~Engine() override;
 
     void start();
+    // The chunk size in use (WorldConfig::chunkSize, or the transport's
+    // choice); fixed once the transport is open.
+    int chunkSize() const { return m_config.chunkSize; }
     // `done` (may be empty) runs on this thread once the frame is on its way.
     void sendFrame(int destination, Frame frame, SendCallback done);
     // One per rank (null for this node), made before formed() is emitted and

@@ -65,7 +65,7 @@ void World::form(const WorldConfig &config)
         return;
     }
 
-    d->chunkSize = config.chunkSize;
+    d->chunkSize = config.effectiveChunkSize(0); // until the transport has chosen
     d->waitSpin = config.waitSpin;
     {
         QMutexLocker lock(&d->mutex);
@@ -86,6 +86,7 @@ void World::form(const WorldConfig &config)
             d->nodes = nodes;
         }
         d->paths = engine->directPaths();
+        d->chunkSize = engine->chunkSize();
         d->rank = rank;
         d->size = int(nodes.size());
         // State, rank and size are all in place before anyone hears of it.

@@ -3,6 +3,7 @@
 #include <mmpi/wire/frame.h>
 
 #include <QJsonDocument>
+#include <algorithm>
 #include <QJsonObject>
 #include <QProcessEnvironment>
 
@@ -63,14 +64,18 @@ Result<void> WorldConfig::validate() const
         return badConfig(QStringLiteral("the world needs a name"));
     if (transport.isEmpty())
         return badConfig(QStringLiteral("no transport given"));
-    if (chunkSize < 1024 || chunkSize > 16 * 1024 * 1024)
-        return badConfig(QStringLiteral("chunk size %1 is out of range 1 KiB..16 MiB").arg(chunkSize));
-    if (maxMessageSize < chunkSize)
+    if (chunkSize != 0 && (chunkSize < 1024 || chunkSize > 16 * 1024 * 1024))
+        return badConfig(QStringLiteral("chunk size %1 is out of range 1 KiB..16 MiB (0: the transport's choice)")
+                             .arg(chunkSize));
+    // With chunkSize 0 the limits below hold for the smallest chunk the
+    // transport's choice is clamped to.
+    const int chunk = chunkSize != 0 ? chunkSize : 1024;
+    if (maxMessageSize < chunk)
         return badConfig(QStringLiteral("maximum message size %1 is below the chunk size %2")
-                             .arg(maxMessageSize).arg(chunkSize));
-    if (maxUnexpectedBytes < chunkSize)
+                             .arg(maxMessageSize).arg(chunk));
+    if (maxUnexpectedBytes < chunk)
         return badConfig(QStringLiteral("unexpected-message limit %1 is below the chunk size %2")
-                             .arg(maxUnexpectedBytes).arg(chunkSize));
+                             .arg(maxUnexpectedBytes).arg(chunk));
     if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0)
         return badConfig(QStringLiteral("timeouts must be positive"));
     if (heartbeatInterval.count() != 0) {
@@ -93,10 +98,18 @@ Result<void> WorldConfig::validate() const
                                         "reconnection off)").arg(reconnectGracePeriod.count()));
     // Room for a few whole fragments, or a big message would crawl one
     // fragment per ack.
-    if (replayBufferSize < 4LL * (chunkSize + FrameHeaderSize) || replayBufferSize > 1024LL * 1024 * 1024)
+    if (replayBufferSize < 4LL * (chunk + FrameHeaderSize) || replayBufferSize > 1024LL * 1024 * 1024)
         return badConfig(QStringLiteral("replay buffer of %1 bytes is out of range %2 (4 chunks)..1 GiB")
-                             .arg(replayBufferSize).arg(4LL * (chunkSize + FrameHeaderSize)));
+                             .arg(replayBufferSize).arg(4LL * (chunk + FrameHeaderSize)));
     return success();
+}
+
+int WorldConfig::effectiveChunkSize(int preferred) const
+{
+    if (chunkSize != 0)
+        return chunkSize;
+    const qint64 room = std::min({replayBufferSize / 4 - FrameHeaderSize, maxMessageSize, maxUnexpectedBytes});
+    return int(std::clamp<qint64>(preferred > 0 ? preferred : DefaultChunkSize, 1024, std::max<qint64>(room, 1024)));
 }
 
 bool WorldConfig::isLaunched()

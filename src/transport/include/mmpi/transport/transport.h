@@ -46,6 +46,10 @@ public:
     // Closed. A malformed address is an immediate BadAddress error.
     virtual Result<Link *> connectTo(const QString &address) = 0;
 
+    // The chunk size a large message is best cut into on this transport's
+    // links (WorldConfig::chunkSize 0 takes it); 0: no preference.
+    virtual int preferredChunkSize() const { return 0; }
+
     // Discovery. Default: not supported (DiscoveryFailed error).
     virtual bool supportsDiscovery() const;
     // Announce this node until stopAdvertising(); `advert.address` is the

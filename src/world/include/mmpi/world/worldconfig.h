@@ -76,7 +76,12 @@ struct WorldConfig
 
     // Messages larger than this travel as Fragment frames of this size, so a
     // big message never holds up small ones on the same link for long.
-    int chunkSize = 64 * 1024;
+    // 0: the transport's choice (256 KiB on tcp, 64 KiB elsewhere), within
+    // what the buffer limits below leave room for.
+    int chunkSize = 0;
+    static constexpr int DefaultChunkSize = 64 * 1024;
+    // The chunk size used with a transport that prefers `preferred` (0: none).
+    int effectiveChunkSize(int preferred) const;
     // Largest message (reassembled from fragments) accepted from a peer.
     qint64 maxMessageSize = 256LL * 1024 * 1024;
     // Received messages no receive has asked for yet are kept up to about
