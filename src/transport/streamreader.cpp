@@ -15,6 +15,8 @@ namespace mmpi {
 
 LinkReader::~LinkReader() = default;
 
+void LinkReader::setPayloadPlacement(PayloadPlacement) {}
+
 namespace detail {
 
 namespace {
@@ -89,6 +91,12 @@ qint64 StreamReader::bufferedBytes() const
 {
     QMutexLocker lock(&m_mutex);
     return (m_end - m_begin) + (m_header ? FrameHeaderSize + m_filled : 0);
+}
+
+void StreamReader::setPayloadPlacement(PayloadPlacement placement)
+{
+    QMutexLocker lock(&m_mutex);
+    m_placement = std::move(placement);
 }
 
 void StreamReader::setTroubleHandler(std::function<void()> handler)
@@ -253,10 +261,11 @@ qsizetype StreamReader::receive(char *into, qsizetype wanted, qint64 &budget)
 bool StreamReader::readIntoPayload(qint64 &budget, const OwnerDelivery &deliver)
 {
     const qsizetype length = qsizetype(m_header->payloadLength);
-    if (m_filled == m_payload.size())
+    if (!m_target && m_filled == m_payload.size())
         m_payload.resize(qMin(length, qMax(2 * m_payload.size(), InitialPayloadLimit)));
-    const qsizetype wanted = m_payload.size() - m_filled;
-    const qsizetype n = receive(m_payload.data() + m_filled, wanted, budget);
+    const qsizetype wanted = (m_target ? length : m_payload.size()) - m_filled;
+    char *into = (m_target ? m_target : m_payload.data()) + m_filled;
+    const qsizetype n = receive(into, wanted, budget);
     if (n <= 0)
         return n == 0;
     m_filled += n;
@@ -264,6 +273,8 @@ bool StreamReader::readIntoPayload(qint64 &budget, const OwnerDelivery &deliver)
         return n == wanted;
     const FrameHeader header = *std::exchange(m_header, std::nullopt);
     m_filled = 0;
+    if (std::exchange(m_target, nullptr))
+        return deliverPlaced(header, deliver) && n == wanted;
     return deliverFrame(header, std::exchange(m_payload, {}), deliver) && n == wanted;
 }
 
@@ -318,10 +329,28 @@ void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qs
 {
     const qsizetype length = qsizetype(header.payloadLength);
     m_header = header;
+    m_target = header.kind == FrameKind::Fragment && m_placement ? m_placement(header) : nullptr;
+    if (m_target) {
+        std::memcpy(m_target, bytes, size_t(available));
+        m_filled = available;
+        m_begin = m_end = 0;
+        return;
+    }
     m_payload = QByteArray(qMin(length, qMax(available, InitialPayloadLimit)), Qt::Uninitialized);
     std::memcpy(m_payload.data(), bytes, size_t(available));
     m_filled = available;
     m_begin = m_end = 0;
+}
+
+// Its length is right by construction; what the bytes may hold is checked
+// with the whole message they belong to.
+bool StreamReader::deliverPlaced(const FrameHeader &header, const OwnerDelivery &deliver)
+{
+    ++m_framesReceived;
+    if (deliver(Frame{header, QByteArray()}))
+        return true;
+    m_result.status = Status::Held;
+    return false;
 }
 
 bool StreamReader::deliverFrame(const FrameHeader &header, QByteArray payload, const OwnerDelivery &deliver)

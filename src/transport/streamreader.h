@@ -57,6 +57,7 @@ public:
     // met the end of the stream or an error: the owner must come and read
     // (readForOwner() then reports it). Cleared by closeDescriptor().
     void setTroubleHandler(std::function<void()> handler);
+    void setPayloadPlacement(PayloadPlacement placement) override;
 
     qint64 bufferedBytes() const;
     quint64 bytesReceived() const { return m_bytesReceived; }
@@ -77,6 +78,7 @@ private:
     bool readIntoPayload(qint64 &budget, const OwnerDelivery &deliver);
     bool readIntoStaging(qint64 &budget, const OwnerDelivery &deliver);
     bool decodeStaged(const OwnerDelivery &deliver);
+    bool deliverPlaced(const FrameHeader &header, const OwnerDelivery &deliver);
     bool deliverFrame(const FrameHeader &header, QByteArray payload, const OwnerDelivery &deliver);
     void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
     bool holding() const { return m_stopped || m_paused; }
@@ -111,7 +113,10 @@ private:
     // A frame whose payload is being read straight into its own buffer.
     std::optional<FrameHeader> m_header;
     QByteArray m_payload;
+    // Or, placed (setPayloadPlacement), where its payload goes instead.
+    char *m_target = nullptr;
     qsizetype m_filled = 0;
+    PayloadPlacement m_placement;
     // The last frame had a large payload: the next one, likely another chunk
     // of a big message, is read header first, so that its payload goes
     // straight into its own buffer instead of through m_staging.

@@ -4,6 +4,7 @@
 #include <mmpi/transport/transportregistry.h>
 #include <mmpi/wire/framedecoder.h>
 
+#include <QThread>
 #include <QtEndian>
 
 #include <algorithm>
@@ -546,9 +547,28 @@ void Engine::connectLink(int rank, Link *link)
             pump(rank);
     });
     connect(link, &Link::frameReceived, this, [this, rank](const Frame &f) { handleOwnFrame(rank, f); });
+    placeFragmentsOf(rank, link);
     connect(link, &Link::stateChanged, this, [this, rank, link](Link::State state) {
         if (state == Link::State::Closed)
             handleLinkClosed(rank, link);
+    });
+}
+
+// A large message's chunks are read straight into the message being
+// reassembled, when this thread reads them and no earlier frame of the peer
+// waits elsewhere (that one might be the chunk before).
+void Engine::placeFragmentsOf(int rank, Link *link)
+{
+    const std::shared_ptr<LinkReader> reader = link->reader();
+    if (!reader)
+        return;
+    const Peer &peer = m_peers.at(rank);
+    if (!peer.path || !peer.reassembler)
+        return;
+    reader->setPayloadPlacement([this, path = peer.path, reassembler = peer.reassembler](const FrameHeader &h) {
+        if (QThread::currentThread() != thread() || path->readBacklog() != 0)
+            return static_cast<char *>(nullptr);
+        return reassembler->placeNext(h);
     });
 }
 
@@ -565,7 +585,7 @@ void Engine::handleOwnFrame(int rank, const Frame &frame)
 {
     const std::shared_ptr<DirectPath> path = m_peers[rank].path;
     bool ackDue = false;
-    if (auto ok = path->accept(frame.header, frame.payload.size(), ackDue); !ok)
+    if (auto ok = path->accept(frame.header, qint64(frame.header.payloadLength), ackDue); !ok)
         return closeLink(rank, ok.error());
     if (ackDue)
         sendAck(rank);

@@ -141,6 +141,7 @@ private:
     void handleFragment(int rank, const Frame &fragment);
     void handleLinkClosed(int rank, Link *link);
     void connectLink(int rank, Link *link);
+    void placeFragmentsOf(int rank, Link *link);
     void pump(int rank);
     void handleAck(int rank, const Frame &frame);
     void sendAcks();

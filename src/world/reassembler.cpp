@@ -50,6 +50,19 @@ Result<void> Reassembler::checkContinues(const FrameHeader &h) const
     return success();
 }
 
+char *Reassembler::placeNext(const FrameHeader &header)
+{
+    if (!m_message || (header.flags & FirstFragment) || !checkContinues(header))
+        return nullptr;
+    QByteArray &payload = m_message->payload;
+    if (payload.size() + qint64(header.payloadLength) > m_expected
+        || payload.capacity() < payload.size() + qsizetype(header.payloadLength))
+        return nullptr;
+    // Past size(), within the reserved capacity: resize() in add() keeps it.
+    m_placed = payload.size();
+    return payload.data() + payload.size();
+}
+
 Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
 {
     const bool first = fragment.header.flags & FirstFragment;
@@ -59,10 +72,18 @@ Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
     } else if (auto ok = checkContinues(fragment.header); !ok) {
         return ok.error();
     }
+    const bool placed = fragment.payload.size() != qsizetype(fragment.header.payloadLength);
+    if (placed && (first || m_placed != m_message->payload.size()))
+        return violation(QStringLiteral("a fragment was read to a place its message did not offer"));
     const QByteArrayView bytes = QByteArrayView(fragment.payload).sliced(first ? FragmentLengthSize : 0);
-    if (m_message->payload.size() + bytes.size() > m_expected)
+    const qsizetype length = placed ? qsizetype(fragment.header.payloadLength) : bytes.size();
+    if (m_message->payload.size() + length > m_expected)
         return violation(QStringLiteral("fragments carry more than the announced %1 bytes").arg(m_expected));
-    m_message->payload.append(bytes);
+    if (placed)
+        m_message->payload.resize(m_message->payload.size() + length); // the bytes are there already
+    else
+        m_message->payload.append(bytes);
+    m_placed = -1;
     if (!(fragment.header.flags & LastFragment))
         return std::optional<Frame>();
     Frame done = std::move(*m_message);

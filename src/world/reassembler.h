@@ -19,7 +19,12 @@ public:
 
     // The whole Data message once its last fragment is in, nullopt before,
     // or a ProtocolViolation that makes the link unusable.
+    // A fragment read by placeNext() arrives with an empty payload.
     Result<std::optional<Frame>> add(const Frame &fragment);
+    // Where the next fragment's payload belongs if `header` continues the
+    // message in progress (so that the link reads it there: no copy), else
+    // nullptr. The bytes count once add() has that fragment.
+    char *placeNext(const FrameHeader &header);
     qint64 bufferedBytes() const { return m_message ? m_message->payload.size() : 0; }
 
 private:
@@ -29,6 +34,7 @@ private:
     qint64 m_maxMessageSize;
     std::optional<Frame> m_message;
     qint64 m_expected = 0;
+    qsizetype m_placed = -1; // where placeNext() last put a fragment
 };
 
 } // namespace mmpi::detail

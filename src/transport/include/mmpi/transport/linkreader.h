@@ -14,6 +14,13 @@ namespace mmpi {
 class LinkReader
 {
 public:
+    // Where a Fragment frame's payload should be read to (`header` decoded,
+    // its payload not yet read), or nullptr for a buffer of the frame's own.
+    // Called on the reading thread with the reader locked. A frame read to
+    // such a place is delivered with an empty payload (header.payloadLength
+    // says how many bytes went there).
+    using PayloadPlacement = std::function<char *(const FrameHeader &header)>;
+
     enum class Claim {
         Refused,  // closed, paused, or another thread reads it
         Claimed,  // poll descriptor() for input, then readAvailable()
@@ -42,6 +49,9 @@ public:
     // said so, or the link was paused or stopped, or reached its end or an
     // error, which the link reports on its own thread as usual.
     virtual bool readAvailable(const std::function<bool(Frame &&)> &deliver) = 0;
+    // Lets the link's owner put large fragments straight where they belong
+    // (the message being reassembled), saving a copy. Default: ignored.
+    virtual void setPayloadPlacement(PayloadPlacement placement);
 };
 
 } // namespace mmpi
