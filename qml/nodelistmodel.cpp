@@ -140,6 +140,14 @@ void NodeListModel::markGone(int rank, Status status)
     Q_EMIT dataChanged(index(rank), index(rank), {StatusRole});
 }
 
+void NodeListModel::replaceNode(int rank)
+{
+    if (!m_world || rank < 0 || rank >= m_rows.size())
+        return;
+    m_rows[rank] = read(rank);
+    Q_EMIT dataChanged(index(rank), index(rank));
+}
+
 void NodeListModel::refreshAll()
 {
     for (int r = 0; r < m_rows.size(); ++r)

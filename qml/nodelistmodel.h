@@ -39,6 +39,8 @@ public:
     void refresh(int rank);
     // The world said the node left or was lost: final, whatever its link says.
     void markGone(int rank, Status status);
+    // A new node took `rank` (REBUILD): its row is read afresh, gone or not.
+    void replaceNode(int rank);
     Status status(int rank) const;
     // Left or lost: not coming back.
     bool isGone(int rank) const;

@@ -190,6 +190,23 @@ void QmlWorld::connectWorld()
         Q_EMIT nodeLost(r, FailureClass(int(c)), reason.message);
     });
     connect(w, &World::linkQualityChanged, m_nodes, &NodeListModel::refresh);
+    connect(w, &World::nodeRejoined, this, [this](int r) {
+        welcomeReplacement(r);
+        m_nodes->replaceNode(r);
+        recountJoined();
+        Q_EMIT nodeRejoined(r);
+    });
+    connect(w, &World::spareNotFound, this,
+            [this](int r, const Error &reason) { Q_EMIT spareNotFound(r, reason.message); });
+}
+
+void QmlWorld::inviteSpare(int rank)
+{
+    if (!m_world) {
+        Q_EMIT spareNotFound(rank, QStringLiteral("no spare invited: the world was not started"));
+        return;
+    }
+    m_world->inviteSpare(rank);
 }
 
 // Every rank proposes the lowest communicator id it has not used; the
@@ -198,6 +215,8 @@ void QmlWorld::connectWorld()
 // device whatever order the QML objects attach in.
 void QmlWorld::reserveChannels()
 {
+    if (m_world->isReplacement())
+        return awaitChannels();
     const auto proposal = m_comm.allreduce(qint64(m_comm.unusedId()), ReduceOp<qint64>(Op::Max));
     proposal.request().onFinished(this, [this, proposal] {
         const auto base = proposal.wait();
@@ -205,17 +224,50 @@ void QmlWorld::reserveChannels()
             fail(base.error());
             return;
         }
-        m_channelBase = quint32(*base);
-        auto claim = m_comm.createGroup(allRanks(m_comm.size()), m_channelBase + ChannelBlock - 1);
-        if (!claim) {
-            fail(claim.error());
-            return;
-        }
-        m_nodes->reset(m_world.get());
-        recountJoined();
-        setState(State::Formed);
-        Q_EMIT formed();
+        adoptChannels(quint32(*base));
     });
+}
+
+// A node that took a lost rank comes after the channels were reserved: the
+// lowest member that was there tells it where they are.
+void QmlWorld::awaitChannels()
+{
+    auto service = Communicator::service(*m_world);
+    if (!service)
+        return fail(service.error());
+    const auto block = service->recv<qint64>(AnySource, ChannelsTag);
+    block.request().onFinished(this, [this, block] {
+        const auto base = block.wait();
+        if (!base)
+            return fail(base.error());
+        adoptChannels(quint32(*base));
+    });
+}
+
+void QmlWorld::adoptChannels(quint32 base)
+{
+    m_channelBase = base;
+    if (auto claim = m_comm.createGroup(allRanks(m_comm.size()), m_channelBase + ChannelBlock - 1); !claim)
+        return fail(claim.error());
+    m_nodes->reset(m_world.get());
+    recountJoined();
+    setState(State::Formed);
+    Q_EMIT formed();
+}
+
+void QmlWorld::welcomeReplacement(int rank)
+{
+    if (m_state != State::Formed)
+        return;
+    for (int r = 0; r < m_comm.size(); ++r) {
+        if (r == rank || m_nodes->isGone(r))
+            continue;
+        if (r != m_comm.rank())
+            return; // a lower member speaks
+        if (auto service = Communicator::service(*m_world))
+            service->isend(rank, ChannelsTag, qint64(m_channelBase));
+        return;
+    }
 }
 
 void QmlWorld::close()

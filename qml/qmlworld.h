@@ -57,6 +57,8 @@ class QmlWorld : public QObject, public QQmlParserStatus
     Q_PROPERTY(int rank READ rank NOTIFY formed)
     Q_PROPERTY(int size READ size NOTIFY formed)
     Q_PROPERTY(bool isRoot READ isRoot NOTIFY formed)
+    // This node took a lost member's rank in a formed world (World::isReplacement).
+    Q_PROPERTY(bool replacement READ isReplacement NOTIFY formed)
     // While forming: nodes joined so far (as far as this node knows). Once
     // formed: nodes not lost and not gone.
     Q_PROPERTY(int joined READ joined NOTIFY joinedChanged)
@@ -90,6 +92,8 @@ public:
     static constexpr int PlayerChannel = 200;
     static constexpr int CollectiveChannel = 201;
     static constexpr int ChannelBlock = 256;
+    // On Communicator::service(): where the channels are, for a replacement.
+    static constexpr int ChannelsTag = 2;
 
     explicit QmlWorld(QObject *parent = nullptr);
     ~QmlWorld() override;
@@ -132,6 +136,7 @@ public:
     int rank() const;
     int size() const;
     bool isRoot() const { return rank() == 0; }
+    bool isReplacement() const { return m_world && m_world->isReplacement(); }
     int joined() const { return m_joined; }
     int discoveredDevices() const { return m_discovery[0]; }
     int discoveredNodes() const { return m_discovery[1]; }
@@ -150,6 +155,10 @@ public:
     // Collective: every rank gets the root's `value` (JSON-like: numbers,
     // strings, lists, objects); resolves {ok, value, error, code}.
     Q_INVOKABLE QCoro::QmlTask broadcast(const QJSValue &value, int root = 0);
+    // REBUILD with a spare (World::inviteSpare): offer `rank`, a node this
+    // one has lost, to a device that advertises this world and is in none.
+    // nodeRejoined(rank) when one takes it, spareNotFound(rank, reason) if not.
+    Q_INVOKABLE void inviteSpare(int rank);
 
     // ---- C++ side, for the other QML types and the app
     // The underlying world (nullptr before start()).
@@ -187,12 +196,18 @@ Q_SIGNALS:
     void nodeReturned(int rank);
     void nodeLeft(int rank);
     void nodeLost(int rank, mmpi::QmlWorld::FailureClass failureClass, const QString &reason);
+    // A new node took `rank` (REBUILD); nodes lists it.
+    void nodeRejoined(int rank);
+    void spareNotFound(int rank, const QString &reason);
 
 private:
     QCoro::Task<> formAfterPermissions(QStringList permissions, WorldConfig config);
     void formWith(const WorldConfig &config);
     void connectWorld();
     void reserveChannels();
+    void awaitChannels();
+    void adoptChannels(quint32 base);
+    void welcomeReplacement(int rank);
     void setState(State state);
     void fail(const Error &error);
     void setError(const Error &error);

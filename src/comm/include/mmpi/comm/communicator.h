@@ -40,8 +40,9 @@ public:
     // MMPI's own channel over every rank of `world` (made the same way as
     // world()), for protocols that must reach a node before it shares any
     // other communicator with the rest: FaultTolerance welcomes a rebuilt
-    // rank here. Its id is reserved (no dup(), split() or createGroup()
-    // gets it); apps should not use it.
+    // rank here (tag 1), the QML World tells it where its channels are (tag
+    // 2). Its id is reserved (no dup(), split() or createGroup() gets it);
+    // apps should not use it.
     static Result<Communicator> service(World &world);
 
     bool isNull() const { return !m_data; }
