@@ -55,19 +55,13 @@ public:
     // REBUILD's replacements do (WorldConfig::rejoin). True once it formed.
     bool replace(int rank)
     {
-        auto world = std::make_unique<World>();
-        m_comms.at(size_t(rank)) = *Communicator::world(*world);
-        WorldConfig config = m_harness.config(rank, size());
-        if (m_tweak)
-            m_tweak(config);
-        config.rejoin = true;
-        if (rank == 0) // no root to join through: any survivor will do
-            for (const auto &member : m_worlds)
-                if (member)
-                    config.rootAddress = member->nodes().at(member->rank()).address;
-        world->form(config);
-        m_worlds.at(size_t(rank)) = std::move(world);
-        return m_worlds.at(size_t(rank))->waitForFormed().hasValue();
+        return startIn(rank, [this, rank](WorldConfig &config) {
+            config.rejoin = true;
+            if (rank == 0) // no root to join through: any survivor will do
+                for (const auto &member : m_worlds)
+                    if (member)
+                        config.rootAddress = member->nodes().at(member->rank()).address;
+        });
     }
 
     // A spare (a Discovered node no root took) starts advertising; the
@@ -75,21 +69,30 @@ public:
     // once it formed in that rank.
     bool takeSpare(int rank)
     {
+        return startIn(rank, [](WorldConfig &config) {
+            config.mode = WorldConfig::Mode::Discovered;
+            config.rank = NoRank;
+            config.rootAddress.clear();
+        });
+    }
+
+private:
+    // A new World in `rank`'s place, with `adjust`ed configuration; true once
+    // it formed in that rank.
+    bool startIn(int rank, const std::function<void(WorldConfig &)> &adjust)
+    {
         auto world = std::make_unique<World>();
         m_comms.at(size_t(rank)) = *Communicator::world(*world);
         WorldConfig config = m_harness.config(rank, size());
         if (m_tweak)
             m_tweak(config);
-        config.mode = WorldConfig::Mode::Discovered;
-        config.rank = NoRank;
-        config.rootAddress.clear();
+        adjust(config);
         world->form(config);
         m_worlds.at(size_t(rank)) = std::move(world);
-        const World &spare = *m_worlds.at(size_t(rank));
-        return m_worlds.at(size_t(rank))->waitForFormed().hasValue() && spare.rank() == rank;
+        const World &started = *m_worlds.at(size_t(rank));
+        return m_worlds.at(size_t(rank))->waitForFormed().hasValue() && started.rank() == rank;
     }
 
-private:
     WorldHarness m_harness;
     std::function<void(WorldConfig &)> m_tweak;
     std::vector<std::unique_ptr<World>> m_worlds;
