@@ -98,7 +98,7 @@ struct WorldConfig
 #if defined(Q_OS_ANDROID) || defined(Q_OS_IOS)
     std::chrono::microseconds waitSpin{0};
 #else
-    std::chrono::microseconds waitSpin{100};
+    std::chrono::microseconds waitSpin{50};
 #endif
 
     bool isRoot() const { return rank == 0; }
