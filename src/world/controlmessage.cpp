@@ -1,5 +1,7 @@
 #include "controlmessage.h"
 
+#include <mmpi/world/worldconfig.h>
+
 #include <QDataStream>
 #include <QIODevice>
 
@@ -10,7 +12,7 @@ namespace {
 constexpr auto StreamVersion = QDataStream::Qt_6_4;
 // Longest string field accepted: node ids, world names, addresses, reasons.
 constexpr int MaxStringLength = 1024;
-constexpr int MaxRankEntries = 4096;
+constexpr int MaxRankEntries = WorldConfig::MaxSize;
 
 Error violation(const QString &message)
 {

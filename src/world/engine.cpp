@@ -368,7 +368,7 @@ void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
     const bool invited = peer.purpose == LinkPurpose::Invite;
     if (invited)
         m_rejoining = true;
-    const bool contactRankOk = invited                       ? peer.rank >= 0
+    const bool contactRankOk = invited                       ? peer.rank >= 0 && peer.rank < WorldConfig::MaxSize
                                : m_rejoining && m_rank == 0 ? peer.rank > 0 && peer.rank < m_size
                                                             : peer.rank == 0;
     if (!contactRankOk)
@@ -396,9 +396,16 @@ void Engine::handleRankTable(const Frame &frame)
     if (mine == entries.end() || (mine->rank == 0 && !m_rejoining) || mine->rank == m_contact
         || (m_config.mode == WorldConfig::Mode::Launched && mine->rank != m_rank))
         return fail({ErrorCode::ProtocolViolation, QStringLiteral("the rank table does not list this node")});
+    const Peer contact = m_peers.value(m_contact);
+    const bool contactListed = m_contact < entries.size()
+        && std::any_of(entries.begin(), entries.end(), [&](const RankEntry &e) {
+               return e.rank == m_contact && e.nodeId == contact.info.nodeId;
+           });
+    if (!contactListed)
+        return fail({ErrorCode::ProtocolViolation,
+                     QStringLiteral("the rank table does not list rank %1, which sent it").arg(m_contact)});
     m_rank = mine->rank;
     m_size = int(entries.size());
-    const Peer contact = m_peers.value(m_contact);
     m_peers = QList<Peer>(m_size);
     m_peers[m_contact] = contact;
     for (const RankEntry &e : entries)

@@ -46,8 +46,8 @@ Result<void> readOptional(const QProcessEnvironment &env, const char *name, T &f
 
 Result<void> WorldConfig::validate() const
 {
-    if (size < 1 || size > 4096)
-        return badConfig(QStringLiteral("world size %1 is out of range 1..4096").arg(size));
+    if (size < 1 || size > MaxSize)
+        return badConfig(QStringLiteral("world size %1 is out of range 1..%2").arg(size).arg(MaxSize));
     if (mode == Mode::Discovered && rank != 0 && rank != NoRank)
         return badConfig(QStringLiteral("in a discovered world the rank is 0 (the root) or NoRank (-1)"));
     if (mode == Mode::Launched && (rank < 0 || rank >= size))

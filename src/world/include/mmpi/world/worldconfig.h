@@ -18,6 +18,9 @@ struct WorldConfig
 {
     enum class Mode { Launched, Discovered };
 
+    // The most ranks a world can have (rank tables bigger than this are refused).
+    static constexpr int MaxSize = 4096;
+
     Mode mode = Mode::Launched;
     QString transport = QStringLiteral("local");
     QVariantMap transportOptions;
