@@ -4,7 +4,9 @@
 
 #include <QByteArray>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace mmpi::bench {
@@ -34,11 +36,51 @@ Result<void> roundTrip(const Communicator &comm, std::span<quint8> buffer)
     return success();
 }
 
+// The same with QByteArray messages, which MMPI sends and hands over
+// without copying them (implicit sharing): the echo side sends back the
+// array it received.
+Result<void> roundTripShared(const Communicator &comm, const QByteArray &message)
+{
+    const bool root = comm.rank() == 0;
+    const int peer = root ? 1 : 0;
+    if (root) {
+        if (auto sent = comm.send(peer, PingTag, message).wait(); !sent)
+            return sent.error();
+        auto got = comm.recv<QByteArray>(peer, PongTag).wait();
+        if (!got)
+            return got.error();
+        return got->size() == message.size() ? success()
+                                              : Result<void>(Error{ErrorCode::CountMismatch,
+                                                                   QStringLiteral("the echo has %1 bytes, not %2")
+                                                                       .arg(got->size()).arg(message.size())});
+    }
+    auto got = comm.recv<QByteArray>(peer, PingTag).wait();
+    if (!got)
+        return got.error();
+    if (auto sent = comm.send(peer, PongTag, *got).wait(); !sent)
+        return sent.error();
+    return success();
+}
+
+// Takes mmpi-bench's own `--qbytearray` out of the options the baselines share.
+bool takeFlag(int &argc, char **argv, const char *flag)
+{
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], flag) != 0)
+            continue;
+        std::copy(argv + i + 1, argv + argc, argv + i);
+        --argc;
+        return true;
+    }
+    return false;
+}
+
 } // namespace
 
 int runPingPong(const Communicator &comm, int argc, char **argv, const QString &transport)
 {
     pp_options options;
+    const bool shared = takeFlag(argc, argv, "--qbytearray");
     if (const int status = pp_parse_options(argc, argv, &options); status != PP_RUN)
         return status;
     if (comm.size() != 2) {
@@ -49,10 +91,13 @@ int runPingPong(const Communicator &comm, int argc, char **argv, const QString &
     if (!pp_schedule_start(&schedule, &options))
         return 1;
     std::vector<quint8> buffer(pp_largest_size(&options), 0x5a);
+    QByteArray message;
     while (!pp_schedule_finished(&schedule)) {
         const auto bytes = std::span<quint8>(buffer.data(), pp_schedule_size(&schedule));
+        if (shared && message.size() != qsizetype(bytes.size()))
+            message = QByteArray(qsizetype(bytes.size()), char(0x5a));
         const double start = pp_now_us();
-        if (auto ok = roundTrip(comm, bytes); !ok) {
+        if (auto ok = shared ? roundTripShared(comm, message) : roundTrip(comm, bytes); !ok) {
             std::fprintf(stderr, "mmpi-bench: %s\n", qPrintable(ok.error().toString()));
             pp_schedule_free(&schedule);
             return 1;
