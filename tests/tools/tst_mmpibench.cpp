@@ -21,20 +21,26 @@ private Q_SLOTS:
 void TestMmpiBench::pingpongJson_data()
 {
     QTest::addColumn<QString>("transport");
-    QTest::newRow("local") << QStringLiteral("local");
-    QTest::newRow("tcp") << QStringLiteral("tcp");
+    QTest::addColumn<bool>("shared");
+    QTest::newRow("local") << QStringLiteral("local") << false;
+    QTest::newRow("tcp") << QStringLiteral("tcp") << false;
+    QTest::newRow("tcp, QByteArray messages") << QStringLiteral("tcp") << true;
 }
 
 void TestMmpiBench::pingpongJson()
 {
     QFETCH(QString, transport);
-    // Given two ranks and a size that is fragmented (above the 64 KiB chunk)
-    const ProcessRun run = runMmpirun({QStringLiteral("-n"), QStringLiteral("2"), QStringLiteral("--transport"),
-                                       transport, QStringLiteral("--timeout"), QStringLiteral("120"),
-                                       QStringLiteral("--"), QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong"),
-                                       QStringLiteral("--sizes"), QStringLiteral("1,100000"),
-                                       QStringLiteral("--iterations"), QStringLiteral("20"), QStringLiteral("--json")},
-                                      {.timeoutMs = 180000});
+    QFETCH(bool, shared);
+    // Given two ranks and a size that is fragmented (above the 64 KiB and
+    // 256 KiB chunks of local and tcp)
+    QStringList arguments{QStringLiteral("-n"), QStringLiteral("2"), QStringLiteral("--transport"), transport,
+                          QStringLiteral("--timeout"), QStringLiteral("120"), QStringLiteral("--"),
+                          QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong"), QStringLiteral("--sizes"),
+                          QStringLiteral("1,300000"), QStringLiteral("--iterations"), QStringLiteral("20"),
+                          QStringLiteral("--json")};
+    if (shared)
+        arguments << QStringLiteral("--qbytearray");
+    const ProcessRun run = runMmpirun(arguments, {.timeoutMs = 180000});
     QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
     // Then rank 0 prints one JSON object of the documented shape
     const QString line = run.out.trimmed();
@@ -45,7 +51,7 @@ void TestMmpiBench::pingpongJson()
     QCOMPARE(json.value(QLatin1String("ranks")).toInt(), 2);
     const QJsonArray results = json.value(QLatin1String("results")).toArray();
     QCOMPARE(results.size(), 2);
-    QCOMPARE(results.at(1).toObject().value(QLatin1String("size")).toInt(), 100000);
+    QCOMPARE(results.at(1).toObject().value(QLatin1String("size")).toInt(), 300000);
     for (const auto &r : results) {
         const QJsonObject o = r.toObject();
         QCOMPARE(o.value(QLatin1String("iterations")).toInt(), 20);
