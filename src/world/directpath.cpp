@@ -120,7 +120,7 @@ Result<qsizetype> DirectPath::resume(Link *link, quint64 peerReceived, bool open
     return qsizetype(missing->size());
 }
 
-Result<void> DirectPath::accept(const FrameHeader &header, qsizetype payloadBytes, bool &ackDue)
+Result<void> DirectPath::accept(const FrameHeader &header, bool &ackDue)
 {
     ackDue = false;
     if (!isSequenced(header.kind)) {
@@ -134,7 +134,8 @@ Result<void> DirectPath::accept(const FrameHeader &header, qsizetype payloadByte
         return Error(ErrorCode::ProtocolViolation, QStringLiteral("rank %1 sent frame %2 where frame %3 was due")
                                                        .arg(m_rank).arg(header.sequence).arg(expected));
     m_received.store(expected);
-    const qint64 since = m_bytesSinceAck.fetch_add(FrameHeaderSize + payloadBytes) + FrameHeaderSize + payloadBytes;
+    const qint64 bytes = FrameHeaderSize + qint64(header.payloadLength);
+    const qint64 since = m_bytesSinceAck.fetch_add(bytes) + bytes;
     if (since >= m_ackBytes)
         ackDue = !m_ackRequested.exchange(true);
     return success();

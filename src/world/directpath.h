@@ -69,8 +69,9 @@ public:
 
     // The thread that read a frame from the peer, before anything else: is
     // its number the next one? A gap or a repeat is a ProtocolViolation.
-    // `ackDue` is set once enough has arrived since the last ack.
-    Result<void> accept(const FrameHeader &header, qsizetype payloadBytes, bool &ackDue);
+    // `ackDue` is set once enough has arrived since the last ack (counted
+    // from the header: a chunk read into place comes with no payload).
+    Result<void> accept(const FrameHeader &header, bool &ackDue);
     // The last sequence number received in order, and sent.
     quint64 received() const { return m_received.load(); }
     quint64 sent() const;

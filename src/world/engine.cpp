@@ -323,7 +323,7 @@ Result<void> Engine::admitToNode(const PeerIdentity &peer) const
     if (peer.purpose == LinkPurpose::Invite) {
         if (m_config.mode != WorldConfig::Mode::Discovered || m_config.isRoot())
             return refusal(QStringLiteral("only a node that advertises itself can be invited"));
-        if (m_contact != NoRank && m_contact < m_peers.size() && m_peers.at(m_contact).link)
+        if (m_contact < m_peers.size() && m_peers.at(m_contact).link)
             return refusal(QStringLiteral("this node has already joined a world"));
         return success();
     }
@@ -592,7 +592,7 @@ void Engine::handleOwnFrame(int rank, const Frame &frame)
 {
     const std::shared_ptr<DirectPath> path = m_peers[rank].path;
     bool ackDue = false;
-    if (auto ok = path->accept(frame.header, qint64(frame.header.payloadLength), ackDue); !ok)
+    if (auto ok = path->accept(frame.header, ackDue); !ok)
         return closeLink(rank, ok.error());
     if (ackDue)
         sendAck(rank);

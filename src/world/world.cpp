@@ -187,7 +187,7 @@ bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
     detail::Engine *progress = engine;
     const FrameHeader &h = frame.header;
     bool ackDue = false;
-    if (auto ok = path->accept(h, qint64(h.payloadLength), ackDue); !ok) {
+    if (auto ok = path->accept(h, ackDue); !ok) {
         QMetaObject::invokeMethod(progress, [progress, from, e = ok.error()] { progress->closeLink(from, e); },
                                   Qt::QueuedConnection);
         return false;

@@ -1,13 +1,13 @@
 // The MMPE batch encoding: every command survives a round trip, state travels
 // once, images compress only when it helps, and the decoder refuses every
 // truncated, lying or mutated batch with an error instead of crashing.
+#include "offscreenmain.h"
 #include "canvassamples.h"
 
 #include <mmpi/mmpe/canvasdecoder.h>
 #include <mmpi/mmpe/canvasencoder.h>
 #include <mmpi/mmpe/canvasrenderer.h>
 
-#include <QGuiApplication>
 #include <QLoggingCategory>
 #include <QScopeGuard>
 #include <QRandomGenerator>
@@ -551,15 +551,7 @@ void TestCanvasCodec::mutations()
     QVERIFY(refused > 0);
 }
 
-// A QGuiApplication, on the offscreen platform unless told otherwise: the
-// mutation test renders what it decodes, text included, which needs fonts.
-int main(int argc, char **argv)
-{
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QGuiApplication app(argc, argv);
-    TestCanvasCodec test;
-    return QTest::qExec(&test, argc, argv);
-}
+// The mutation test renders what it decodes, text included.
+MMPI_OFFSCREEN_TEST_MAIN(TestCanvasCodec)
 
 #include "tst_canvascodec.moc"

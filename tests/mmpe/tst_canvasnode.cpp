@@ -4,11 +4,11 @@
 // must be identical and equal to this process's render of the same frames.
 // Then as a tiled wall: each rank's column, put together, is the same
 // picture, and each tile's device received less than the whole stream.
+#include "offscreenmain.h"
 #include "canvasnodescene.h"
 #include "processrun.h"
 
 #include <QDir>
-#include <QGuiApplication>
 #include <QRegion>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -119,13 +119,6 @@ private Q_SLOTS:
     }
 };
 
-int main(int argc, char **argv)
-{
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QGuiApplication app(argc, argv);
-    TestCanvasNode test;
-    return QTest::qExec(&test, argc, argv);
-}
+MMPI_OFFSCREEN_TEST_MAIN(TestCanvasNode)
 
 #include "tst_canvasnode.moc"

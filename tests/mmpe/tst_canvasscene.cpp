@@ -4,6 +4,7 @@
 // Viewports: a region renders as that part of the whole picture, every
 // primitive's bounds hold all the pixels it paints, and a stream cut to a
 // viewport draws the same tile as the whole stream.
+#include "offscreenmain.h"
 #include "canvassamples.h"
 
 #include <mmpi/mmpe/canvasdecoder.h>
@@ -12,7 +13,6 @@
 #include <mmpi/mmpe/canvasscene.h>
 #include <mmpi/mmpe/canvasviewport.h>
 
-#include <QGuiApplication>
 #include <QPainter>
 #include <QTest>
 
@@ -561,13 +561,6 @@ void TestCanvasScene::viewportWireForm()
     QVERIFY(!CanvasViewport::validate(QRect(0, 0, 0, 5)));
 }
 
-int main(int argc, char **argv)
-{
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QGuiApplication app(argc, argv);
-    TestCanvasScene test;
-    return QTest::qExec(&test, argc, argv);
-}
+MMPI_OFFSCREEN_TEST_MAIN(TestCanvasScene)
 
 #include "tst_canvasscene.moc"

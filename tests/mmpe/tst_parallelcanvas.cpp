@@ -7,13 +7,13 @@
 // every device gets a smaller stream and its tile equals its region of the
 // whole picture; malformed bytes from a rogue member are refused and leave
 // every scene as it would be without them.
+#include "offscreenmain.h"
 #include "commworld.h"
 #include "protectedworld.h"
 #include "canvassamples.h"
 
 #include <mmpi/mmpe/parallelcanvas.h>
 
-#include <QGuiApplication>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QTest>
@@ -543,13 +543,6 @@ private Q_SLOTS:
     }
 };
 
-int main(int argc, char **argv)
-{
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    QGuiApplication app(argc, argv);
-    TestParallelCanvas test;
-    return QTest::qExec(&test, argc, argv);
-}
+MMPI_OFFSCREEN_TEST_MAIN(TestParallelCanvas)
 
 #include "tst_parallelcanvas.moc"
