@@ -89,6 +89,9 @@ Q_SIGNALS:
 private:
     struct Peer
     {
+        // Linked, or being reconnected to: not given up (REBUILD waits for that).
+        bool isMember() const { return link || reconnecting; }
+
         QPointer<Link> link;
         NodeInfo info;
         bool saidGoodbye = false;

@@ -34,7 +34,7 @@ Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
         return rejoinRefusal(QStringLiteral("rank %1 cannot rejoin this world of %2 through rank %3")
                                  .arg(peer.rank).arg(m_size).arg(m_rank));
     const Peer &known = m_peers.at(peer.rank);
-    if (known.link || known.reconnecting)
+    if (known.isMember())
         return rejoinRefusal(QStringLiteral("rank %1 is still a member here (%2)")
                                  .arg(peer.rank)
                                  .arg(known.reconnecting ? QStringLiteral("reconnecting to it")
@@ -84,7 +84,7 @@ void Engine::inviteSpare(int rank)
         return refuse(ErrorCode::NotFormed, QStringLiteral("the world is not formed"));
     if (rank < 0 || rank >= m_size || rank == m_rank)
         return refuse(ErrorCode::InvalidRank, QStringLiteral("not another rank of this world of %1").arg(m_size));
-    if (m_peers.at(rank).link || m_peers.at(rank).reconnecting)
+    if (m_peers.at(rank).isMember())
         return refuse(ErrorCode::InvalidRank, QStringLiteral("rank %1 is still a member here").arg(rank));
     m_invited.insert(rank);
     if (!m_inviting) {
@@ -119,7 +119,7 @@ void Engine::offerRank(int rank, const PeerAdvert &spare)
 {
     const auto offerAgain = [this, rank, spare](const QString &why) {
         qCInfo(lcWorld).noquote() << "the spare at" << spare.address << "did not take rank" << rank << ":" << why;
-        if (m_inviting && !m_peers.at(rank).link)
+        if (m_inviting && !m_peers.at(rank).isMember())
             m_invited.insert(rank);
     };
     auto link = m_transport->connectTo(spare.address);
@@ -128,7 +128,7 @@ void Engine::offerRank(int rank, const PeerAdvert &spare)
     auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Invite, m_config.handshakeTimeout, this);
     connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
         const Peer &lost = m_peers.at(rank);
-        if (m_state != World::State::Formed || lost.link || lost.reconnecting) {
+        if (m_state != World::State::Formed || lost.isMember()) {
             l->close();
             l->deleteLater();
             return;
@@ -177,8 +177,7 @@ RankTable Engine::currentRankTable() const
             table.entries.append({rank, m_nodeId, m_listenAddress});
             continue;
         }
-        const bool member = peer.link || peer.reconnecting;
-        table.entries.append({rank, peer.info.nodeId, member ? peer.info.address : QString()});
+        table.entries.append({rank, peer.info.nodeId, peer.isMember() ? peer.info.address : QString()});
     }
     return table;
 }

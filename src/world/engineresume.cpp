@@ -176,7 +176,7 @@ Result<void> Engine::admitResume(const PeerIdentity &peer) const
     if (known.info.nodeId != peer.nodeId)
         return Error(ErrorCode::AuthenticationFailed,
                      QStringLiteral("node %1 is not rank %2").arg(peer.nodeId).arg(peer.rank));
-    if (known.saidGoodbye || (!known.link && !known.reconnecting))
+    if (known.saidGoodbye || !known.isMember())
         return Error(ErrorCode::AuthenticationFailed,
                      QStringLiteral("rank %1 has left or was given up").arg(peer.rank));
     return success();
