@@ -85,7 +85,7 @@ bool Matcher::awaited(int source) const
 {
     const auto wanted = [source](int s) { return s == source || s == AnySource; };
     return std::any_of(m_posted.begin(), m_posted.end(), [&](const auto &r) { return wanted(r->source); })
-           || std::any_of(m_probing.begin(), m_probing.end(), wanted);
+           || std::any_of(m_probing.begin(), m_probing.end(), wanted) || m_placing.contains(source);
 }
 
 bool Matcher::shouldPause(int source)
@@ -179,8 +179,40 @@ qsizetype Matcher::unexpectedCount() const
     return qsizetype(m_unexpected.size());
 }
 
+char *Matcher::placeFor(const FrameHeader &header, qint64 bytes)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = std::find_if(m_posted.begin(), m_posted.end(), [&](const auto &p) { return p->matches(header); });
+    if (it == m_posted.end() || m_placing.contains(header.source))
+        return nullptr;
+    char *place = (*it)->takePlace(header, bytes);
+    if (!place)
+        return nullptr;
+    m_placing.insert(header.source, *it);
+    m_posted.erase(it);
+    qCDebug(lcComm) << "receiving" << bytes << "bytes from rank" << header.source << "into the receive's own buffer";
+    return place;
+}
+
+void Matcher::completePlaced(const Frame &frame)
+{
+    std::shared_ptr<RequestState> receive;
+    {
+        QMutexLocker lock(&m_mutex);
+        receive = m_placing.take(frame.header.source);
+    }
+    if (!receive) {
+        qCWarning(lcComm) << "a message from rank" << frame.header.source << "arrived for a receive that is gone";
+        return;
+    }
+    const qint64 bytes = qint64(frame.header.count) * itemSize(frame.header.itemType);
+    receive->completePlaced(statusOf(frame.header, bytes));
+}
+
 void Matcher::handleFrame(const Frame &frame)
 {
+    if (frame.header.flags & PlacedPayload)
+        return completePlaced(frame);
     QMutexLocker lock(&m_mutex);
     const auto it = std::find_if(m_posted.begin(), m_posted.end(),
                                  [&](const auto &p) { return p->matches(frame.header); });
@@ -203,9 +235,12 @@ void Matcher::handleFrame(const Frame &frame)
 void Matcher::handlePeerGone(int rank, const Error &reason)
 {
     QList<std::shared_ptr<RequestState>> failed;
+    std::shared_ptr<RequestState> placing;
     {
         QMutexLocker lock(&m_mutex);
         m_gone.insert(rank, reason);
+        // The world wrote its last byte to this buffer before telling us.
+        placing = m_placing.take(rank);
         for (auto it = m_posted.begin(); it != m_posted.end();) {
             if (whyUnreachable((*it)->source) && ((*it)->source == rank || (*it)->source == AnySource)) {
                 failed.append(*it);
@@ -222,6 +257,9 @@ void Matcher::handlePeerGone(int rank, const Error &reason)
                                 : QStringLiteral("rank %1 is gone: %2").arg(rank).arg(reason.message);
         receive->complete(Error{ErrorCode::NodeLost, why});
     }
+    if (placing)
+        placing->complete(Error{ErrorCode::NodeLost, QStringLiteral("rank %1 was lost while its message arrived: %2")
+                                                         .arg(rank).arg(reason.message)});
 }
 
 // The replacement starts from a checkpoint and sends again what the old node

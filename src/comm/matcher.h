@@ -36,6 +36,9 @@ public:
     qsizetype unexpectedCount() const;
 
     void handleFrame(const Frame &frame) override;
+    // The oldest receive the message matches, if it offered a buffer the
+    // message fits: matched now, and completed when the message is in.
+    char *placeFor(const FrameHeader &header, qint64 bytes) override;
     void handlePeerGone(int rank, const Error &reason) override;
     void handlePeerRejoined(int rank) override;
     // Fail every receive posted on `communicator` with `reason` (revoked).
@@ -51,6 +54,7 @@ private:
     bool shouldPause(int source);
     QList<int> takeResumable();
     void resume(const QList<int> &sources);
+    void completePlaced(const Frame &frame);
 
     World *m_world;
     std::shared_ptr<ReceiveGate> m_gate;
@@ -58,6 +62,9 @@ private:
     mutable QWaitCondition m_arrived; // for probe()
     std::list<std::shared_ptr<RequestState>> m_posted;
     std::deque<Frame> m_unexpected;
+    // Receives matched by a message still arriving into their buffers, by
+    // source (a peer sends one large message at a time).
+    QHash<int, std::shared_ptr<RequestState>> m_placing;
     qint64 m_unexpectedBytes = 0;
     QHash<int, Error> m_gone;
     qint64 m_limit = -1; // read from the world's configuration once formed

@@ -85,6 +85,39 @@ const Payload &Request::payload() const
     return m_state ? m_state->payload() : empty;
 }
 
+void Request::offerPlace(void *data, qint64 items, int itemBytes, bool (*accepts)(ItemType),
+                         Result<void> (*decode)(const Payload &, char *, qint64)) const
+{
+    if (m_state && m_state->kind == detail::RequestState::Kind::Receive && data && items > 0)
+        m_state->offerPlace({static_cast<char *>(data), items, itemBytes, accepts, decode});
+}
+
+const char *Request::deliveredData() const
+{
+    return m_state ? m_state->deliveredData() : nullptr;
+}
+
+bool Request::wasPlaced() const
+{
+    return m_state && m_state->wasPlaced();
+}
+
+Result<void> Request::checkPlacedCopy(const Payload &p, bool decodes, ItemType wanted, qint64 capacity)
+{
+    if (!decodes)
+        return detail::typeMismatch(p.itemType, itemTypeName(wanted));
+    if (capacity < qint64(p.count))
+        return Error{ErrorCode::TruncatedPayload, QStringLiteral("a message of %1 %2 items does not fit a buffer of %3")
+                                                      .arg(p.count).arg(itemTypeName(p.itemType)).arg(capacity)};
+    return success();
+}
+
+Error Request::placedElsewhere()
+{
+    return {ErrorCode::TypeMismatch,
+            QStringLiteral("the message went straight into the buffer given to valueInto(); read it from there")};
+}
+
 void Request::onFinished(QObject *context, std::function<void()> f) const
 {
     QPointer<QObject> guard(context);

@@ -1,10 +1,21 @@
 #include "requeststate.h"
 
+#include <mmpi/wire/bufferpool.h>
+
+#include <QtEndian>
+
 namespace mmpi::detail {
 
 RequestState::RequestState(Kind k, quint32 comm, int src, int t)
     : kind(k), communicator(comm), source(src), tag(t)
 {
+}
+
+// A received message that nobody else holds (the caller copied it into its
+// own buffer) gives its allocation to the next large message.
+RequestState::~RequestState()
+{
+    BufferPool::recycle(std::move(m_payload.bytes));
 }
 
 bool RequestState::matches(const FrameHeader &h) const
@@ -19,6 +30,73 @@ void RequestState::setReadFrom(World *world, int worldSource)
     m_readSource = worldSource;
 }
 
+void RequestState::offerPlace(const Place &place)
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_offered.data)
+        return;
+    if (!m_outcome) {
+        m_offered = place;
+        return;
+    }
+    if (!place.decode || !*m_outcome)
+        return;
+    m_offered = place;
+    if (auto ok = deliverToBoundPlace(); !ok)
+        m_outcome = ok.error();
+}
+
+Result<void> RequestState::deliverToBoundPlace()
+{
+    if (auto ok = m_offered.decode(m_payload, m_offered.data, m_offered.items); !ok)
+        return ok;
+    m_delivered = m_offered.data;
+    return success();
+}
+
+char *RequestState::takePlace(const FrameHeader &header, qint64 bytes)
+{
+    QMutexLocker lock(&m_mutex);
+    const Place &p = m_offered;
+    if (m_outcome || !p.data || !p.accepts || !p.accepts(header.itemType) || itemSize(header.itemType) != p.itemBytes
+        || qint64(header.count) > p.items || qint64(header.count) * p.itemBytes != bytes)
+        return nullptr;
+    m_delivered = p.data;
+    m_placed = true;
+    return p.data;
+}
+
+bool RequestState::completePlaced(const Status &status)
+{
+    char *data = const_cast<char *>(m_delivered.load());
+    const qsizetype n = qsizetype(status.count);
+    // In place, as decodeItemsInto() would have converted them on the way.
+    switch (itemSize(status.itemType)) {
+    case 2:
+        qFromBigEndian<quint16>(data, n, data);
+        break;
+    case 4:
+        qFromBigEndian<quint32>(data, n, data);
+        break;
+    case 8:
+        qFromBigEndian<quint64>(data, n, data);
+        break;
+    default:
+        break;
+    }
+    return complete(status, Payload{status.itemType, status.count, {}});
+}
+
+const char *RequestState::deliveredData() const
+{
+    return m_delivered.load();
+}
+
+bool RequestState::wasPlaced() const
+{
+    return m_placed.load();
+}
+
 bool RequestState::complete(Result<Status> outcome, Payload payload)
 {
     QList<std::function<void()>> continuations;
@@ -29,6 +107,10 @@ bool RequestState::complete(Result<Status> outcome, Payload payload)
             return false;
         m_payload = std::move(payload);
         m_outcome = std::move(outcome);
+        if (*m_outcome && m_offered.decode && !m_placed) {
+            if (auto ok = deliverToBoundPlace(); !ok)
+                m_outcome = ok.error();
+        }
         continuations = std::exchange(m_continuations, {});
         waiter = std::exchange(m_waiter, {});
     }

@@ -23,6 +23,8 @@ public:
     enum class Kind { Send, Receive };
 
     RequestState(Kind kind, quint32 communicator, int source, int tag);
+    ~RequestState();
+    Q_DISABLE_COPY_MOVE(RequestState)
 
     const Kind kind;
     const quint32 communicator;
@@ -34,6 +36,32 @@ public:
     // comes from, so that a blocking wait() reads that link itself
     // (FrameWaiter) instead of sleeping until the progress thread delivers.
     void setReadFrom(World *world, int worldSource);
+
+    // A receive's own buffer, so that a large message can be written there
+    // as it arrives instead of being copied out of a buffer of its own
+    // (MessageSink::placeFor). Offered by a thread blocked waiting for it, or
+    // bound for good by irecv(span): then `decode` puts a message that was
+    // not placed there when it completes.
+    struct Place
+    {
+        char *data = nullptr;
+        qint64 items = 0;
+        int itemBytes = 0;
+        bool (*accepts)(ItemType) = nullptr; // the wire types the buffer's T decodes
+        Result<void> (*decode)(const Payload &payload, char *data, qint64 items) = nullptr;
+    };
+    // Ignored once a place is offered or the request finished, except that a
+    // bound place of a finished receive gets its message now.
+    void offerPlace(const Place &place);
+    // The matcher, for a message this receive matches: the offered buffer if
+    // the message fits it (then it is this message's), else nullptr.
+    char *takePlace(const FrameHeader &header, qint64 bytes);
+    // The placed message is all there: its items become host-order values.
+    bool completePlaced(const Status &status);
+    // Where the message's items are as host-order values (nullptr: only in
+    // payload()), and whether they never were in payload().
+    const char *deliveredData() const;
+    bool wasPlaced() const;
 
     // First completion wins; later ones (a cancel racing a match) are ignored.
     bool complete(Result<Status> outcome, Payload payload = {});
@@ -61,6 +89,10 @@ private:
     std::optional<Result<Status>> m_outcome;
     Payload m_payload;
     QList<std::function<void()>> m_continuations;
+    Result<void> deliverToBoundPlace(); // with m_mutex held
+    Place m_offered;
+    std::atomic<const char *> m_delivered = nullptr;
+    std::atomic<bool> m_placed = false;
 };
 
 Status statusOf(const FrameHeader &header, qint64 bytes);

@@ -2,6 +2,8 @@
 
 #include "socketerror.h"
 
+#include <mmpi/wire/bufferpool.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -336,7 +338,7 @@ void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qs
         m_begin = m_end = 0;
         return;
     }
-    m_payload = QByteArray(qMin(length, qMax(available, InitialPayloadLimit)), Qt::Uninitialized);
+    m_payload = BufferPool::take(qMin(length, qMax(available, InitialPayloadLimit)));
     std::memcpy(m_payload.data(), bytes, size_t(available));
     m_filled = available;
     m_begin = m_end = 0;

@@ -1,5 +1,7 @@
 #include <mmpi/wire/itemcodec.h>
 
+#include <mmpi/wire/bufferpool.h>
+
 #include <QtEndian>
 
 #include <cstring>
@@ -88,7 +90,7 @@ QByteArray encodeItems(std::span<const T> items, ItemType as)
     const qsizetype n = qsizetype(items.size());
     if (n == 0)
         return QByteArray(); // an empty span's data() may be null: no memcpy
-    QByteArray out(n * qsizetype(sizeof(T)), Qt::Uninitialized);
+    QByteArray out = BufferPool::take(n * qsizetype(sizeof(T)));
     if constexpr (std::is_same_v<T, bool>) {
         // sizeof(bool) is 1 but its object representation is not ours to copy.
         for (qsizetype i = 0; i < n; ++i)

@@ -541,8 +541,26 @@ void Engine::ensurePeerState(int rank)
         return;
     // Enough queued on the link to keep the socket busy between wake-ups.
     peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
-    peer.reassembler = std::make_shared<Reassembler>(m_config.maxMessageSize);
+    peer.reassembler = makeReassembler(rank);
     peer.path = std::make_shared<DirectPath>(rank, linkHighWater(), m_config.replayBufferSize);
+}
+
+// Only a formed world's messages, from the peer they claim to come from, may
+// go to a receiver's buffer: anything else is dropped or held on arrival.
+std::shared_ptr<Reassembler> Engine::makeReassembler(int rank)
+{
+    auto placement = [this, rank](const FrameHeader &h, qint64 bytes) -> char * {
+        if (!m_placement || m_state != World::State::Formed || h.source != rank || h.destination != m_rank)
+            return nullptr;
+        return m_placement(h, bytes);
+    };
+    return std::make_shared<Reassembler>(m_config.maxMessageSize, placement);
+}
+
+void Engine::abandonMessageFrom(int rank)
+{
+    if (rank >= 0 && rank < m_peers.size() && m_peers[rank].reassembler)
+        m_peers[rank].reassembler->abandon();
 }
 
 void Engine::connectLink(int rank, Link *link)
@@ -637,6 +655,7 @@ void Engine::handleLinkFrame(int rank, const Frame &frame)
     case FrameKind::Goodbye:
         m_peers[rank].saidGoodbye = true;
         qCInfo(lcWorld) << "rank" << rank << "said goodbye";
+        abandonMessageFrom(rank);
         Q_EMIT nodeLeft(rank);
         if (m_detector->release(rank, World::NodeStatus::Left))
             Q_EMIT linkQualityChanged(rank);
@@ -761,6 +780,7 @@ void Engine::handleLinkClosed(int rank, Link *link)
     case World::State::Formed:
         if (!peer.saidGoodbye) {
             qCWarning(lcWorld).noquote() << "lost rank" << rank << ":" << reason.message;
+            abandonMessageFrom(rank);
             Q_EMIT nodeLost(rank, failureClassOf(reason), reason);
         }
         return;

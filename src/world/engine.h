@@ -63,6 +63,8 @@ public:
     void closeLink(int rank, const Error &reason);
     // Send the peer an Ack of everything received from it, if anything new.
     void sendAck(int rank);
+    // Before start(): where large messages may be written as they arrive.
+    void setMessagePlacement(MessagePlacement placement) { m_placement = std::move(placement); }
 
 Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
@@ -145,6 +147,10 @@ private:
     void handleLinkClosed(int rank, Link *link);
     void connectLink(int rank, Link *link);
     void placeFragmentsOf(int rank, Link *link);
+    std::shared_ptr<Reassembler> makeReassembler(int rank);
+    // Before the sink hears that `rank` is gone: its message in progress may
+    // be being written to a receiver's buffer, which must not happen after.
+    void abandonMessageFrom(int rank);
     void pump(int rank);
     void handleAck(int rank, const Frame &frame);
     void sendAcks();
@@ -198,6 +204,7 @@ private:
     void retryLater(int &attempt, std::function<void()> action);
 
     WorldConfig m_config;
+    MessagePlacement m_placement;
     QString m_nodeId;
     World::State m_state = World::State::Idle;
     Transport *m_transport = nullptr;

@@ -58,7 +58,7 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     peer.closeReason = {};
     peer.failureClass = World::FailureClass::Normal;
     peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
-    peer.reassembler = std::make_shared<Reassembler>(m_config.maxMessageSize);
+    peer.reassembler = makeReassembler(rank);
     peer.path->restart();
     connectLink(rank, link);
     peer.path->setLink(link);
@@ -222,6 +222,7 @@ void Engine::reportAbsentMembers()
         const Error reason{ErrorCode::NodeLost,
                            QStringLiteral("rank %1 was already gone when rank %2 rejoined").arg(rank).arg(m_rank)};
         Q_EMIT linkQualityChanged(rank);
+        abandonMessageFrom(rank);
         Q_EMIT nodeLost(rank, World::FailureClass::NodeTerm, reason);
     }
 }

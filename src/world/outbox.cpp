@@ -1,7 +1,11 @@
 #include "outbox.h"
 
+#include <mmpi/wire/bufferpool.h>
+
 #include <QScopedValueRollback>
 #include <QtEndian>
+
+#include <cstring>
 
 namespace mmpi::detail {
 
@@ -97,10 +101,9 @@ Outbox::Written Outbox::writeFragment(Link *link, DirectPath &path, Pending &mes
     // The first fragment leads with the message's length, so it is a copy;
     // the others are slices of the message, not copies.
     if (first) {
-        fragment.payload.reserve(FragmentLengthSize + length);
-        fragment.payload.resize(FragmentLengthSize);
+        fragment.payload = BufferPool::take(FragmentLengthSize + length);
         qToBigEndian<quint64>(quint64(payload.size()), fragment.payload.data());
-        fragment.payload.append(payload.constData(), length);
+        std::memcpy(fragment.payload.data() + FragmentLengthSize, payload.constData(), size_t(length));
     } else {
         fragment.payload = sharedSlice(payload, message.offset, length);
     }

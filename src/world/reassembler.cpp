@@ -1,8 +1,11 @@
 #include "reassembler.h"
 
+#include <mmpi/wire/bufferpool.h>
 #include <mmpi/wire/itemcodec.h>
 
 #include <QtEndian>
+
+#include <cstring>
 
 namespace mmpi::detail {
 
@@ -13,10 +16,18 @@ Error violation(const QString &message)
     return {ErrorCode::ProtocolViolation, message};
 }
 
+// Only a run of fixed-size items can be checked before it is read, which a
+// message written straight into a receiver's buffer must be.
+bool sizeKnownAhead(const FrameHeader &header, qint64 bytes)
+{
+    const int size = itemSize(header.itemType);
+    return size > 0 && qint64(header.count) * size == bytes;
+}
+
 } // namespace
 
-Reassembler::Reassembler(qint64 maxMessageSize)
-    : m_maxMessageSize(maxMessageSize)
+Reassembler::Reassembler(qint64 maxMessageSize, MessagePlacement placement)
+    : m_maxMessageSize(maxMessageSize), m_placement(std::move(placement))
 {
 }
 
@@ -29,13 +40,22 @@ Result<void> Reassembler::begin(const Frame &fragment)
         return violation(QStringLiteral("a message of %1 bytes exceeds the limit of %2")
                              .arg(total).arg(m_maxMessageSize));
     m_expected = qint64(total);
+    m_filled = 0;
     m_message = Frame{fragment.header, QByteArray()};
-    // All of it at once, so that appending never copies what came before.
-    // Only address space: the pages are taken as fragments fill them, so
-    // memory still grows with the bytes actually received.
-    m_message->payload.reserve(m_expected);
     m_message->header.kind = FrameKind::Data;
     m_message->header.flags = 0;
+    m_target = m_placement && sizeKnownAhead(m_message->header, m_expected)
+                   ? m_placement(m_message->header, m_expected)
+                   : nullptr;
+    if (m_target) {
+        m_message->header.flags = PlacedPayload;
+        return success();
+    }
+    // All of it at once, so that appending never copies what came before.
+    // A new buffer is only address space: its pages are taken as fragments
+    // fill them, so memory still grows with the bytes actually received.
+    m_message->payload = BufferPool::take(m_expected);
+    m_target = m_message->payload.data();
     return success();
 }
 
@@ -54,13 +74,18 @@ char *Reassembler::placeNext(const FrameHeader &header)
 {
     if (!m_message || (header.flags & FirstFragment) || !checkContinues(header))
         return nullptr;
-    QByteArray &payload = m_message->payload;
-    if (payload.size() + qint64(header.payloadLength) > m_expected
-        || payload.capacity() < payload.size() + qsizetype(header.payloadLength))
+    if (m_filled + qint64(header.payloadLength) > m_expected)
         return nullptr;
-    // Past size(), within the reserved capacity: resize() in add() keeps it.
-    m_placed = payload.size();
-    return payload.data() + payload.size();
+    m_placed = m_filled;
+    return m_target + m_filled;
+}
+
+void Reassembler::abandon()
+{
+    m_message.reset();
+    m_target = nullptr;
+    m_filled = 0;
+    m_placed = -1;
 }
 
 Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
@@ -73,24 +98,30 @@ Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
         return ok.error();
     }
     const bool placed = fragment.payload.size() != qsizetype(fragment.header.payloadLength);
-    if (placed && (first || m_placed != m_message->payload.size()))
+    if (placed && (first || m_placed != m_filled))
         return violation(QStringLiteral("a fragment was read to a place its message did not offer"));
     const QByteArrayView bytes = QByteArrayView(fragment.payload).sliced(first ? FragmentLengthSize : 0);
-    const qsizetype length = placed ? qsizetype(fragment.header.payloadLength) : bytes.size();
-    if (m_message->payload.size() + length > m_expected)
+    const qint64 length = placed ? qint64(fragment.header.payloadLength) : bytes.size();
+    if (m_filled + length > m_expected)
         return violation(QStringLiteral("fragments carry more than the announced %1 bytes").arg(m_expected));
-    if (placed)
-        m_message->payload.resize(m_message->payload.size() + length); // the bytes are there already
-    else
-        m_message->payload.append(bytes);
+    if (!placed && length > 0)
+        std::memcpy(m_target + m_filled, bytes.data(), size_t(length));
+    m_filled += length;
     m_placed = -1;
     if (!(fragment.header.flags & LastFragment))
         return std::optional<Frame>();
+    return finish();
+}
+
+Result<std::optional<Frame>> Reassembler::finish()
+{
     Frame done = std::move(*m_message);
-    m_message.reset();
-    if (done.payload.size() != m_expected)
-        return violation(QStringLiteral("a fragmented message ended after %1 of %2 bytes")
-                             .arg(done.payload.size()).arg(m_expected));
+    const qint64 filled = m_filled;
+    abandon();
+    if (filled != m_expected)
+        return violation(QStringLiteral("a fragmented message ended after %1 of %2 bytes").arg(filled).arg(m_expected));
+    if (done.header.flags & PlacedPayload)
+        return std::optional<Frame>(std::move(done)); // its size was checked before it was placed
     if (auto ok = validatePayload(done.header.itemType, done.header.count, done.payload); !ok)
         return ok.error();
     return std::optional<Frame>(std::move(done));

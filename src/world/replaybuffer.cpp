@@ -1,5 +1,7 @@
 #include "replaybuffer.h"
 
+#include <mmpi/wire/bufferpool.h>
+
 namespace mmpi::detail {
 
 void ReplayBuffer::keep(const Frame &frame)
@@ -17,6 +19,9 @@ Result<void> ReplayBuffer::acknowledge(quint64 upTo)
                      QStringLiteral("acknowledgement of frame %1, but only %2 were sent").arg(upTo).arg(m_next - 1));
     while (!m_frames.empty() && m_frames.front().header.sequence <= upTo) {
         m_bytes -= sizeOf(m_frames.front());
+        // Its payload dies here unless a queue still holds it: then the
+        // buffer can carry the next message.
+        BufferPool::recycle(std::move(m_frames.front().payload));
         m_frames.pop_front();
     }
     return success();

@@ -24,6 +24,11 @@ bool MessageSink::acceptsFromAnyThread(const FrameHeader &) const
     return false;
 }
 
+char *MessageSink::placeFor(const FrameHeader &, qint64)
+{
+    return nullptr;
+}
+
 World::World(QObject *parent) : QObject(parent), d(std::make_unique<WorldPrivate>())
 {
     d->thread.setObjectName(QStringLiteral("mmpi-progress"));
@@ -72,6 +77,10 @@ void World::form(const WorldConfig &config)
         d->config = config;
     }
     auto *engine = new detail::Engine(config, d->nodeId);
+    engine->setMessagePlacement([this](const FrameHeader &header, qint64 bytes) -> char * {
+        auto sink = messageSink();
+        return sink ? sink->placeFor(header, bytes) : nullptr;
+    });
     engine->moveToThread(&d->thread);
     d->engine = engine;
     d->detector = engine->failureDetector();

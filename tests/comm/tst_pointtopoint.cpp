@@ -10,9 +10,11 @@
 #include <QCoroTask>
 #include <QElapsedTimer>
 #include <QDataStream>
+#include <QLoggingCategory>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
+#include <QtEndian>
 
 #include <functional>
 
@@ -99,6 +101,91 @@ QString exchangeAll(const CommWorld &w, int tag)
     return {};
 }
 
+// Counts the matcher's notes (mmpi.comm, debug) that a large message is
+// being written straight into a posted receive's buffer; other debug output
+// of the category is swallowed, everything else goes on as before.
+class PlacementLog
+{
+public:
+    PlacementLog()
+    {
+        s_placed = 0;
+        s_previous = qInstallMessageHandler(handle);
+        QLoggingCategory::setFilterRules(QStringLiteral("mmpi.comm.debug=true"));
+    }
+    ~PlacementLog()
+    {
+        QLoggingCategory::setFilterRules(QString());
+        qInstallMessageHandler(s_previous);
+    }
+    int placed() const { return s_placed.load(); }
+
+private:
+    static void handle(QtMsgType type, const QMessageLogContext &context, const QString &message)
+    {
+        if (message.contains(QLatin1String("into the receive's own buffer")))
+            ++s_placed;
+        else if (type != QtDebugMsg && s_previous)
+            s_previous(type, context, message);
+    }
+    static inline std::atomic<int> s_placed = 0;
+    static inline QtMessageHandler s_previous = nullptr;
+};
+
+template<typename T>
+QList<T> numbered(qsizetype n)
+{
+    QList<T> items(n);
+    for (qsizetype i = 0; i < n; ++i)
+        items[i] = T(i * 7 + 3);
+    return items;
+}
+
+// Rank 0 sends rank 1 `items` on tag 7 while rank 1 has a receive posted
+// into a buffer a little larger, whose tail must stay as it was.
+template<typename T>
+QString sendIntoPostedBuffer(const CommWorld &w, const QList<T> &items)
+{
+    constexpr qsizetype Spare = 5;
+    QList<T> buffer(items.size() + Spare, T(-1));
+    Request receive = w[1].irecv(std::span<T>(buffer.data(), size_t(buffer.size())), 0, 7);
+    if (auto sent = w[0].send(1, 7, std::span<const T>(items.constData(), size_t(items.size()))).wait(); !sent)
+        return sent.error().toString();
+    const auto status = receive.wait();
+    if (!status)
+        return status.error().toString();
+    if (status->count != quint32(items.size()) || status->source != 0 || status->tag != 7)
+        return QStringLiteral("status: %1 items from %2 on tag %3").arg(status->count).arg(status->source).arg(status->tag);
+    if (buffer.first(items.size()) != items)
+        return QStringLiteral("the items in the buffer differ from those sent");
+    if (buffer.last(Spare) != QList<T>(Spare, T(-1)))
+        return QStringLiteral("the buffer was written past the message");
+    return {};
+}
+
+// The Fragment frames a sender cuts a message of bytes into on the world
+// communicator (docs/protocol.md), so that a test can send part of one.
+QList<Frame> fragmentsOf(const QList<quint8> &items, int tag, qsizetype chunk)
+{
+    const QByteArray bytes(reinterpret_cast<const char *>(items.constData()), items.size());
+    QList<Frame> fragments;
+    for (qsizetype offset = 0; offset < bytes.size(); offset += chunk) {
+        Frame f;
+        f.header.kind = FrameKind::Fragment;
+        f.header.itemType = ItemType::UnsignedByte;
+        f.header.count = quint32(bytes.size());
+        f.header.tag = tag;
+        f.header.flags = (offset == 0 ? FirstFragment : 0) | (offset + chunk >= bytes.size() ? LastFragment : 0);
+        if (offset == 0) {
+            f.payload.resize(FragmentLengthSize);
+            qToBigEndian<quint64>(quint64(bytes.size()), f.payload.data());
+        }
+        f.payload.append(bytes.mid(offset, chunk));
+        fragments.append(f);
+    }
+    return fragments;
+}
+
 // Parameters by value: a coroutine frame outlives the caller's temporaries.
 QCoro::Task<QString> awaitPingSendPong(Communicator comm, QThread **resumedOn)
 {
@@ -131,6 +218,11 @@ private Q_SLOTS:
     void coroutineResumesOnAwaitingThread();
     void peerDiesWhileReceivePosted();
     void badArguments();
+    void largeMessagesGoStraightIntoPostedBuffers_data();
+    void largeMessagesGoStraightIntoPostedBuffers();
+    void postedBufferErrors();
+    void linkBreaksWhileMessageGoesIntoBuffer();
+    void peerLostWhileMessageGoesIntoBuffer();
 };
 
 void TestPointToPoint::everyItemTypeBetweenEveryPair_data()
@@ -532,6 +624,149 @@ void TestPointToPoint::badArguments()
     const auto refused = Communicator::world(started);
     QVERIFY(!refused);
     QCOMPARE(refused.error().code, ErrorCode::BadConfiguration);
+}
+
+void TestPointToPoint::largeMessagesGoStraightIntoPostedBuffers_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::addColumn<QString>("items");
+    QTest::newRow("bytes over tcp") << QStringLiteral("tcp") << QStringLiteral("quint8");
+    QTest::newRow("int32 over local") << QStringLiteral("local") << QStringLiteral("qint32");
+    QTest::newRow("double over tcp") << QStringLiteral("tcp") << QStringLiteral("double");
+    QTest::newRow("int16 over local") << QStringLiteral("local") << QStringLiteral("qint16");
+}
+
+// A receive posted with its buffer (irecv(span)) before a chunked message
+// begins gets the message written there as it arrives, converted to host
+// order in place; small messages and later large ones still arrive right.
+void TestPointToPoint::largeMessagesGoStraightIntoPostedBuffers()
+{
+    QFETCH(QString, transport);
+    QFETCH(QString, items);
+    PlacementLog log;
+    CommWorld w(transport, 2, [](WorldConfig &config) { config.chunkSize = 4096; });
+    QVERIFY(w.formed());
+    QString problem;
+    // Given posted receives, when a large and then a small message come
+    if (items == QLatin1String("quint8"))
+        problem = sendIntoPostedBuffer(w, numbered<quint8>(300000)) + sendIntoPostedBuffer(w, numbered<quint8>(10));
+    else if (items == QLatin1String("qint32"))
+        problem = sendIntoPostedBuffer(w, numbered<qint32>(100000)) + sendIntoPostedBuffer(w, numbered<qint32>(3));
+    else if (items == QLatin1String("qint16"))
+        problem = sendIntoPostedBuffer(w, numbered<qint16>(50001)) + sendIntoPostedBuffer(w, numbered<qint16>(1));
+    else
+        problem = sendIntoPostedBuffer(w, numbered<double>(70000)) + sendIntoPostedBuffer(w, numbered<double>(2));
+    // Then both are whole in the buffers, and the large one went there directly
+    QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    QCOMPARE(log.placed(), 1);
+    // And a blocking receive into a buffer gets a large message right too
+    const QList<qint32> sent = numbered<qint32>(50000);
+    QList<qint32> buffer(sent.size());
+    Request send = w[0].isend(1, 8, std::span<const qint32>(sent.constData(), size_t(sent.size())));
+    const auto got = w[1].recv(std::span<qint32>(buffer.data(), size_t(buffer.size())), 0, 8).wait();
+    QVERIFY2(got, qPrintable(::problem(got)));
+    QVERIFY(buffer == sent);
+    QVERIFY(send.wait());
+}
+
+// A posted buffer that a message does not fit, or of another item type,
+// gets nothing written to it and a clear error; the items of a message that
+// went straight into one are not also in the request.
+void TestPointToPoint::postedBufferErrors()
+{
+    PlacementLog log;
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) { config.chunkSize = 4096; });
+    QVERIFY(w.formed());
+    const QList<qint32> sent = numbered<qint32>(20000);
+    const auto sendIt = [&] {
+        return w[0].send(1, 9, std::span<const qint32>(sent.constData(), size_t(sent.size()))).wait();
+    };
+    // Given a buffer one item too small, when the message comes
+    QList<qint32> small(sent.size() - 1, -1);
+    Request tooSmall = w[1].irecv(std::span<qint32>(small.data(), size_t(small.size())), 0, 9);
+    QVERIFY(sendIt());
+    // Then the receive fails as truncated, and the buffer is untouched
+    QCOMPARE(tooSmall.wait().error().code, ErrorCode::TruncatedPayload);
+    QVERIFY(small == QList<qint32>(small.size(), -1));
+    // Given a buffer of doubles, when int32 items come
+    QList<double> doubles(sent.size(), -1.0);
+    Request wrongType = w[1].irecv(std::span<double>(doubles.data(), size_t(doubles.size())), 0, 9);
+    QVERIFY(sendIt());
+    // Then the error names both types, and the buffer is untouched
+    const auto mismatch = wrongType.wait();
+    QCOMPARE(mismatch.error().code, ErrorCode::TypeMismatch);
+    QVERIFY2(mismatch.error().message.contains(QLatin1String("Int")), qPrintable(mismatch.error().message));
+    QVERIFY(doubles == QList<double>(doubles.size(), -1.0));
+    QCOMPARE(log.placed(), 0);
+    // Given a message that went into a buffer, asking for it again elsewhere
+    QList<qint32> buffer(sent.size());
+    Request placed = w[1].irecv(std::span<qint32>(buffer.data(), size_t(buffer.size())), 0, 9);
+    QVERIFY(sendIt());
+    QVERIFY(placed.wait());
+    QCOMPARE(log.placed(), 1);
+    QList<qint32> copy(sent.size());
+    QVERIFY(placed.valueInto(std::span<qint32>(copy.data(), size_t(copy.size()))));
+    QVERIFY(copy == sent);
+    QCOMPARE(placed.valueInto(std::span<double>(doubles.data(), size_t(doubles.size()))).error().code,
+             ErrorCode::TypeMismatch);
+    QCOMPARE(placed.value<QList<qint32>>().error().code, ErrorCode::TypeMismatch);
+}
+
+// The tcp link breaks in the middle of a message being written into a
+// posted buffer (the sender has sent half its fragments): the world resumes
+// on a new link and the message completes whole once the rest is sent.
+void TestPointToPoint::linkBreaksWhileMessageGoesIntoBuffer()
+{
+    PlacementLog log;
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) {
+        config.chunkSize = 64 * 1024;
+        config.reconnectGracePeriod = std::chrono::seconds(20);
+    });
+    QVERIFY(w.formed());
+    const QList<quint8> sent = numbered<quint8>(1024 * 1024 + 17);
+    const QList<Frame> fragments = fragmentsOf(sent, 3, 64 * 1024);
+    QList<quint8> buffer(sent.size());
+    Request receive = w[1].irecv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 3);
+    // Given half of the message on its way into the buffer
+    for (qsizetype i = 0; i < fragments.size() / 2; ++i)
+        QVERIFY(w.world(0)->sendFrame(1, fragments[i]));
+    QTRY_COMPARE_WITH_TIMEOUT(log.placed(), 1, 20000);
+    // When the link breaks, and the rest is sent
+    QVERIFY(mmpi::test::WorldHarness::breakTcpLinks() >= 1);
+    for (qsizetype i = fragments.size() / 2; i < fragments.size(); ++i)
+        QVERIFY(w.world(0)->sendFrame(1, fragments[i]));
+    // Then the message completes on the new link, every byte as sent
+    QVERIFY(QTest::qWaitFor([&] { return receive.isFinished(); }, 60000));
+    const auto status = receive.wait();
+    QVERIFY2(status, qPrintable(problem(status)));
+    QCOMPARE(status->count, quint32(sent.size()));
+    QVERIFY(buffer == sent);
+}
+
+// The sender vanishes in the middle of a message being written into a
+// posted buffer: the receive fails with NodeLost (no hang).
+void TestPointToPoint::peerLostWhileMessageGoesIntoBuffer()
+{
+    PlacementLog log;
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) {
+        config.chunkSize = 64 * 1024;
+        config.reconnectGracePeriod = std::chrono::milliseconds(500);
+    });
+    QVERIFY(w.formed());
+    const QList<quint8> sent = numbered<quint8>(1024 * 1024);
+    const QList<Frame> fragments = fragmentsOf(sent, 3, 64 * 1024);
+    QList<quint8> buffer(sent.size());
+    Request receive = w[1].irecv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 3);
+    for (qsizetype i = 0; i + 1 < fragments.size(); ++i)
+        QVERIFY(w.world(0)->sendFrame(1, fragments[i]));
+    QTRY_COMPARE_WITH_TIMEOUT(log.placed(), 1, 20000);
+    QVERIFY(!receive.isFinished());
+    w.kill(0);
+    QVERIFY(QTest::qWaitFor([&] { return receive.isFinished(); }, 60000));
+    const auto outcome = receive.wait();
+    QCOMPARE(outcome.error().code, ErrorCode::NodeLost);
+    QVERIFY2(outcome.error().message.contains(QLatin1String("while its message arrived")),
+             qPrintable(outcome.error().message));
 }
 
 QTEST_GUILESS_MAIN(TestPointToPoint)

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <thread>
 
-#include <sys/socket.h>
 
 using namespace mmpi;
 using namespace mmpi::test;
@@ -289,30 +288,6 @@ void TestResume::fullReplayBufferHoldsTheSender()
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
 }
 
-namespace {
-
-// Shuts down every connected TCP socket of this process (both worlds live
-// here): each end sees its link fail, as when a cable is pulled.
-int breakTcpLinks()
-{
-    int broken = 0;
-    for (int fd = 3; fd < 1024; ++fd) {
-        int type = 0;
-        socklen_t length = sizeof type;
-        if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM)
-            continue;
-        sockaddr_storage peer{};
-        socklen_t peerLength = sizeof peer;
-        if (::getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peerLength) != 0 || peer.ss_family != AF_INET)
-            continue;
-        if (::shutdown(fd, SHUT_RDWR) == 0)
-            ++broken;
-    }
-    return broken;
-}
-
-} // namespace
-
 // Large messages cross tcp in chunks that the receiver reads straight into
 // the message it reassembles. A link broken in the middle of one (the
 // sockets shut down under both worlds) resumes on a new link: every message
@@ -342,7 +317,7 @@ void TestResume::brokenTcpLinkMidChunkResumes()
         }
     });
     QTRY_VERIFY_WITH_TIMEOUT(receiver.numbers.size() >= Count / 3, Patience);
-    const int broken = breakTcpLinks();
+    const int broken = WorldHarness::breakTcpLinks();
     QVERIFY(broken >= 1); // the other end may close its socket first
     QTRY_VERIFY_WITH_TIMEOUT(receiver.numbers.size() >= Count, Patience);
     sender.join();

@@ -10,6 +10,8 @@
 #include <QUdpSocket>
 #include <QUuid>
 
+#include <sys/socket.h>
+
 namespace mmpi::test {
 
 WorldHarness::WorldHarness(const QString &transport, WorldConfig::Mode mode)
@@ -128,6 +130,24 @@ quint16 WorldHarness::freeUdpPort()
     QUdpSocket socket;
     socket.bind(QHostAddress::LocalHost, 0);
     return socket.localPort();
+}
+
+int WorldHarness::breakTcpLinks()
+{
+    int broken = 0;
+    for (int fd = 3; fd < 1024; ++fd) {
+        int type = 0;
+        socklen_t length = sizeof type;
+        if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM)
+            continue;
+        sockaddr_storage peer{};
+        socklen_t peerLength = sizeof peer;
+        if (::getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peerLength) != 0 || peer.ss_family != AF_INET)
+            continue;
+        if (::shutdown(fd, SHUT_RDWR) == 0)
+            ++broken;
+    }
+    return broken;
 }
 
 } // namespace mmpi::test

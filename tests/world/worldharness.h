@@ -38,6 +38,10 @@ public:
     // A free loopback port of the given kind.
     static quint16 freeTcpPort();
     static quint16 freeUdpPort();
+    // Shuts down every connected TCP socket of this process (all the worlds
+    // live here): each end sees its link fail, as when a cable is pulled.
+    // Returns how many it shut down.
+    static int breakTcpLinks();
 
 private:
     QString m_transport;

@@ -60,6 +60,11 @@ void Router::handleFrame(const Frame &frame)
     m_collectives.handleFrame(frame);
 }
 
+char *Router::placeFor(const FrameHeader &header, qint64 bytes)
+{
+    return header.communicator & CollectiveContextBit ? nullptr : m_matcher->placeFor(header, bytes);
+}
+
 bool Router::acceptsFromAnyThread(const FrameHeader &header) const
 {
     return header.communicator != ProbeContext;

@@ -77,6 +77,17 @@ public:
     }
     // Post a receive; the message is read with request.value<T>().
     Request irecv(int source = AnySource, int tag = AnyTag) const;
+    // MPI_Irecv: post a receive into `buffer`, which must stay valid (and
+    // untouched) until the request finishes. Then the items are there, and
+    // wait() gives the status (TruncatedPayload if they did not fit). A large
+    // message is written there as it arrives, with no copy in between.
+    template<ItemValue T>
+    Request irecv(std::span<T> buffer, int source = AnySource, int tag = AnyTag) const
+    {
+        Request request = irecv(source, tag);
+        request.offerPlace(buffer, true);
+        return request;
+    }
 
     template<typename T>
     Operation<void> send(int destination, int tag, const T &data) const

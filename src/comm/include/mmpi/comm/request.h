@@ -13,6 +13,7 @@
 #include <QObject>
 
 #include <coroutine>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -48,17 +49,32 @@ public:
         auto outcome = wait();
         if (!outcome)
             return outcome.error();
+        if (wasPlaced())
+            return placedElsewhere();
         return MessageCodec<T>::decode(payload());
     }
     // Copy a received run of items into `buffer`; TruncatedPayload when the
     // message has more items than fit. Returns the status of the message.
+    // While it blocks, a large message that has not begun to arrive yet is
+    // written straight into `buffer` as it comes: no copy.
     template<ItemValue T>
     Result<Status> valueInto(std::span<T> buffer) const
     {
+        offerPlace<T>(buffer, false);
         auto outcome = wait();
         if (!outcome)
             return outcome;
         const Payload &p = payload();
+        if (const char *placed = deliveredData()) {
+            if (placed == reinterpret_cast<const char *>(buffer.data()))
+                return outcome;
+            // Asked for again, into another buffer: the items are host-order values already.
+            const bool decodes = itemTypeDecodesAs<T>(p.itemType) && itemSize(p.itemType) == int(sizeof(T));
+            if (auto ok = checkPlacedCopy(p, decodes, ItemTraits<T>::type, qint64(buffer.size())); !ok)
+                return ok.error();
+            std::memcpy(buffer.data(), placed, size_t(p.count) * sizeof(T));
+            return outcome;
+        }
         if (auto ok = decodeItemsInto<T>(p.itemType, p.count, p.bytes, buffer); !ok)
             return ok.error();
         return outcome;
@@ -84,7 +100,30 @@ public:
     static bool testAll(const QList<Request> &requests);
 
 private:
+    friend class Communicator;
     const Payload &payload() const;
+    // `buffer` for the message (see detail::RequestState::Place); `bound`:
+    // for good, and the message goes there however it arrives.
+    template<ItemValue T>
+    void offerPlace(std::span<T> buffer, bool bound) const
+    {
+        if constexpr (!std::is_same_v<T, bool>) // booleans are checked byte by byte
+            offerPlace(buffer.data(), qint64(buffer.size()), int(sizeof(T)), &itemTypeDecodesAs<T>,
+                       bound ? &decodeInto<T> : nullptr);
+        else if (bound)
+            offerPlace(buffer.data(), qint64(buffer.size()), 1, nullptr, &decodeInto<T>);
+    }
+    template<ItemValue T>
+    static Result<void> decodeInto(const Payload &p, char *data, qint64 items)
+    {
+        return decodeItemsInto<T>(p.itemType, p.count, p.bytes, std::span<T>(reinterpret_cast<T *>(data), size_t(items)));
+    }
+    void offerPlace(void *data, qint64 items, int itemBytes, bool (*accepts)(ItemType),
+                    Result<void> (*decode)(const Payload &, char *, qint64)) const;
+    const char *deliveredData() const;
+    bool wasPlaced() const;
+    static Error placedElsewhere();
+    static Result<void> checkPlacedCopy(const Payload &p, bool decodes, ItemType wanted, qint64 capacity);
     std::shared_ptr<detail::RequestState> m_state;
 };
 

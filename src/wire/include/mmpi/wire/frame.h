@@ -41,6 +41,10 @@ enum FragmentFlag : quint8 {
     LastFragment = 0x02,
 };
 constexpr int FragmentLengthSize = 8;
+// Never on the wire (the decoder refuses it): marks a Data frame handed to a
+// MessageSink whose payload was written, as it arrived, into the buffer the
+// sink offered for it (MessageSink::placeFor); the frame itself carries none.
+constexpr quint8 PlacedPayload = 0x80;
 
 struct FrameHeader
 {

@@ -46,6 +46,15 @@ public:
     // delivers what it can without a hand-off to the progress thread.
     // Default: no (every frame arrives on the progress thread).
     virtual bool acceptsFromAnyThread(const FrameHeader &header) const;
+    // Progress thread, when a large message that starts with `header` and
+    // holds `bytes` bytes of fixed-size items begins to arrive: a buffer of
+    // that many bytes it may be written to as it comes (a blocking receive
+    // that matches it now, MPI-style), or nullptr to get it in a Frame of its
+    // own. The message then reaches handleFrame() with the flag
+    // PlacedPayload and no payload, or, if the peer is lost first, never:
+    // handlePeerGone() comes, and nothing is written there any more.
+    // Default: nullptr.
+    virtual char *placeFor(const FrameHeader &header, qint64 bytes);
     // The peer left (goodbye) or was lost; no more frames come from it.
     virtual void handlePeerGone(int rank, const Error &reason) = 0;
     // A replacement node took a gone peer's rank (World::nodeRejoined):
