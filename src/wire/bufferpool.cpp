@@ -7,8 +7,9 @@ namespace mmpi {
 
 namespace {
 
-// A few: a message in each direction, and one more being reassembled.
-constexpr qsizetype MaximumBuffers = 8;
+// Sent messages come back in bursts, when the peer acknowledges a quarter
+// of the replay buffer (2 MiB by default: 32 messages of 64 KiB).
+constexpr qsizetype MaximumBuffers = 64;
 // A buffer more than this many times larger than asked for stays for a
 // message that needs it.
 constexpr qsizetype MaximumSlack = 4;
