@@ -186,6 +186,35 @@ QList<Frame> fragmentsOf(const QList<quint8> &items, int tag, qsizetype chunk)
     return fragments;
 }
 
+// Two ranks over tcp; rank 1 has a receive posted into a buffer for a
+// message of bytes that the test sends rank 1 fragment by fragment.
+struct PartlySentMessage
+{
+    explicit PartlySentMessage(std::chrono::milliseconds reconnectGrace)
+        : world(QStringLiteral("tcp"), 2, [reconnectGrace](WorldConfig &config) {
+              config.chunkSize = 64 * 1024;
+              config.reconnectGracePeriod = reconnectGrace;
+          }),
+          sent(numbered<quint8>(1024 * 1024 + 17)), fragments(fragmentsOf(sent, 3, 64 * 1024)),
+          buffer(sent.size()), receive(world[1].irecv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 3))
+    {
+    }
+    // Fragments [from, to) from rank 0.
+    bool send(qsizetype from, qsizetype to) const
+    {
+        for (qsizetype i = from; i < to; ++i)
+            if (!world.world(0)->sendFrame(1, fragments[i]))
+                return false;
+        return true;
+    }
+
+    CommWorld world;
+    const QList<quint8> sent;
+    const QList<Frame> fragments;
+    QList<quint8> buffer;
+    Request receive;
+};
+
 // Parameters by value: a coroutine frame outlives the caller's temporaries.
 QCoro::Task<QString> awaitPingSendPong(Communicator comm, QThread **resumedOn)
 {
@@ -718,29 +747,20 @@ void TestPointToPoint::postedBufferErrors()
 void TestPointToPoint::linkBreaksWhileMessageGoesIntoBuffer()
 {
     PlacementLog log;
-    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) {
-        config.chunkSize = 64 * 1024;
-        config.reconnectGracePeriod = std::chrono::seconds(20);
-    });
-    QVERIFY(w.formed());
-    const QList<quint8> sent = numbered<quint8>(1024 * 1024 + 17);
-    const QList<Frame> fragments = fragmentsOf(sent, 3, 64 * 1024);
-    QList<quint8> buffer(sent.size());
-    Request receive = w[1].irecv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 3);
+    PartlySentMessage m(std::chrono::seconds(20));
+    QVERIFY(m.world.formed());
     // Given half of the message on its way into the buffer
-    for (qsizetype i = 0; i < fragments.size() / 2; ++i)
-        QVERIFY(w.world(0)->sendFrame(1, fragments[i]));
+    QVERIFY(m.send(0, m.fragments.size() / 2));
     QTRY_COMPARE_WITH_TIMEOUT(log.placed(), 1, 20000);
     // When the link breaks, and the rest is sent
     QVERIFY(mmpi::test::WorldHarness::breakTcpLinks() >= 1);
-    for (qsizetype i = fragments.size() / 2; i < fragments.size(); ++i)
-        QVERIFY(w.world(0)->sendFrame(1, fragments[i]));
+    QVERIFY(m.send(m.fragments.size() / 2, m.fragments.size()));
     // Then the message completes on the new link, every byte as sent
-    QVERIFY(QTest::qWaitFor([&] { return receive.isFinished(); }, 60000));
-    const auto status = receive.wait();
+    QVERIFY(QTest::qWaitFor([&] { return m.receive.isFinished(); }, 60000));
+    const auto status = m.receive.wait();
     QVERIFY2(status, qPrintable(problem(status)));
-    QCOMPARE(status->count, quint32(sent.size()));
-    QVERIFY(buffer == sent);
+    QCOMPARE(status->count, quint32(m.sent.size()));
+    QVERIFY(m.buffer == m.sent);
 }
 
 // The sender vanishes in the middle of a message being written into a
@@ -748,22 +768,14 @@ void TestPointToPoint::linkBreaksWhileMessageGoesIntoBuffer()
 void TestPointToPoint::peerLostWhileMessageGoesIntoBuffer()
 {
     PlacementLog log;
-    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) {
-        config.chunkSize = 64 * 1024;
-        config.reconnectGracePeriod = std::chrono::milliseconds(500);
-    });
-    QVERIFY(w.formed());
-    const QList<quint8> sent = numbered<quint8>(1024 * 1024);
-    const QList<Frame> fragments = fragmentsOf(sent, 3, 64 * 1024);
-    QList<quint8> buffer(sent.size());
-    Request receive = w[1].irecv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 3);
-    for (qsizetype i = 0; i + 1 < fragments.size(); ++i)
-        QVERIFY(w.world(0)->sendFrame(1, fragments[i]));
+    PartlySentMessage m(std::chrono::milliseconds(500));
+    QVERIFY(m.world.formed());
+    QVERIFY(m.send(0, m.fragments.size() - 1));
     QTRY_COMPARE_WITH_TIMEOUT(log.placed(), 1, 20000);
-    QVERIFY(!receive.isFinished());
-    w.kill(0);
-    QVERIFY(QTest::qWaitFor([&] { return receive.isFinished(); }, 60000));
-    const auto outcome = receive.wait();
+    QVERIFY(!m.receive.isFinished());
+    m.world.kill(0);
+    QVERIFY(QTest::qWaitFor([&] { return m.receive.isFinished(); }, 60000));
+    const auto outcome = m.receive.wait();
     QCOMPARE(outcome.error().code, ErrorCode::NodeLost);
     QVERIFY2(outcome.error().message.contains(QLatin1String("while its message arrived")),
              qPrintable(outcome.error().message));
