@@ -132,6 +132,7 @@ run_openmpi() {
     # Open MPI counts cores, not hardware threads: allow 2 ranks on 1 core.
     [ "$(lscpu -p=Core 2>/dev/null | grep -v '^#' | sort -u | wc -l)" -ge 2 ] || options+=(--oversubscribe)
     measure "openmpi" mpirun "${options[@]}" "$bin/mpi-pingpong" "${bench_args[@]}"
+    measure "openmpi tcp" mpirun "${options[@]}" --mca btl tcp,self "$bin/mpi-pingpong" "${bench_args[@]}"
 }
 
 # Tables per size and the targets, from the JSON lines in $results.
@@ -140,7 +141,7 @@ report() {
 import json
 import sys
 
-ORDER = ["mmpi local", "mmpi tcp", "mmpi tcp qba", "raw-tcp", "qt-tcp", "openmpi"]
+ORDER = ["mmpi local", "mmpi tcp", "mmpi tcp qba", "raw-tcp", "qt-tcp", "openmpi", "openmpi tcp"]
 runs = {}
 for line in open(sys.argv[1]):
     run = json.loads(line)
