@@ -103,6 +103,9 @@ bool Matcher::shouldPause(int source)
 QList<int> Matcher::takeResumable()
 {
     QList<int> resumable;
+    // Not even an iteration: an emptied QSet's begin() walks all its buckets.
+    if (m_paused.isEmpty())
+        return resumable;
     const bool drained = m_unexpectedBytes <= limit() / 2;
     for (auto it = m_paused.begin(); it != m_paused.end();) {
         if (drained || awaited(*it)) {

@@ -121,7 +121,7 @@ bool RequestState::complete(Result<Status> outcome, Payload payload)
     m_finished.notify_all();
     if (waiter && !waiter->isCurrentThread())
         waiter->wake();
-    for (const auto &f : continuations)
+    for (const auto &f : std::as_const(continuations)) // a non-const begin() allocates
         f();
     return true;
 }

@@ -113,8 +113,7 @@ void NativeStream::write(const FrameHeader &header, const QByteArray &payload)
         QMutexLocker lock(&m_writeMutex);
         if (m_stopped)
             return;
-        enqueue(header, payload);
-        written = flushQueue();
+        written = send(header, payload);
     }
     finishWrite(written);
 }
@@ -126,8 +125,7 @@ bool NativeStream::tryWrite(const FrameHeader &header, const QByteArray &payload
         QMutexLocker lock(&m_writeMutex);
         if (m_stopped || m_queuedBytes >= limit)
             return false;
-        enqueue(header, payload);
-        flushQueue();
+        send(header, payload);
         pending = !m_queue.empty();
     }
     // The notifier belongs to the stream's thread; bytesWritten is not
@@ -135,6 +133,47 @@ bool NativeStream::tryWrite(const FrameHeader &header, const QByteArray &payload
     if (pending)
         QMetaObject::invokeMethod(this, [this] { finishWrite(0); }, Qt::QueuedConnection);
     return true;
+}
+
+// With nothing queued ahead, the header goes out from the stack (a small
+// frame costs no allocation) and only what the socket did not take is
+// queued; behind a queue, the frame joins it. Returns the bytes written.
+qint64 NativeStream::send(const FrameHeader &header, const QByteArray &payload)
+{
+    if (!m_queue.empty()) {
+        enqueue(header, payload);
+        return flushQueue();
+    }
+    FrameHeader h = header;
+    h.payloadLength = quint32(payload.size());
+    char head[FrameHeaderSize];
+    encodeHeaderInto(h, head);
+    iovec vectors[2] = {{head, size_t(FrameHeaderSize)},
+                        {const_cast<char *>(payload.constData()), size_t(payload.size())}};
+    msghdr message{};
+    message.msg_iov = vectors;
+    message.msg_iovlen = payload.isEmpty() ? 1 : 2;
+    ssize_t n = 0;
+    do {
+        n = ::sendmsg(m_fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    ++m_framesSent;
+    if (n < 0 && !wouldBlock(errno)) {
+        failWrite(errno);
+        return 0;
+    }
+    n = qMax<ssize_t>(n, 0);
+    m_bytesSent += quint64(n);
+    if (n < FrameHeaderSize) {
+        m_queue.push_back({QByteArray(head + n, FrameHeaderSize - n)});
+        m_queuedBytes += FrameHeaderSize - n;
+    }
+    const qsizetype payloadSent = qMax<qsizetype>(0, qsizetype(n) - FrameHeaderSize);
+    if (payloadSent < payload.size()) {
+        m_queue.push_back({payload, payloadSent});
+        m_queuedBytes += payload.size() - payloadSent;
+    }
+    return qint64(n);
 }
 
 void NativeStream::enqueue(const FrameHeader &header, const QByteArray &payload)

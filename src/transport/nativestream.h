@@ -76,6 +76,7 @@ private:
     void handleReadable();
     void decodeLater();
     void handleWritable();
+    qint64 send(const FrameHeader &header, const QByteArray &payload);
     void enqueue(const FrameHeader &header, const QByteArray &payload);
     qint64 flushQueue();
     void finishWrite(qint64 written);

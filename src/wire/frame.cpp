@@ -7,10 +7,8 @@
 
 namespace mmpi {
 
-namespace {
-
 // Field offsets of the version-1 header; docs/protocol.md has the same table.
-void writeHeader(const FrameHeader &h, char *out)
+void encodeHeaderInto(const FrameHeader &h, char *out)
 {
     qToBigEndian<quint32>(FrameMagic, out + 0);
     out[4] = char(FrameVersion);
@@ -27,12 +25,10 @@ void writeHeader(const FrameHeader &h, char *out)
     qToBigEndian<quint32>(h.payloadLength, out + 40);
 }
 
-} // namespace
-
 QByteArray encodeHeader(const FrameHeader &header)
 {
     QByteArray out(FrameHeaderSize, Qt::Uninitialized);
-    writeHeader(header, out.data());
+    encodeHeaderInto(header, out.data());
     return out;
 }
 
@@ -46,7 +42,7 @@ QByteArray encodeFrame(const Frame &frame)
 
     // One allocation for header and payload: frames go straight to a socket.
     QByteArray out(FrameHeaderSize + frame.payload.size(), Qt::Uninitialized);
-    writeHeader(header, out.data());
+    encodeHeaderInto(header, out.data());
     if (!frame.payload.isEmpty())
         memcpy(out.data() + FrameHeaderSize, frame.payload.constData(), size_t(frame.payload.size()));
     return out;

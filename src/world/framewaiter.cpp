@@ -125,7 +125,7 @@ void FrameWaiter::wait(World &world, int source, const std::function<bool()> &fi
     WorldPrivate &d = *world.d;
     QList<std::shared_ptr<LinkReader>> handedOver;
     while (!finished()) {
-        QList<Claimed> claimed;
+        ClaimedLinks claimed;
         for (const auto &[rank, path] : d.pathsFrom(source)) {
             std::shared_ptr<LinkReader> reader = path->reader();
             if (handedOver.contains(reader))
@@ -143,9 +143,11 @@ void FrameWaiter::wait(World &world, int source, const std::function<bool()> &fi
                 claimed.append(std::move(link));
         }
         // Links parked by the last wait that this one does not read go back.
-        for (const auto &reader : std::exchange(m_parked, {}))
+        // (Cleared, not exchanged: the list keeps its capacity for the next.)
+        for (const auto &reader : std::as_const(m_parked))
             if (std::none_of(claimed.cbegin(), claimed.cend(), [&](const Claimed &c) { return c.reader == reader; }))
                 reader->release(this);
+        m_parked.clear();
         if (claimed.isEmpty()) {
             if (!finished())
                 sleepUntilWoken(RecheckMs);
@@ -159,7 +161,7 @@ void FrameWaiter::wait(World &world, int source, const std::function<bool()> &fi
     }
 }
 
-void FrameWaiter::pollClaimed(World &world, QList<Claimed> &claimed, const std::function<bool()> &finished,
+void FrameWaiter::pollClaimed(World &world, ClaimedLinks &claimed, const std::function<bool()> &finished,
                               QList<std::shared_ptr<LinkReader>> &handedOver)
 {
     WorldPrivate &d = *world.d;
@@ -195,7 +197,7 @@ void FrameWaiter::pollClaimed(World &world, QList<Claimed> &claimed, const std::
 
 // Reads the claimed links (those `ready` marks, or all without it) and
 // drops those to stop polling. True if any frame was read or link dropped.
-bool FrameWaiter::readClaimed(WorldPrivate &d, QList<Claimed> &claimed, const pollfd *ready,
+bool FrameWaiter::readClaimed(WorldPrivate &d, ClaimedLinks &claimed, const pollfd *ready,
                               QList<std::shared_ptr<LinkReader>> &handedOver)
 {
     bool progress = false;
@@ -211,7 +213,7 @@ bool FrameWaiter::readClaimed(WorldPrivate &d, QList<Claimed> &claimed, const po
         link.reader->release(this);
         if (link.handedOver)
             handedOver.append(link.reader);
-        claimed.removeAt(i);
+        claimed.remove(i);
     }
     return progress;
 }

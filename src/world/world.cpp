@@ -160,7 +160,7 @@ std::optional<World::StreamPosition> World::streamPosition(int rank) const
     const auto found = d->pathsFrom(rank);
     if (rank < 0 || found.isEmpty())
         return std::nullopt;
-    return StreamPosition{found.first().second->sent(), found.first().second->received()};
+    return StreamPosition{found.front().second->sent(), found.front().second->received()};
 }
 
 void World::setMessageSink(std::shared_ptr<MessageSink> sink)
@@ -180,9 +180,9 @@ std::shared_ptr<MessageSink> WorldPrivate::currentSink() const
     return sink;
 }
 
-QList<std::pair<int, std::shared_ptr<detail::DirectPath>>> WorldPrivate::pathsFrom(int source) const
+WorldPrivate::PathList WorldPrivate::pathsFrom(int source) const
 {
-    QList<std::pair<int, std::shared_ptr<detail::DirectPath>>> found;
+    PathList found;
     if (state != World::State::Formed)
         return found;
     for (int r = 0; r < paths.size(); ++r)

@@ -10,6 +10,7 @@
 
 #include <QMutex>
 #include <QThread>
+#include <QVarLengthArray>
 #include <QUuid>
 
 #include <atomic>
@@ -42,7 +43,9 @@ public:
 
     // For FrameWaiter, from any thread once formed. The paths (with their
     // readers) of `source`, or of every peer if it is negative.
-    QList<std::pair<int, std::shared_ptr<detail::DirectPath>>> pathsFrom(int source) const;
+    // On the stack for a world of up to 16: a waiting thread asks for every message.
+    using PathList = QVarLengthArray<std::pair<int, std::shared_ptr<detail::DirectPath>>, 16>;
+    PathList pathsFrom(int source) const;
     // A frame a waiting thread read from `rank`'s link: straight to the sink
     // when it can take it there and nothing of the peer waits in the engine,
     // else to the engine, in order. True if it was delivered here.

@@ -77,6 +77,8 @@ struct Frame
 QByteArray encodeFrame(const Frame &frame);
 // Serialize just the 44-byte header (payloadLength as given).
 QByteArray encodeHeader(const FrameHeader &header);
+// The same into FrameHeaderSize bytes at `out` (a sender's stack: no allocation).
+void encodeHeaderInto(const FrameHeader &header, char *out);
 
 // Convenience: a Data/Control frame whose payload holds `count` items of `type`.
 Frame makeFrame(FrameKind kind, ItemType type, quint32 count, QByteArray payload);

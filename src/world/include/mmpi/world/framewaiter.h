@@ -8,6 +8,7 @@
 #include <mmpi/world/world.h>
 
 #include <QThread>
+#include <QVarLengthArray>
 
 #include <functional>
 #include <memory>
@@ -49,11 +50,13 @@ public:
 
 private:
     struct Claimed;
+    // On the stack: a wait per message must not allocate.
+    using ClaimedLinks = QVarLengthArray<Claimed, 8>;
     // Polls the claimed links until finished, nothing is left to poll, or a
     // while without news (then the claims are made afresh).
-    void pollClaimed(World &world, QList<Claimed> &claimed, const std::function<bool()> &finished,
+    void pollClaimed(World &world, ClaimedLinks &claimed, const std::function<bool()> &finished,
                      QList<std::shared_ptr<LinkReader>> &handedOver);
-    bool readClaimed(WorldPrivate &d, QList<Claimed> &claimed, const ::pollfd *ready,
+    bool readClaimed(WorldPrivate &d, ClaimedLinks &claimed, const ::pollfd *ready,
                      QList<std::shared_ptr<LinkReader>> &handedOver);
     bool sleepUntilWoken(int timeoutMs);
     void drainWakeUps();
