@@ -27,9 +27,8 @@ Matcher::Matcher(World *world, std::shared_ptr<ReceiveGate> gate)
 
 std::deque<Frame>::const_iterator Matcher::findUnexpected(quint32 communicator, int source, int tag) const
 {
-    const RequestState probe(RequestState::Kind::Receive, communicator, source, tag);
     return std::find_if(m_unexpected.begin(), m_unexpected.end(),
-                        [&](const Frame &f) { return probe.matches(f.header); });
+                        [&](const Frame &f) { return receiveMatches(f.header, communicator, source, tag); });
 }
 
 // A receive from a rank that is gone can never complete; AnySource only once

@@ -18,7 +18,6 @@
 #include <QWaitCondition>
 
 #include <deque>
-#include <list>
 #include <memory>
 
 namespace mmpi::detail {
@@ -60,7 +59,7 @@ private:
     std::shared_ptr<ReceiveGate> m_gate;
     mutable QMutex m_mutex;
     mutable QWaitCondition m_arrived; // for probe()
-    std::list<std::shared_ptr<RequestState>> m_posted;
+    std::deque<std::shared_ptr<RequestState>> m_posted; // a deque: no allocation per receive
     std::deque<Frame> m_unexpected;
     // Receives matched by a message still arriving into their buffers, by
     // source (a peer sends one large message at a time).

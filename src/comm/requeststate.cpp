@@ -20,6 +20,11 @@ RequestState::~RequestState()
 
 bool RequestState::matches(const FrameHeader &h) const
 {
+    return receiveMatches(h, communicator, source, tag);
+}
+
+bool receiveMatches(const FrameHeader &h, quint32 communicator, int source, int tag)
+{
     return h.communicator == communicator && (source == AnySource || h.source == source)
            && (tag == AnyTag || h.tag == tag);
 }

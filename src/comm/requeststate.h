@@ -96,5 +96,8 @@ private:
 };
 
 Status statusOf(const FrameHeader &header, qint64 bytes);
+// Whether a receive on (communicator, source, tag), wildcards allowed, takes
+// a message with this header.
+bool receiveMatches(const FrameHeader &header, quint32 communicator, int source, int tag);
 
 } // namespace mmpi::detail

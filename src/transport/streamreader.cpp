@@ -209,11 +209,18 @@ bool StreamReader::readAvailable(const std::function<bool(Frame &&)> &deliver)
     QMutexLocker lock(&m_mutex);
     if (!m_claimed || m_parked || m_fd < 0 || holding() || m_trouble)
         return false;
-    bool more = true;
-    const Outcome outcome = readLoop(ClaimerBudget, [&](Frame &&frame) {
-        more = deliver(std::move(frame));
-        return more && !holding();
+    // One pointer captured, so the std::function needs no allocation.
+    struct Delivery
+    {
+        StreamReader *reader;
+        const std::function<bool(Frame &&)> *deliver;
+        bool more = true;
+    } delivery{this, &deliver};
+    const Outcome outcome = readLoop(ClaimerBudget, [d = &delivery](Frame &&frame) {
+        d->more = (*d->deliver)(std::move(frame));
+        return d->more && !d->reader->holding();
     });
+    const bool more = delivery.more;
     if (outcome.status == Status::Ended || outcome.status == Status::Failed) {
         // Reported by the owner, on its thread, as if it had read it.
         m_trouble = outcome;
