@@ -167,6 +167,7 @@ void FrameWaiter::pollClaimed(World &world, ClaimedLinks &claimed, const std::fu
     WorldPrivate &d = *world.d;
     QVarLengthArray<pollfd, 16> fds;
     SpinBudget spin(d.waitSpin);
+    bool firstRead = true;
     while (!finished() && !claimed.isEmpty()) {
         fds.resize(claimed.size() + 1);
         fds[0] = {m_event, POLLIN, 0};
@@ -176,6 +177,7 @@ void FrameWaiter::pollClaimed(World &world, ClaimedLinks &claimed, const std::fu
         // Spinning on a link or two, a read that finds nothing costs what a
         // poll would, and one that finds the frame saves the poll.
         const bool readBlind = spinning && claimed.size() <= 2;
+        const bool learning = readBlind && std::exchange(firstRead, false) && !yieldsFirst();
         const int ready = readBlind ? 0 : ::poll(fds.data(), nfds_t(fds.size()), spinning ? 0 : RecheckMs);
         if (ready < 0) {
             if (errno == EINTR)
@@ -188,11 +190,28 @@ void FrameWaiter::pollClaimed(World &world, ClaimedLinks &claimed, const std::fu
             return;
         if (fds[0].revents)
             drainWakeUps();
-        if (readClaimed(d, claimed, readBlind ? nullptr : fds.data() + 1, handedOver))
+        const bool progress = readClaimed(d, claimed, readBlind ? nullptr : fds.data() + 1, handedOver);
+        if (learning)
+            m_yieldFirst = !progress;
+        if (progress)
             spin.restart();
         else if (spinning)
             sched_yield(); // whoever sends next may be waiting for this CPU
     }
+}
+
+// A thread that waits for replies (it sent; now the peer must answer) finds
+// nothing at its first read of a wait. Then it yields before that read, so
+// that a peer sharing its CPU answers first and the read that would only say
+// "nothing yet" is saved: 0.4-0.8 us of a pinned round trip. Every 16th wait
+// reads first anyway, to notice when messages are there on arrival (then
+// yielding first stops: it would hand the CPU away for nothing).
+bool FrameWaiter::yieldsFirst()
+{
+    if (!m_yieldFirst || ++m_waitsSinceCheck % 16 == 0)
+        return false;
+    sched_yield();
+    return true;
 }
 
 // Reads the claimed links (those `ready` marks, or all without it) and

@@ -58,11 +58,14 @@ private:
                      QList<std::shared_ptr<LinkReader>> &handedOver);
     bool readClaimed(WorldPrivate &d, ClaimedLinks &claimed, const ::pollfd *ready,
                      QList<std::shared_ptr<LinkReader>> &handedOver);
+    bool yieldsFirst();
     bool sleepUntilWoken(int timeoutMs);
     void drainWakeUps();
 
     int m_event = -1; // eventfd, written by wake()
     QList<std::shared_ptr<LinkReader>> m_parked;
+    bool m_yieldFirst = false; // see yieldsFirst()
+    quint8 m_waitsSinceCheck = 0;
     Qt::HANDLE m_thread;
 };
 
