@@ -250,6 +250,7 @@ private Q_SLOTS:
     void largeMessagesGoStraightIntoPostedBuffers_data();
     void largeMessagesGoStraightIntoPostedBuffers();
     void postedBufferErrors();
+    void postedBufferOnASplitCommunicator();
     void linkBreaksWhileMessageGoesIntoBuffer();
     void peerLostWhileMessageGoesIntoBuffer();
 };
@@ -739,6 +740,32 @@ void TestPointToPoint::postedBufferErrors()
     QCOMPARE(placed.valueInto(std::span<double>(doubles.data(), size_t(doubles.size()))).error().code,
              ErrorCode::TypeMismatch);
     QCOMPARE(placed.value<QList<qint32>>().error().code, ErrorCode::TypeMismatch);
+}
+
+// A communicator whose ranks are not the world's matches on world ranks
+// underneath: a receive posted into a buffer there gets its items too.
+void TestPointToPoint::postedBufferOnASplitCommunicator()
+{
+    CommWorld w(QStringLiteral("local"), 2, [](WorldConfig &config) { config.chunkSize = 4096; });
+    QVERIFY(w.formed());
+    // Given a communicator in which world rank 1 is rank 0 and world rank 0 is rank 1
+    std::vector<Operation<Communicator>> splits;
+    for (int r = 0; r < 2; ++r)
+        splits.push_back(w[r].split(0, -r));
+    const auto first = splits[0].wait();
+    const auto second = splits[1].wait();
+    QVERIFY(first && second);
+    QCOMPARE(first->rank(), 1);
+    // When world rank 0 sends a large message to rank 0 of it, posted into a buffer
+    const QList<double> sent = numbered<double>(30000);
+    QList<double> buffer(sent.size());
+    Request receive = second->irecv(std::span<double>(buffer.data(), size_t(buffer.size())), 1, 4);
+    QVERIFY(first->send(0, 4, std::span<const double>(sent.constData(), size_t(sent.size()))).wait());
+    // Then the items are in the buffer and the source is a rank of the communicator
+    const auto status = receive.wait();
+    QVERIFY2(status, qPrintable(problem(status)));
+    QCOMPARE(status->source, 1);
+    QVERIFY(buffer == sent);
 }
 
 // The tcp link breaks in the middle of a message being written into a
