@@ -18,7 +18,13 @@ qint64 defaultLimit()
 {
     bool ok = false;
     const qint64 configured = qgetenv("MMPI_BUFFER_POOL_BYTES").toLongLong(&ok);
-    return ok && configured >= 0 ? configured : 16 * 1024 * 1024;
+    if (ok && configured >= 0)
+        return configured;
+#if defined(Q_OS_ANDROID) || defined(Q_OS_IOS)
+    return 4 * 1024 * 1024; // a phone's memory is shared with everything else
+#else
+    return 16 * 1024 * 1024;
+#endif
 }
 
 struct Pool

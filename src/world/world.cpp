@@ -4,6 +4,7 @@
 #include "worldprivate.h"
 
 #include <mmpi/core/logging.h>
+#include <mmpi/wire/bufferpool.h>
 
 #include <QEventLoop>
 #include <QTimer>
@@ -238,6 +239,9 @@ void World::handleEngineState(State state)
 {
     if (d->state.exchange(state) == state)
         return;
+    // The large buffers kept for this world's messages go back to the system.
+    if (state == State::Closed || state == State::Failed)
+        BufferPool::clear();
     Q_EMIT stateChanged(state);
     if (state == State::Failed)
         Q_EMIT errorOccurred(error());

@@ -6,6 +6,7 @@
 #include <mmpi/comm/communicator.h>
 #include <mmpi/comm/packer.h>
 #include <mmpi/comm/unpacker.h>
+#include <mmpi/wire/bufferpool.h>
 
 #include <QCoroTask>
 #include <QElapsedTimer>
@@ -251,6 +252,7 @@ private Q_SLOTS:
     void largeMessagesGoStraightIntoPostedBuffers();
     void postedBufferErrors();
     void postedBufferOnASplitCommunicator();
+    void closingAWorldEmptiesTheBufferPool();
     void linkBreaksWhileMessageGoesIntoBuffer();
     void peerLostWhileMessageGoesIntoBuffer();
 };
@@ -766,6 +768,25 @@ void TestPointToPoint::postedBufferOnASplitCommunicator()
     QVERIFY2(status, qPrintable(problem(status)));
     QCOMPARE(status->source, 1);
     QVERIFY(buffer == sent);
+}
+
+void TestPointToPoint::closingAWorldEmptiesTheBufferPool()
+{
+    CommWorld w(QStringLiteral("local"), 2);
+    QVERIFY(w.formed());
+    // Given a large message that arrived before its receive (so in a buffer
+    // of its own, which goes to the pool once copied out)
+    const QList<quint8> sent = numbered<quint8>(512 * 1024);
+    QVERIFY(w[0].send(1, 2, std::span<const quint8>(sent.constData(), size_t(sent.size()))).wait());
+    QVERIFY(QTest::qWaitFor([&] { return w[1].iprobe(0, 2).has_value(); }, 10000));
+    QList<quint8> buffer(sent.size());
+    QVERIFY(w[1].recv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 2).wait());
+    QVERIFY(buffer == sent);
+    QVERIFY(BufferPool::keptBytes() >= sent.size());
+    // When the worlds close, then the pool gives its buffers back
+    w.world(0)->close();
+    w.world(1)->close();
+    QTRY_COMPARE_WITH_TIMEOUT(BufferPool::keptBytes(), 0, 10000);
 }
 
 // The tcp link breaks in the middle of a message being written into a

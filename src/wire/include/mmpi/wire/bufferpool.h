@@ -21,8 +21,9 @@ public:
     // other QByteArray shares it; otherwise it is simply released.
     static void recycle(QByteArray &&bytes);
 
-    // Bytes kept at most: 16 MiB unless the environment variable
-    // MMPI_BUFFER_POOL_BYTES says otherwise; 0 keeps nothing.
+    // Bytes kept at most: 16 MiB (4 MiB on Android and iOS) unless the
+    // environment variable MMPI_BUFFER_POOL_BYTES says otherwise; 0 keeps
+    // nothing. A World that closes or fails empties the pool.
     static qint64 limit();
     static void setLimit(qint64 bytes);
     // Bytes kept right now, and releasing them all.
