@@ -196,6 +196,18 @@ char *Matcher::placeFor(const FrameHeader &header, qint64 bytes)
     return place;
 }
 
+void Matcher::handleMessageAbandoned(int rank, const Error &reason)
+{
+    std::shared_ptr<RequestState> receive;
+    {
+        QMutexLocker lock(&m_mutex);
+        receive = m_placing.take(rank);
+    }
+    if (receive)
+        receive->complete(Error{reason.code, QStringLiteral("the message from rank %1 being received into the "
+                                                            "buffer was abandoned: %2").arg(rank).arg(reason.message)});
+}
+
 void Matcher::completePlaced(const Frame &frame)
 {
     std::shared_ptr<RequestState> receive;

@@ -38,6 +38,8 @@ public:
     // The oldest receive the message matches, if it offered a buffer the
     // message fits: matched now, and completed when the message is in.
     char *placeFor(const FrameHeader &header, qint64 bytes) override;
+    // The receive that message was going to fails with `reason`.
+    void handleMessageAbandoned(int rank, const Error &reason) override;
     void handlePeerGone(int rank, const Error &reason) override;
     void handlePeerRejoined(int rank) override;
     // Fail every receive posted on `communicator` with `reason` (revoked).

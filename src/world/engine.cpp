@@ -706,9 +706,15 @@ void Engine::sendAcks()
 void Engine::handleFragment(int rank, const Frame &fragment)
 {
     Peer &peer = m_peers[rank];
+    const bool placing = peer.reassembler->placing();
     auto message = peer.reassembler->add(fragment);
-    if (!message)
+    if (!message) {
+        // Nothing more of it is coming: its receive must not wait for it.
+        peer.reassembler->abandon();
+        if (placing)
+            Q_EMIT messageAbandoned(rank, message.error());
         return closeLink(rank, message.error());
+    }
     if (message->has_value())
         handleDataFrame(rank, **message);
 }

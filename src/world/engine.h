@@ -76,6 +76,9 @@ Q_SIGNALS:
     void peerRefused(const QString &peer, const mmpi::Error &reason);
     void frameReceived(const mmpi::Frame &frame);
     void nodeLeft(int rank);
+    // A message from `rank` that was being written to a receiver's place
+    // broke the protocol; nothing more is written there.
+    void messageAbandoned(int rank, const mmpi::Error &reason);
     void nodeUnreachable(int rank, mmpi::World::FailureClass failureClass);
     void nodeReturned(int rank);
     void nodeLost(int rank, mmpi::World::FailureClass failureClass, const mmpi::Error &reason);

@@ -36,6 +36,8 @@ public:
     // nullptr. The bytes count once add() has that fragment.
     char *placeNext(const FrameHeader &header);
     qint64 bufferedBytes() const { return m_message ? m_filled : 0; }
+    // Whether the message in progress is being written to a placement's place.
+    bool placing() const { return m_message && (m_message->header.flags & PlacedPayload); }
     // Forget the message in progress, and never write to its place again
     // (its receiver is told that the peer is gone).
     void abandon();

@@ -30,6 +30,8 @@ char *MessageSink::placeFor(const FrameHeader &, qint64)
     return nullptr;
 }
 
+void MessageSink::handleMessageAbandoned(int, const Error &) {}
+
 World::World(QObject *parent) : QObject(parent), d(std::make_unique<WorldPrivate>())
 {
     d->thread.setObjectName(QStringLiteral("mmpi-progress"));
@@ -131,6 +133,10 @@ void World::connectEngineTraffic(detail::Engine *engine)
         if (auto sink = messageSink())
             return sink->handleFrame(frame);
         QMetaObject::invokeMethod(this, [this, frame] { Q_EMIT frameReceived(frame); }, Qt::QueuedConnection);
+    }, Qt::DirectConnection);
+    connect(engine, &detail::Engine::messageAbandoned, this, [this](int rank, const Error &reason) {
+        if (auto sink = messageSink())
+            sink->handleMessageAbandoned(rank, reason);
     }, Qt::DirectConnection);
     connect(engine, &detail::Engine::nodeLeft, this, [this](int rank) {
         if (auto sink = messageSink())

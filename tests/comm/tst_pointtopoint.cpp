@@ -255,6 +255,7 @@ private Q_SLOTS:
     void closingAWorldEmptiesTheBufferPool();
     void linkBreaksWhileMessageGoesIntoBuffer();
     void peerLostWhileMessageGoesIntoBuffer();
+    void malformedMessageIntoBufferFailsItsReceive();
 };
 
 void TestPointToPoint::everyItemTypeBetweenEveryPair_data()
@@ -827,6 +828,33 @@ void TestPointToPoint::peerLostWhileMessageGoesIntoBuffer()
     QCOMPARE(outcome.error().code, ErrorCode::NodeLost);
     QVERIFY2(outcome.error().message.contains(QLatin1String("while its message arrived")),
              qPrintable(outcome.error().message));
+}
+
+// A sender whose chunks stop belonging to the message being written into a
+// posted buffer (another tag mid-message: a protocol violation) fails that
+// receive with the violation instead of leaving it waiting; a receive posted
+// after it gets the next good message.
+void TestPointToPoint::malformedMessageIntoBufferFailsItsReceive()
+{
+    PlacementLog log;
+    PartlySentMessage m(std::chrono::seconds(20));
+    QVERIFY(m.world.formed());
+    QVERIFY(m.send(0, 3));
+    QTRY_COMPARE_WITH_TIMEOUT(log.placed(), 1, 20000);
+    Frame stray = m.fragments[3];
+    stray.header.tag = 4;
+    QVERIFY(m.world.world(0)->sendFrame(1, stray));
+    QVERIFY(QTest::qWaitFor([&] { return m.receive.isFinished(); }, 20000));
+    const auto outcome = m.receive.wait();
+    QVERIFY(!outcome);
+    QCOMPARE(outcome.error().code, ErrorCode::ProtocolViolation);
+    QVERIFY2(outcome.error().message.contains(QLatin1String("abandoned")), qPrintable(outcome.error().message));
+    // The link is made again; a later message still arrives whole
+    const QList<qint32> later = numbered<qint32>(10);
+    QVERIFY(m.world[0].send(1, 5, std::span<const qint32>(later.constData(), size_t(later.size()))).wait());
+    const auto got = m.world[1].recv<QList<qint32>>(0, 5).wait();
+    QVERIFY2(got, qPrintable(problem(got)));
+    QCOMPARE(*got, later);
 }
 
 QTEST_GUILESS_MAIN(TestPointToPoint)

@@ -65,6 +65,11 @@ char *Router::placeFor(const FrameHeader &header, qint64 bytes)
     return header.communicator & CollectiveContextBit ? nullptr : m_matcher->placeFor(header, bytes);
 }
 
+void Router::handleMessageAbandoned(int rank, const Error &reason)
+{
+    m_matcher->handleMessageAbandoned(rank, reason);
+}
+
 bool Router::acceptsFromAnyThread(const FrameHeader &header) const
 {
     return header.communicator != ProbeContext;

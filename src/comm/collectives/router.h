@@ -56,6 +56,7 @@ public:
     bool acceptsFromAnyThread(const FrameHeader &header) const override;
     // Point-to-point messages only: a collective's buffers are its own.
     char *placeFor(const FrameHeader &header, qint64 bytes) override;
+    void handleMessageAbandoned(int rank, const Error &reason) override;
     void handlePeerGone(int rank, const Error &reason) override;
     void handlePeerRejoined(int rank) override;
 

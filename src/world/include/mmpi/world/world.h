@@ -55,6 +55,10 @@ public:
     // handlePeerGone() comes, and nothing is written there any more.
     // Default: nullptr.
     virtual char *placeFor(const FrameHeader &header, qint64 bytes);
+    // The message from `rank` that placeFor() gave a place will not complete
+    // (it broke the protocol: a malformed or mismatched chunk); nothing more
+    // is written there. Default: nothing to do.
+    virtual void handleMessageAbandoned(int rank, const Error &reason);
     // The peer left (goodbye) or was lost; no more frames come from it.
     virtual void handlePeerGone(int rank, const Error &reason) = 0;
     // A replacement node took a gone peer's rank (World::nodeRejoined):
