@@ -159,6 +159,7 @@ private Q_SLOTS:
     void allgatherAndAlltoall();
     void reduceBuiltins();
     void reduceMinMaxLoc();
+    void integerReductionsWrapAround();
     void reduceUserOps();
     void errors();
     void coroutineAwaitsCollectives();
@@ -516,6 +517,21 @@ void TestCollectives::reduceBuiltins()
                                 })),
                  QString());
     }
+}
+
+// Integer sums and products wrap around as two's complement does, with no
+// undefined overflow (UBSan flagged qint32 products before), whatever the
+// width: 16-bit items are promoted to int by C++ and would overflow it.
+void TestCollectives::integerReductionsWrapAround()
+{
+    QCOMPARE(ReduceOp<qint32>(Op::Sum).apply(std::numeric_limits<qint32>::max(), 1),
+             std::numeric_limits<qint32>::min());
+    QCOMPARE(ReduceOp<qint32>(Op::Prod).apply(-213857280, 165), qint32(quint32(-213857280) * 165u));
+    QCOMPARE(ReduceOp<quint16>(Op::Prod).apply(65535, 65535), quint16(1));
+    QCOMPARE(ReduceOp<qint16>(Op::Prod).apply(-32768, -1), qint16(-32768));
+    QCOMPARE(ReduceOp<qint8>(Op::Sum).apply(127, 1), qint8(-128));
+    QCOMPARE(ReduceOp<qint64>(Op::Prod).apply(std::numeric_limits<qint64>::max(), 2), qint64(-2));
+    QCOMPARE(ReduceOp<double>(Op::Prod).apply(1.5, -2.0), -3.0);
 }
 
 void TestCollectives::reduceMinMaxLoc()

@@ -159,6 +159,13 @@ private:
         return false;
     }
 
+    // Integer sums and products wrap around (two's complement) instead of
+    // overflowing, which C++ leaves undefined for signed types and for
+    // small unsigned ones promoted to int: computed unsigned, at least as
+    // wide as unsigned int.
+    template<typename I>
+    using Wrapping = std::conditional_t<(sizeof(I) < sizeof(unsigned)), unsigned, std::make_unsigned_t<I>>;
+
     static E applyBuiltin(Op op, const E &a, const E &b)
     {
         if constexpr (detail::IsValueIndex<E>::value) {
@@ -169,11 +176,15 @@ private:
         } else if constexpr (std::is_arithmetic_v<E>) {
             switch (op) {
             case Op::Sum:
-                if constexpr (!std::is_same_v<E, bool>)
+                if constexpr (std::is_integral_v<E> && !std::is_same_v<E, bool>)
+                    return E(Wrapping<E>(a) + Wrapping<E>(b));
+                else if constexpr (!std::is_same_v<E, bool>)
                     return E(a + b);
                 break;
             case Op::Prod:
-                if constexpr (!std::is_same_v<E, bool>)
+                if constexpr (std::is_integral_v<E> && !std::is_same_v<E, bool>)
+                    return E(Wrapping<E>(a) * Wrapping<E>(b));
+                else if constexpr (!std::is_same_v<E, bool>)
                     return E(a * b);
                 break;
             case Op::Min:
