@@ -181,10 +181,22 @@ qsizetype Matcher::unexpectedCount() const
     return qsizetype(m_unexpected.size());
 }
 
+// The oldest posted receive that takes a message with this header.
+std::deque<std::shared_ptr<RequestState>>::iterator Matcher::findPosted(const FrameHeader &header)
+{
+    return std::find_if(m_posted.begin(), m_posted.end(), [&](const auto &p) { return p->matches(header); });
+}
+
+std::shared_ptr<RequestState> Matcher::takePlacing(int source)
+{
+    QMutexLocker lock(&m_mutex);
+    return m_placing.take(source);
+}
+
 char *Matcher::placeFor(const FrameHeader &header, qint64 bytes)
 {
     QMutexLocker lock(&m_mutex);
-    const auto it = std::find_if(m_posted.begin(), m_posted.end(), [&](const auto &p) { return p->matches(header); });
+    const auto it = findPosted(header);
     if (it == m_posted.end() || m_placing.contains(header.source))
         return nullptr;
     char *place = (*it)->takePlace(header, bytes);
@@ -198,23 +210,14 @@ char *Matcher::placeFor(const FrameHeader &header, qint64 bytes)
 
 void Matcher::handleMessageAbandoned(int rank, const Error &reason)
 {
-    std::shared_ptr<RequestState> receive;
-    {
-        QMutexLocker lock(&m_mutex);
-        receive = m_placing.take(rank);
-    }
-    if (receive)
+    if (const auto receive = takePlacing(rank))
         receive->complete(Error{reason.code, QStringLiteral("the message from rank %1 being received into the "
                                                             "buffer was abandoned: %2").arg(rank).arg(reason.message)});
 }
 
 void Matcher::completePlaced(const Frame &frame)
 {
-    std::shared_ptr<RequestState> receive;
-    {
-        QMutexLocker lock(&m_mutex);
-        receive = m_placing.take(frame.header.source);
-    }
+    const auto receive = takePlacing(frame.header.source);
     if (!receive) {
         qCWarning(lcComm) << "a message from rank" << frame.header.source << "arrived for a receive that is gone";
         return;
@@ -228,8 +231,7 @@ void Matcher::handleFrame(const Frame &frame)
     if (frame.header.flags & PlacedPayload)
         return completePlaced(frame);
     QMutexLocker lock(&m_mutex);
-    const auto it = std::find_if(m_posted.begin(), m_posted.end(),
-                                 [&](const auto &p) { return p->matches(frame.header); });
+    const auto it = findPosted(frame.header);
     if (it == m_posted.end()) {
         m_unexpected.push_back(frame);
         m_unexpectedBytes += frame.payload.size();

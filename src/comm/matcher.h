@@ -56,6 +56,8 @@ private:
     QList<int> takeResumable();
     void resume(const QList<int> &sources);
     void completePlaced(const Frame &frame);
+    std::deque<std::shared_ptr<RequestState>>::iterator findPosted(const FrameHeader &header); // m_mutex held
+    std::shared_ptr<RequestState> takePlacing(int source);
 
     World *m_world;
     std::shared_ptr<ReceiveGate> m_gate;

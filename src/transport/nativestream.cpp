@@ -150,20 +150,10 @@ qint64 NativeStream::send(const FrameHeader &header, const QByteArray &payload)
     encodeHeaderInto(h, head);
     iovec vectors[2] = {{head, size_t(FrameHeaderSize)},
                         {const_cast<char *>(payload.constData()), size_t(payload.size())}};
-    msghdr message{};
-    message.msg_iov = vectors;
-    message.msg_iovlen = payload.isEmpty() ? 1 : 2;
-    ssize_t n = 0;
-    do {
-        n = ::sendmsg(m_fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-    } while (n < 0 && errno == EINTR);
     ++m_framesSent;
-    if (n < 0 && !wouldBlock(errno)) {
-        failWrite(errno);
+    const qint64 n = sendVectors(vectors, payload.isEmpty() ? 1 : 2);
+    if (n < 0)
         return 0;
-    }
-    n = qMax<ssize_t>(n, 0);
-    m_bytesSent += quint64(n);
     if (n < FrameHeaderSize) {
         m_queue.push_back({QByteArray(head + n, FrameHeaderSize - n)});
         m_queuedBytes += FrameHeaderSize - n;
@@ -213,6 +203,28 @@ void NativeStream::finishWrite(qint64 written)
         deleteLater();
 }
 
+// One sendmsg() (again if interrupted). Returns the bytes the socket took
+// (0 when it is full), or -1 after a failure, which failWrite() reported.
+qint64 NativeStream::sendVectors(iovec *vectors, int count)
+{
+    msghdr message{};
+    message.msg_iov = vectors;
+    message.msg_iovlen = size_t(count);
+    ssize_t n = 0;
+    do {
+        n = ::sendmsg(m_fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        if (!wouldBlock(errno)) {
+            failWrite(errno);
+            return -1;
+        }
+        return 0;
+    }
+    m_bytesSent += quint64(n);
+    return n;
+}
+
 qint64 NativeStream::flushQueue()
 {
     qint64 total = 0;
@@ -223,19 +235,10 @@ qint64 NativeStream::flushQueue()
             vectors[count].iov_base = const_cast<char *>(it->bytes.constData()) + it->offset;
             vectors[count].iov_len = size_t(it->bytes.size() - it->offset);
         }
-        msghdr message{};
-        message.msg_iov = vectors;
-        message.msg_iovlen = size_t(count);
-        ssize_t n = ::sendmsg(m_fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (!wouldBlock(errno))
-                failWrite(errno);
+        qint64 n = sendVectors(vectors, count);
+        if (n <= 0)
             break;
-        }
         total += n;
-        m_bytesSent += quint64(n);
         m_queuedBytes -= n;
         while (n > 0) {
             Chunk &front = m_queue.front();

@@ -20,6 +20,8 @@
 #include <deque>
 #include <memory>
 
+struct iovec; // <sys/uio.h>
+
 namespace mmpi::detail {
 
 class NativeStream : public QObject
@@ -77,6 +79,7 @@ private:
     void decodeLater();
     void handleWritable();
     qint64 send(const FrameHeader &header, const QByteArray &payload);
+    qint64 sendVectors(::iovec *vectors, int count);
     void enqueue(const FrameHeader &header, const QByteArray &payload);
     qint64 flushQueue();
     void finishWrite(qint64 written);

@@ -57,6 +57,11 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     , m_detector(std::make_shared<FailureDetector>(config.heartbeatInterval, config.heartbeatTimeout))
 {
     m_rejoining = config.rejoin;
+    // Connected before anyone else (slots run in connection order): a sink
+    // that hears a peer is gone fails the receive its message was being
+    // written into, and no byte may be written there after that.
+    connect(this, &Engine::nodeLost, this, [this](int rank) { abandonMessageFrom(rank); });
+    connect(this, &Engine::nodeLeft, this, &Engine::abandonMessageFrom);
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, &Engine::handleDeadline);
     m_inviteTimer.setSingleShot(true);
@@ -655,7 +660,6 @@ void Engine::handleLinkFrame(int rank, const Frame &frame)
     case FrameKind::Goodbye:
         m_peers[rank].saidGoodbye = true;
         qCInfo(lcWorld) << "rank" << rank << "said goodbye";
-        abandonMessageFrom(rank);
         Q_EMIT nodeLeft(rank);
         if (m_detector->release(rank, World::NodeStatus::Left))
             Q_EMIT linkQualityChanged(rank);
@@ -786,7 +790,6 @@ void Engine::handleLinkClosed(int rank, Link *link)
     case World::State::Formed:
         if (!peer.saidGoodbye) {
             qCWarning(lcWorld).noquote() << "lost rank" << rank << ":" << reason.message;
-            abandonMessageFrom(rank);
             Q_EMIT nodeLost(rank, failureClassOf(reason), reason);
         }
         return;

@@ -222,7 +222,6 @@ void Engine::reportAbsentMembers()
         const Error reason{ErrorCode::NodeLost,
                            QStringLiteral("rank %1 was already gone when rank %2 rejoined").arg(rank).arg(m_rank)};
         Q_EMIT linkQualityChanged(rank);
-        abandonMessageFrom(rank);
         Q_EMIT nodeLost(rank, World::FailureClass::NodeTerm, reason);
     }
 }

@@ -257,7 +257,6 @@ void Engine::giveUp(int rank, World::FailureClass failureClass, const Error &rea
                               QStringLiteral("the link to rank %1 is gone: %2").arg(rank).arg(reason.message)});
     qCWarning(lcWorld).noquote() << "lost rank" << rank << "(" << className(failureClass) << "):" << reason.message;
     Q_EMIT linkQualityChanged(rank);
-    abandonMessageFrom(rank);
     Q_EMIT nodeLost(rank, failureClass, reason);
 }
 
