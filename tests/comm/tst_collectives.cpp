@@ -167,6 +167,7 @@ private Q_SLOTS:
     void intercommunicator();
     void measuredLinks();
     void peerLostMidCollective();
+    void lostRankFailsCollectivesWhereItIsNoPartner();
     void cleanLeaveDoesNotFailAWaitingBcast();
     void framesOfCollectivesNotStartedAreBounded();
 
@@ -941,6 +942,32 @@ void TestCollectives::peerLostMidCollective()
     // And a collective started afterwards fails at once too
     const auto late = within(w[0].bcast(qint32(5), 0, {BcastTopology::Serial}));
     QVERIFY(!late);
+}
+
+// The hang behind a flaky SHRINK run: the survivors that failed a sum on
+// the lost rank moved on to a shrunk communicator, while one whose partners
+// were all alive had finished it and started the next on the old one.
+void TestCollectives::lostRankFailsCollectivesWhereItIsNoPartner()
+{
+    // Given 4 ranks where rank 2 is lost without a goodbye, and ranks 0 and 3
+    // (rank 1's partners in recursive doubling, the dissemination barrier and
+    // the ring) will not join another collective on this communicator
+    CommWorld w(QStringLiteral("local"), 4);
+    QVERIFY(w.formed());
+    QSignalSpy lost(w.world(1), &World::nodeLost);
+    w.kill(2);
+    QVERIFY(lost.wait(Patience));
+    // When rank 1 starts collectives whose results hold every rank's part
+    const QList<qint32> large(40000, 1); // 160 kB: the ring allreduce
+    const auto small = within(w[1].allreduce(qint32(1), Op::Sum));
+    const auto ring = within(w[1].allreduce(large, Op::Sum));
+    const auto barrier = within(w[1].barrier());
+    // Then each fails with NodeLost naming rank 2, instead of waiting for partners that never send
+    QVERIFY(!small && !ring && !barrier);
+    for (const Error &e : {small.error(), ring.error(), barrier.error()}) {
+        QVERIFY2(e.code == ErrorCode::NodeLost, qPrintable(e.toString()));
+        QVERIFY2(e.message.contains(QLatin1String("rank 2 is gone")), qPrintable(e.toString()));
+    }
 }
 
 void TestCollectives::cleanLeaveDoesNotFailAWaitingBcast()

@@ -26,6 +26,7 @@ protected:
     void begin() override;
     void handleData(int rank, const Frame &frame, const CollectiveTag &tag) override;
     bool waitsOn(int rank) const override;
+    bool waitsOnAnyone() const override { return !isOver(); } // needs every contribution
 
 private:
     // Frame arguments: the pairing, the rounds (1...), the result for a paired-off rank.

@@ -16,6 +16,7 @@ protected:
     void begin() override;
     void handleData(int rank, const Frame &frame, const CollectiveTag &tag) override;
     bool waitsOn(int rank) const override;
+    bool waitsOnAnyone() const override { return !isOver(); } // needs every contribution
 
 private:
     int rounds() const;

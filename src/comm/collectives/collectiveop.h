@@ -66,7 +66,11 @@ protected:
     // A send made with a token >= 0 has left (or the op failed already).
     virtual void handleSent(int token) { Q_UNUSED(token) }
     // Whether the op still needs a frame from `rank`, or from a rank it
-    // cannot name yet (a bcast receiver: any rank may forward to it).
+    // cannot name yet (a bcast receiver: any rank may forward to it). An op
+    // whose result holds every rank's contribution (allreduce, barrier)
+    // waits on anyone until it is over: a rank lost without a goodbye fails
+    // it even where that rank is no partner, since the partners it does wait
+    // for may have failed theirs, given up on the communicator, and never send.
     virtual bool waitsOn(int rank) const = 0;
     virtual bool waitsOnAnyone() const { return false; }
 

@@ -35,6 +35,7 @@ protected:
     void begin() override;
     void handleData(int rank, const Frame &frame, const CollectiveTag &tag) override;
     bool waitsOn(int rank) const override;
+    bool waitsOnAnyone() const override { return !isOver(); } // needs every contribution
 
 private:
     int next() const { return (rank() + 1) % size(); }
