@@ -99,10 +99,18 @@ Result<Status> Communicator::probe(int source, int tag) const
     return status;
 }
 
-void Communicator::revoke(const Error &reason) const
+void Communicator::revoke(const Error &reason, RevokeScope scope) const
 {
-    if (m_data)
-        m_data->router->revoke(m_data->id, reason);
+    if (!m_data)
+        return;
+    QList<int> members;
+    if (scope == RevokeScope::AllMembers && m_data->world->state() == World::State::Formed) {
+        members = m_data->members();
+        for (int rank : m_data->remote) // an intercommunicator's other group
+            if (!members.contains(rank))
+                members.append(rank);
+    }
+    m_data->router->revoke(m_data->id, {ErrorCode::Revoked, reason.message}, members);
 }
 
 World *Communicator::world() const

@@ -172,6 +172,15 @@ Error FaultTolerance::abortReason(const QList<int> &failed) const
     return {ErrorCode::NodeLost, QStringLiteral("aborting: lost %1; the policy is ABORT").arg(parts.join(u", "))};
 }
 
+// The old communicator everywhere: a member still blocked in an operation on
+// it is woken. The control one only here, where its agreement is done;
+// elsewhere the decision may still wait unread on it.
+void FaultTolerance::revokeOld(const Error &revoked)
+{
+    m_comm.revoke(revoked);
+    m_control.revoke(revoked, RevokeScope::ThisNode);
+}
+
 void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, quint32 id)
 {
     m_reconfiguring = false;
@@ -228,8 +237,7 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
                             .arg(m_comm.id())
                             .arg(survivors.size())
                             .arg(rankList(failed))};
-    m_comm.revoke(revoked);
-    m_control.revoke(revoked);
+    revokeOld(revoked);
     m_comm = *shrunk;
     m_blank.clear();
     startAgreement(*control);

@@ -204,8 +204,7 @@ void FaultTolerance::finishRebuild()
                                        "FaultTolerance::communicator()")
                             .arg(m_comm.id())
                             .arg(names.join(u", "))};
-    m_comm.revoke(revoked);
-    m_control.revoke(revoked);
+    revokeOld(revoked);
     m_comm = std::exchange(m_rebuiltComm, {});
     const Communicator control = std::exchange(m_rebuiltControl, {});
     for (int worldRank : replacedWorld) {

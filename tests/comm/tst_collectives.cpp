@@ -7,6 +7,7 @@
 
 #include <mmpi/comm/communicator.h>
 #include <mmpi/comm/intercommunicator.h>
+#include <mmpi/wire/itemcodec.h>
 
 #include <QDataStream>
 #include <QCoroTask>
@@ -168,6 +169,9 @@ private Q_SLOTS:
     void measuredLinks();
     void peerLostMidCollective();
     void lostRankFailsCollectivesWhereItIsNoPartner();
+    void revokeReachesEveryMember();
+    void revokeOnThisNodeOnly();
+    void malformedRevokeNoticesAreDropped();
     void cleanLeaveDoesNotFailAWaitingBcast();
     void framesOfCollectivesNotStartedAreBounded();
 
@@ -968,6 +972,117 @@ void TestCollectives::lostRankFailsCollectivesWhereItIsNoPartner()
         QVERIFY2(e.code == ErrorCode::NodeLost, qPrintable(e.toString()));
         QVERIFY2(e.message.contains(QLatin1String("rank 2 is gone")), qPrintable(e.toString()));
     }
+}
+
+void TestCollectives::revokeReachesEveryMember()
+{
+    CommWorld w(QStringLiteral("local"), 4);
+    QVERIFY(w.formed());
+    // Given ranks 0, 2 and 3 share a communicator split from the world's,
+    // rank 1 waits for a message rank 0 will never send, and rank 2 for a
+    // broadcast rank 0 will never start
+    std::vector<Operation<Communicator>> splits;
+    for (int r = 0; r < 4; ++r)
+        splits.push_back(w[r].split(r == 1 ? Undefined : 0, r));
+    for (int r : {0, 2, 3}) {
+        const auto part = within(splits[size_t(r)]);
+        QVERIFY2(part, qPrintable(problem(part)));
+    }
+    QVERIFY(within(splits[1]));
+    auto receive = w[1].recv<qint32>(0, 5);
+    auto bcast = w[2].bcast(qint32(0), 0);
+    QVERIFY(!receive.request().isFinished() && !bcast.request().isFinished());
+    // When rank 0 revokes the world communicator
+    w[0].revoke({ErrorCode::Cancelled, QStringLiteral("the game is over")});
+    // Then both waits end with Revoked and the reason
+    for (const auto &got : {within(receive), within(bcast)}) {
+        QVERIFY(!got);
+        QCOMPARE(got.error().code, ErrorCode::Revoked);
+        QCOMPARE(got.error().message, QStringLiteral("the game is over"));
+    }
+    // And every member has it revoked, so later operations fail at once
+    for (int r = 0; r < 4; ++r) {
+        QDeadlineTimer deadline(Patience);
+        while (!w[r].revoked() && !deadline.hasExpired())
+            QTest::qWait(2);
+        QVERIFY2(w[r].revoked(), qPrintable(QString::number(r)));
+        QCOMPARE(within(w[r].barrier()).error().code, ErrorCode::Revoked);
+    }
+    QCOMPARE(w[3].send(1, 1, qint32(1)).wait().error().code, ErrorCode::Revoked);
+    // But a communicator split from it is another one, and still works
+    std::vector<Operation<qint32>> sums;
+    for (int r : {0, 2, 3})
+        sums.push_back(splits[size_t(r)].wait()->allreduce(qint32(r), Op::Sum));
+    for (const auto &sum : sums)
+        QCOMPARE(*within(sum), 0 + 2 + 3);
+}
+
+void TestCollectives::revokeOnThisNodeOnly()
+{
+    CommWorld w(QStringLiteral("local"), 3);
+    QVERIFY(w.formed());
+    // Given rank 0 revokes its copy only
+    w[0].revoke({ErrorCode::Revoked, QStringLiteral("mine")}, RevokeScope::ThisNode);
+    QCOMPARE(within(w[0].barrier()).error().code, ErrorCode::Revoked);
+    QCOMPARE(w[0].revoked()->message, QStringLiteral("mine"));
+    // Then ranks 1 and 2 still talk on it
+    auto got = w[2].recv<qint32>(1, 7);
+    QVERIFY(w[1].send(2, 7, qint32(42)).wait());
+    QCOMPARE(*within(got), 42);
+    QVERIFY(!w[1].revoked() && !w[2].revoked());
+}
+
+// Revoke notices come from the network: anything malformed is dropped, and a
+// count of ranks larger than the bytes behind it allocates nothing.
+void TestCollectives::malformedRevokeNoticesAreDropped()
+{
+    CommWorld w(QStringLiteral("local"), 2);
+    QVERIFY(w.formed());
+    // The world's collective context, kind revoke (docs/collectives.md, "On the wire")
+    const auto notice = [](const QByteArray &record) {
+        Frame frame;
+        frame.header.kind = FrameKind::Data;
+        frame.header.communicator = 0x80000000u;
+        frame.header.tag = qint32(2u << 30);
+        frame.header.itemType = ItemType::Object;
+        frame.header.count = 1;
+        frame.payload = encodeObjects({record});
+        return frame;
+    };
+    const auto record = [](qint32 code, const QString &message, std::optional<qint32> count, QList<qint32> ranks) {
+        QByteArray bytes;
+        QDataStream out(&bytes, QIODevice::WriteOnly);
+        out.setVersion(QDataStream::Qt_6_4);
+        out << code << message;
+        if (count)
+            out << *count;
+        for (qint32 r : ranks)
+            out << r;
+        return bytes;
+    };
+    const qint32 revoked = qint32(ErrorCode::Revoked);
+    const QList<QByteArray> malformed{
+        QByteArray("\\x01\\x02"),
+        record(qint32(ErrorCode::NodeLost), QStringLiteral("wrong code"), std::nullopt, {}),
+        record(revoked, QStringLiteral("too many ranks"), 1'000'000'000, {1}),
+        record(revoked, QStringLiteral("negative count"), -1, {}),
+        record(revoked, QStringLiteral("trailing bytes"), 1, {1, 7}),
+    };
+    for (const QByteArray &bad : malformed)
+        QVERIFY(w.world(0)->sendFrame(1, notice(bad)));
+    // An allreduce behind them on the link: they were read, and dropped
+    const auto sum1 = w[1].allreduce(qint32(1), Op::Sum), sum0 = w[0].allreduce(qint32(1), Op::Sum);
+    for (const auto *sum : {&sum0, &sum1}) {
+        const auto got = within(*sum);
+        QVERIFY2(got && *got == 2, qPrintable(problem(got)));
+    }
+    QVERIFY(!w[1].revoked());
+    QVERIFY(w.world(0)->sendFrame(1, notice(record(revoked, QStringLiteral("well formed"), 1, {1}))));
+    QDeadlineTimer deadline(Patience);
+    while (!w[1].revoked() && !deadline.hasExpired())
+        QTest::qWait(2);
+    QVERIFY(w[1].revoked());
+    QCOMPARE(w[1].revoked()->message, QStringLiteral("well formed"));
 }
 
 void TestCollectives::cleanLeaveDoesNotFailAWaitingBcast()

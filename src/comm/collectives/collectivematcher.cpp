@@ -115,6 +115,29 @@ void CollectiveMatcher::handlePeerGone(int rank, const Error &reason, bool clean
         op->peerGone(rank, reason, clean);
 }
 
+void CollectiveMatcher::failContext(quint32 context, const Error &reason)
+{
+    const auto inContext = [context](quint64 k) { return quint32(k >> 32) == context; };
+    QList<std::shared_ptr<CollectiveOp>> running;
+    {
+        QMutexLocker lock(&m_mutex);
+        for (auto it = m_attached.cbegin(); it != m_attached.cend(); ++it)
+            if (inContext(it.key()))
+                running.append(it.value());
+        for (auto it = m_early.begin(); it != m_early.end();) {
+            if (!inContext(it.key())) {
+                ++it;
+                continue;
+            }
+            for (const Frame &frame : *it)
+                m_earlyBytes -= frame.payload.size();
+            it = m_early.erase(it);
+        }
+    }
+    for (const auto &op : running)
+        op->abandon(reason);
+}
+
 void CollectiveMatcher::handlePeerRejoined(int rank)
 {
     QMutexLocker lock(&m_mutex);

@@ -47,6 +47,9 @@ public:
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank, const Error &reason, bool clean);
+    // The communicator of `context` was revoked: its running collectives
+    // fail with `reason`, and frames held for ones not started are dropped.
+    void failContext(quint32 context, const Error &reason);
     // A new node took a gone peer's rank: collectives may involve it again.
     void handlePeerRejoined(int rank);
     // Payload bytes held for collectives not started yet.

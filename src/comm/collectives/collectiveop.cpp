@@ -1,44 +1,23 @@
 #include "collectiveop.h"
 
+#include "errorrecord.h"
 #include "router.h"
 
 #include <mmpi/core/logging.h>
 #include <mmpi/world/world.h>
 
-#include <QDataStream>
-#include <QIODevice>
 
 namespace mmpi::detail {
 
 namespace {
 
-// An Abort frame carries the failure as one Object record: qint32 code, QString message.
-Payload encodeAbort(const Error &error)
-{
-    QByteArray record;
-    QDataStream out(&record, QIODevice::WriteOnly);
-    out.setVersion(QDataStream::Qt_6_4);
-    out << qint32(error.code) << error.message;
-    return {ItemType::Object, 1, encodeObjects({record})};
-}
-
 Error decodeAbort(const Frame &frame, int rank, const char *name)
 {
-    const auto records = frame.header.itemType == ItemType::Object && frame.header.count == 1
-                             ? decodeObjects(1, frame.payload)
-                             : Result<QList<QByteArray>>(Error{ErrorCode::ProtocolViolation, {}});
-    qint32 code = 0;
-    QString message;
-    if (records) {
-        QDataStream in(records->first());
-        in.setVersion(QDataStream::Qt_6_4);
-        in >> code >> message;
-        if (in.status() != QDataStream::Ok || code <= 0 || code > int(LastErrorCode))
-            code = 0;
-    }
-    if (code == 0)
+    const auto record = decodeErrorRecord(frame);
+    if (!record)
         return {ErrorCode::ProtocolViolation, QStringLiteral("rank %1 sent a malformed abort of %2").arg(rank).arg(QLatin1String(name))};
-    return {ErrorCode(code), QStringLiteral("rank %1 failed the %2: %3").arg(rank).arg(QLatin1String(name), message)};
+    return {record->error.code,
+            QStringLiteral("rank %1 failed the %2: %3").arg(rank).arg(QLatin1String(name), record->error.message)};
 }
 
 } // namespace
@@ -82,7 +61,9 @@ void CollectiveOp::start()
     const auto departed = m_setup.router->collectives().attach(m_setup.context, m_setup.sequence, shared_from_this());
     locked([&] {
         m_begun = true;
-        if (m_poison)
+        if (auto why = m_setup.router->revoked(m_setup.context & ~CollectiveContextBit))
+            fail(*why, false); // since the caller checked: its abandon() came before we began
+        else if (m_poison)
             fail(*m_poison);
         else
             begin();
@@ -157,6 +138,14 @@ void CollectiveOp::peerGone(int worldRank, const Error &reason, bool clean)
     });
 }
 
+void CollectiveOp::abandon(const Error &reason)
+{
+    locked([&] {
+        if (m_begun) // one not begun yet finds the revoke in start()
+            fail(reason, false);
+    });
+}
+
 void CollectiveOp::noteGone(int worldRank, const Error &reason, bool clean)
 {
     const int r = m_setup.group.indexOf(worldRank);
@@ -219,7 +208,7 @@ void CollectiveOp::fail(const Error &error, bool tellOthers)
     m_outgoing.clear();
     if (!tellOthers)
         return;
-    const Payload abort = encodeAbort(error);
+    const Payload abort = encodeErrorRecord({error, {}});
     for (int r = 0; r < size(); ++r)
         if (r != rank() && !m_gone.contains(r))
             send(r, abort, 0, CollectiveFrameKind::Abort);

@@ -58,6 +58,9 @@ public:
     void enqueue(Frame frame);
     void pump();
     void peerGone(int worldRank, const Error &reason, bool clean);
+    // Its communicator was revoked: fail with `reason` (every member hears
+    // of the revoke, so no Abort goes out).
+    void abandon(const Error &reason);
 
 protected:
     // Everything below runs with the op's mutex held.

@@ -31,7 +31,9 @@ using detail::RequestState;
 
 namespace {
 
-std::optional<Error> refusal(const CommunicatorData *d, const char *name)
+// `revokedToo`: false for what is local and still makes sense on a revoked
+// communicator (a new group from it, as ULFM's shrink does).
+std::optional<Error> refusal(const CommunicatorData *d, const char *name, bool revokedToo = true)
 {
     const QString what = QLatin1String(name);
     if (!d)
@@ -41,7 +43,7 @@ std::optional<Error> refusal(const CommunicatorData *d, const char *name)
                      QStringLiteral("%1 needs an intracommunicator: use localCommunicator() or merge()").arg(what)};
     if (d->world->state() != World::State::Formed)
         return Error{ErrorCode::NotFormed, QStringLiteral("%1: the world is not formed").arg(what)};
-    if (auto why = d->router->revoked(d->id))
+    if (auto why = d->router->revoked(d->id); why && revokedToo)
         return why;
     if (d->size() > detail::MaxCollectiveRanks)
         return Error{ErrorCode::BadConfiguration, QStringLiteral("%1: collectives run on at most %2 ranks, not %3")
@@ -301,7 +303,7 @@ quint32 Communicator::unusedId() const
 
 Result<Communicator> Communicator::createGroup(const QList<int> &ranks, quint32 id) const
 {
-    if (auto no = refusal(m_data.get(), "createGroup"))
+    if (auto no = refusal(m_data.get(), "createGroup", false))
         return *no;
     if (auto ok = agreedId(id); !ok)
         return ok.error();

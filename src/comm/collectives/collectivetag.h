@@ -31,6 +31,7 @@ constexpr int MaxCollectiveRanks = MaxArgument + 1;
 enum class CollectiveFrameKind : quint8 {
     Data = 0,         // a contribution, a result, or a bcast message or segment
     StreamHeader = 1, // a segmented bcast follows: Long items (item type, count, bytes)
+    Revoke = 2,       // the communicator was revoked (sequence 0): an error record and its members
     Abort = 3,        // the sender failed this collective: one Object record (code, message)
 };
 

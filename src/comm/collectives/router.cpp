@@ -1,6 +1,10 @@
 #include "router.h"
 
+#include "errorrecord.h"
+
 #include "../matcher.h"
+
+#include <mmpi/core/logging.h>
 
 namespace mmpi::detail {
 
@@ -57,6 +61,8 @@ void Router::handleFrame(const Frame &frame)
         return m_matcher->handleFrame(frame);
     if (communicator == ProbeContext)
         return m_estimator->handleFrame(frame);
+    if (decodeCollectiveTag(frame.header.tag).kind == CollectiveFrameKind::Revoke)
+        return handleRevokeNotice(frame);
     m_collectives.handleFrame(frame);
 }
 
@@ -97,13 +103,52 @@ bool Router::isCleanLeave(const Error &reason)
     return reason.code == ErrorCode::LinkClosed && reason.message.endsWith(QLatin1String(" left the world"));
 }
 
-void Router::revoke(quint32 id, const Error &reason)
+void Router::revoke(quint32 id, const Error &reason, const QList<int> &tell)
 {
     {
         QMutexLocker lock(&m_revokedMutex);
+        if (m_revoked.contains(id))
+            return;
         m_revoked.insert(id, reason);
     }
     m_matcher->failCommunicator(id, reason);
+    m_collectives.failContext(id | CollectiveContextBit, reason);
+    if (tell.isEmpty())
+        return;
+    Frame notice;
+    notice.header.kind = FrameKind::Data;
+    notice.header.communicator = id | CollectiveContextBit;
+    notice.header.tag = encodeCollectiveTag(0, 0, CollectiveFrameKind::Revoke);
+    const Payload record = encodeErrorRecord({reason, tell});
+    notice.header.itemType = record.itemType;
+    notice.header.count = record.count;
+    notice.payload = record.bytes;
+    const int me = m_world->rank();
+    for (int rank : tell) {
+        if (rank == me)
+            continue;
+        // A member gone since cannot take it, and needs it no more.
+        if (auto sent = m_world->sendFrame(rank, notice); !sent)
+            qCDebug(lcComm) << "revoke notice for communicator" << id << "not sent to rank" << rank << ":"
+                            << sent.error().message;
+    }
+}
+
+void Router::handleRevokeNotice(const Frame &frame)
+{
+    const quint32 id = frame.header.communicator & ~CollectiveContextBit;
+    const auto record = decodeErrorRecord(frame);
+    if (!record || record->error.code != ErrorCode::Revoked) {
+        qCWarning(lcComm) << "ignoring a malformed revoke notice for communicator" << id << "from rank"
+                          << frame.header.source;
+        return;
+    }
+    if (!revoked(id))
+        qCInfo(lcComm).noquote() << "rank" << frame.header.source << "revoked communicator" << id << ":"
+                                 << record->error.message;
+    QList<int> rest = record->ranks;
+    rest.removeAll(frame.header.source);
+    revoke(id, record->error, rest);
 }
 
 std::optional<Error> Router::revoked(quint32 id) const

@@ -37,8 +37,13 @@ public:
     // Records that `id` is in use, so later ones are larger.
     void claimId(quint32 id);
     // Communicator `id` is revoked: every later operation on it fails with
-    // `reason`, and so do receives posted on it (thread-safe).
-    void revoke(quint32 id, const Error &reason);
+    // `reason`, and so do the receives posted and the collectives running on
+    // it. The first revoke of `id` sends a notice to the world ranks in
+    // `tell`, which revoke it too and pass the notice on to the rest, so it
+    // reaches every member even if this node dies while sending (ULFM's
+    // reliable broadcast, the simple way: at most n^2 small frames, once).
+    // Later revokes of `id` do nothing. Thread-safe.
+    void revoke(quint32 id, const Error &reason, const QList<int> &tell = {});
     std::optional<Error> revoked(quint32 id) const;
 
     // planBcast() for a node that forwards `bytes` to a range of `ranks` whose
@@ -65,6 +70,8 @@ public:
     static bool isCleanLeave(const Error &reason);
 
 private:
+    void handleRevokeNotice(const Frame &frame);
+
     World *m_world;
     std::shared_ptr<ReceiveGate> m_gate;
     std::shared_ptr<Matcher> m_matcher;

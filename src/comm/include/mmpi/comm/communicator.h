@@ -28,6 +28,12 @@ struct CommunicatorAccess;
 // split(): the color of a rank that joins none of the new communicators.
 constexpr int Undefined = -32766;
 
+// Communicator::revoke(): whether the other members hear of it.
+enum class RevokeScope {
+    AllMembers, // every member revokes it too, as with ULFM's MPI_Comm_revoke
+    ThisNode,   // only here: each member revokes its own copy when it decides to
+};
+
 class Communicator
 {
 public:
@@ -313,14 +319,19 @@ public:
     quint32 unusedId() const;
     // The communicator of `ranks` (ranks of this one, in the new order, this
     // node among them) with `id`. Not collective: every member must pass the
-    // same ranks and id, agreed beforehand. Errors: NotFormed, InvalidRank,
-    // BadConfiguration (no id left, this node missing, a rank twice).
+    // same ranks and id, agreed beforehand. It is local, so a revoked
+    // communicator makes one too (the survivors' next, after a failure).
+    // Errors: NotFormed, InvalidRank, BadConfiguration (no id left, this
+    // node missing, a rank twice).
     Result<Communicator> createGroup(const QList<int> &ranks, quint32 id) const;
-    // Revoke this communicator on this node (every copy of it): every later
-    // operation on it fails with `reason` (code Revoked), and so do the
-    // receives posted on it. FaultTolerance does it to the old communicator
-    // after SHRINK. It is local: each member revokes its own.
-    void revoke(const Error &reason) const;
+    // Revoke this communicator (every copy of it): every later operation on
+    // it fails with `reason` (code Revoked), and so do the receives posted
+    // and the collectives running on it. With AllMembers every other member
+    // gets a notice and revokes it too, passing the notice on, so a member
+    // blocked in a receive from a rank that has given up on the communicator
+    // is woken with the error. Only the first revoke counts. FaultTolerance
+    // revokes the old communicator after SHRINK and REBUILD.
+    void revoke(const Error &reason, RevokeScope scope = RevokeScope::AllMembers) const;
     // Why it was revoked, if it was.
     std::optional<Error> revoked() const;
     // Messages that arrived at this node, on any communicator of its world,

@@ -82,6 +82,7 @@ Q_SIGNALS:
 
 private:
     void handleNodeLost(int worldRank, World::FailureClass failureClass, const Error &reason);
+    void revokeOld(const Error &revoked);
     // REBUILD (faulttolerancerebuild.cpp)
     Operation<void> awaitWelcome(const Communicator &comm);
     Result<void> adoptWelcome(const Communicator &comm, const QList<qint64> &welcome);
