@@ -216,6 +216,12 @@ std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *
     frame.payload = std::move(payload.bytes);
     const Status status{d->rank(), tag, frame.header.itemType, frame.header.count, frame.payload.size()};
     auto state = std::make_shared<RequestState>(RequestState::Kind::Send, d->id, destination, tag);
+    // Most small messages leave at once: no completion to build (it would be
+    // an allocation per message).
+    if (d->world->sendFrameNow(to, frame)) {
+        state->complete(status);
+        return state;
+    }
     auto sent = d->world->sendFrame(to, std::move(frame), [state, status](const Error &e) {
         state->complete(e.isError() ? Result<Status>(e) : Result<Status>(status));
     });
@@ -249,7 +255,7 @@ std::shared_ptr<RequestState> CommunicatorAccess::irecv(const std::shared_ptr<co
     auto outer = std::make_shared<RequestState>(RequestState::Kind::Receive, d->id, source, tag);
     outer->setReadFrom(d->world, from);
     d->matcher->post(inner);
-    outer->canceller = [inner] { return inner->canceller && inner->canceller(); };
+    outer->standsFor = inner;
     inner->whenFinished([outer, inner, d] {
         Result<Status> outcome = *inner->outcome();
         if (outcome)

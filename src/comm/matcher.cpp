@@ -45,11 +45,7 @@ std::optional<Error> Matcher::whyUnreachable(int source) const
 
 void Matcher::post(const std::shared_ptr<RequestState> &receive)
 {
-    std::weak_ptr<Matcher> self = weak_from_this();
-    receive->canceller = [self, r = receive.get()] {
-        auto matcher = self.lock();
-        return matcher && matcher->cancel(r);
-    };
+    receive->postedTo = weak_from_this();
     QMutexLocker lock(&m_mutex);
     const auto it = findUnexpected(receive->communicator, receive->source, receive->tag);
     if (it != m_unexpected.end()) {

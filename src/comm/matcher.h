@@ -44,9 +44,10 @@ public:
     void handlePeerRejoined(int rank) override;
     // Fail every receive posted on `communicator` with `reason` (revoked).
     void failCommunicator(quint32 communicator, const Error &reason);
+    // Withdraw a posted receive (RequestState::cancel); false if it was matched already.
+    bool cancel(const RequestState *receive);
 
 private:
-    bool cancel(const RequestState *receive);
     std::optional<Error> whyUnreachable(int source) const; // with m_mutex held
     std::deque<Frame>::const_iterator findUnexpected(quint32 communicator, int source, int tag) const;
     // Flow control, with m_mutex held.

@@ -76,7 +76,7 @@ Result<Status> Request::wait() const
 
 bool Request::cancel() const
 {
-    return m_state && m_state->canceller && m_state->canceller();
+    return m_state && m_state->cancel();
 }
 
 const Payload &Request::payload() const

@@ -1,5 +1,7 @@
 #include "requeststate.h"
 
+#include "matcher.h"
+
 #include <mmpi/wire/bufferpool.h>
 
 #include <QtEndian>
@@ -129,6 +131,14 @@ bool RequestState::complete(Result<Status> outcome, Payload payload)
     for (const auto &f : std::as_const(continuations)) // a non-const begin() allocates
         f();
     return true;
+}
+
+bool RequestState::cancel()
+{
+    if (standsFor)
+        return standsFor->cancel();
+    const auto matcher = postedTo.lock();
+    return matcher && matcher->cancel(this);
 }
 
 bool RequestState::isFinished() const

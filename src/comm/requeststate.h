@@ -17,6 +17,8 @@
 
 namespace mmpi::detail {
 
+class Matcher;
+
 class RequestState
 {
 public:
@@ -73,8 +75,13 @@ public:
     // Only meaningful once finished (then never written again).
     const Payload &payload() const { return m_payload; }
 
-    // Set by whoever can withdraw the request (the matcher); true if it did.
-    std::function<bool()> canceller;
+    // Withdraws the request if it is still posted; true if it did.
+    bool cancel();
+    // Who can withdraw it: the matcher it is posted to, or the receive it
+    // stands for (a receive on a communicator that translates ranks). Not
+    // a closure: that would be an allocation per receive.
+    std::weak_ptr<Matcher> postedTo;
+    std::shared_ptr<RequestState> standsFor;
 
 private:
     World *m_readWorld = nullptr;

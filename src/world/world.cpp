@@ -284,20 +284,14 @@ Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
     if (destination < 0 || destination >= size)
         return Error{ErrorCode::InvalidRank,
                      QStringLiteral("rank %1 is not in this world of %2").arg(destination).arg(size)};
-    if (destination == d->rank)
-        return queueFrame(destination, std::move(frame), std::move(done));
-    const auto path = d->paths.value(destination);
+    if (sendFrameNow(destination, frame)) {
+        if (done)
+            done({});
+        return success();
+    }
+    const auto path = destination == d->rank ? nullptr : d->paths.value(destination);
     if (!path)
         return queueFrame(destination, std::move(frame), std::move(done));
-    if (frame.payload.size() <= d->chunkSize) {
-        frame.header.source = d->rank;
-        frame.header.destination = destination;
-        if (path->trySend(frame)) {
-            if (done)
-                done({});
-            return success();
-        }
-    }
     // Counted until the engine has put it on the link, so that no later
     // frame takes the direct path past it.
     path->aboutToQueue();
@@ -306,6 +300,23 @@ Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
         if (done)
             done(error);
     });
+}
+
+bool World::sendFrameNow(int destination, Frame &frame)
+{
+    if (d->state != State::Formed || destination < 0 || destination >= d->size || destination == d->rank
+        || frame.payload.size() > d->chunkSize)
+        return false;
+    const auto &path = d->paths.at(destination);
+    if (!path)
+        return false;
+    const FrameHeader before = frame.header;
+    frame.header.source = d->rank;
+    frame.header.destination = destination;
+    if (path->trySend(frame))
+        return true;
+    frame.header = before;
+    return false;
 }
 
 Result<void> World::queueFrame(int destination, Frame frame, SendCompletion done)

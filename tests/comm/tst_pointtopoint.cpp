@@ -573,6 +573,19 @@ void TestPointToPoint::cancel()
     QVERIFY(!r.cancel());
     QVERIFY(w[0].send(1, 4, qint64(99)).wait());
     QCOMPARE(*w[1].recv<qint64>(0, 4).wait(), 99);
+    // And so on a communicator whose ranks differ from the world's (its
+    // receive stands for one the matcher holds, which is what is withdrawn)
+    std::vector<Operation<Communicator>> splits;
+    for (int rank = 0; rank < 2; ++rank)
+        splits.push_back(w[rank].split(0, -rank));
+    const auto first = splits[0].wait(), second = splits[1].wait();
+    QVERIFY(first && second);
+    Request onSplit = second->irecv(1, 4);
+    QVERIFY(onSplit.cancel());
+    QCOMPARE(onSplit.wait().error().code, ErrorCode::Cancelled);
+    QVERIFY(!onSplit.cancel());
+    QVERIFY(first->send(0, 4, qint64(7)).wait());
+    QCOMPARE(*second->recv<qint64>(1, 4).wait(), 7);
 }
 
 void TestPointToPoint::probeAndWatchers()

@@ -137,6 +137,11 @@ public:
     // larger than WorldConfig::chunkSize travels in chunks that smaller
     // frames may overtake. `done` (optional) reports when the frame has left.
     Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {});
+    // sendFrame()'s fast path alone, for a caller that would otherwise build
+    // a completion only to hear at once that the frame has left: true if it
+    // went straight to the link; false (the frame as it was) if it must go
+    // through sendFrame(), which then also gives the errors.
+    bool sendFrameNow(int destination, Frame &frame);
 
     // Flow control for receivers (thread-safe): stop or resume reading frames
     // from `rank`'s link. While paused, the peer's frames wait in its socket
