@@ -35,13 +35,17 @@ Agreement::~Agreement() = default;
 
 void Agreement::handleMessage(int source, int tag, const QList<qint64> &items)
 {
-    if (m_known.contains(source))
-        return; // failed here: whatever it says comes too late
     const auto round = quint32(items.at(0));
-    if (tag == ProposeTag && items.size() >= 2)
-        return handlePropose(source, round, items);
+    // A decision stands even if its coordinator failed since (ABORT closes
+    // every member's world right after it decides, and this node may hear of
+    // the loss first): others have applied it, and a next coordinator would
+    // adopt it from them. Only a failed rank's proposal comes too late.
     if (tag == DecideTag && items.size() >= 3)
         return handleDecide({round, ranksFrom(items, 3), Policy(items.at(1)), quint32(items.at(2))});
+    if (m_known.contains(source))
+        return;
+    if (tag == ProposeTag && items.size() >= 2)
+        return handlePropose(source, round, items);
     qCWarning(lcFt) << "ignoring agreement message" << tag << "from rank" << source;
 }
 
@@ -142,7 +146,8 @@ void Agreement::handleDecide(const Decision &decision)
             m_known.insert(rank);
     qCInfo(lcFt) << "agreement round" << decision.round << "decided: failed" << decision.failed << "policy"
                  << decision.policy;
-    const bool more = m_known.size() > qsizetype(decision.failed.size());
+    // Nothing follows an ABORT: the members are closing their worlds.
+    const bool more = decision.policy != Policy::Abort && m_known.size() > qsizetype(decision.failed.size());
     Q_EMIT decided(decision);
     // Failures known here that the decision does not hold: the next round.
     if (more) {

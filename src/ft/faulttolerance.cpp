@@ -192,6 +192,8 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
                               << "failed; policy" << nameOf(policy);
     switch (policy) {
     case Policy::Abort: {
+        // Once: losses heard while the world closes would start new rounds.
+        m_agreement->disconnect(this);
         dropPendingRebuild();
         const Error reason = abortReason(failed);
         qCCritical(lcFt).noquote() << reason.message;

@@ -135,6 +135,12 @@ int main(int argc, char *argv[])
         say(QStringLiteral("event=aborted reason=%1").arg(reason.message));
         status = 5;
     });
+    // Whatever ends the run, the close finishes first: the agreement's
+    // decision this node sent goes out with it.
+    const auto finish = [&world](int code) {
+        world.closeAndWait();
+        return code;
+    };
     QObject::connect(&ft, &FaultTolerance::worldReconfigured, [&](Policy p, const QList<int> &failed) {
         ++reconfigurations;
         say(QStringLiteral("event=reconfigured policy=%1 failed=%2 size=%3 rank=%4")
@@ -148,7 +154,7 @@ int main(int argc, char *argv[])
     qint64 done = 0;
     for (qint64 i = 1; i <= iterations;) {
         if (status != 0)
-            return status;
+            return finish(status);
         if (handled != reconfigurations) {
             // After every reconfiguration all survivors, whether their last
             // sum failed or not, resume from the last one all finished.
@@ -157,7 +163,7 @@ int main(int argc, char *argv[])
             if (!resume) {
                 say(QStringLiteral("event=failed resume reason=%1").arg(resume.error().message));
                 if (!awaitReconfiguration(ft, status))
-                    return status;
+                    return finish(status);
                 continue;
             }
             i = *resume + 1;
@@ -166,7 +172,7 @@ int main(int argc, char *argv[])
         if (!sum) {
             say(QStringLiteral("event=failed iteration=%1 reason=%2").arg(i).arg(sum.error().message));
             if (handled == reconfigurations && !awaitReconfiguration(ft, status))
-                return status;
+                return finish(status);
             continue;
         }
         if (*sum != expectedSum(ft, i)) {

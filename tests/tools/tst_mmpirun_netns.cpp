@@ -177,8 +177,8 @@ void TestMmpirunNetns::cutLinkIsNoticedByHeartbeats()
     QVERIFY2(namespaces->setLink(false, &error), qPrintable(error));
     ProcessRun run = finishProcess(job, 30000);
     run.out.prepend(out);
-    const QString dump = run.dump();
-    QVERIFY2(run.exitCode == 0, qPrintable(dump));
+    const auto dump = [&run] { return run.dump(); }; // on failure only: dump() prints
+    QVERIFY2(run.exitCode == 0, qPrintable(dump()));
 
     static const QRegularExpression event(uR"(^\[(\d)\] event=(suspect|alive|lost) peer=(\d) mono_ms=(\d+)(.*)$)"_s,
                                           QRegularExpression::MultilineOption);
@@ -188,23 +188,23 @@ void TestMmpirunNetns::cutLinkIsNoticedByHeartbeats()
         const auto m = it.next();
         const int rank = m.captured(1).toInt();
         QCOMPARE(m.captured(3).toInt(), 1 - rank);
-        QVERIFY2(m.captured(2) != u"alive"_s, qPrintable(dump));
-        QVERIFY2(!(m.captured(2) == u"suspect"_s ? suspectAt : lostAt).contains(rank), qPrintable(dump));
+        QVERIFY2(m.captured(2) != u"alive"_s, qPrintable(dump()));
+        QVERIFY2(!(m.captured(2) == u"suspect"_s ? suspectAt : lostAt).contains(rank), qPrintable(dump()));
         (m.captured(2) == u"suspect"_s ? suspectAt : lostAt).insert(rank, m.captured(4).toLongLong());
         if (m.captured(2) == u"lost"_s)
             lostDetails.insert(rank, m.captured(5));
     }
     for (int rank = 0; rank < 2; ++rank) {
-        QVERIFY2(suspectAt.contains(rank) && lostAt.contains(rank), qPrintable(dump));
+        QVERIFY2(suspectAt.contains(rank) && lostAt.contains(rank), qPrintable(dump()));
         const qint64 suspect = suspectAt.value(rank) - cutAt;
         const qint64 lost = lostAt.value(rank) - cutAt;
         qInfo() << "rank" << rank << "suspect" << suspect << "ms and lost" << lost << "ms after the cut";
         // Last heard at most ~1.25 intervals before the cut: never earlier
         // than the timeouts less that, and not much later than the timeouts.
-        QVERIFY2(suspect >= Timeout / 2 - 2.5 * Interval && suspect <= Timeout / 2 + 5000, qPrintable(dump));
-        QVERIFY2(lost >= Timeout - 2.5 * Interval && lost <= Timeout + 5000, qPrintable(dump));
+        QVERIFY2(suspect >= Timeout / 2 - 2.5 * Interval && suspect <= Timeout / 2 + 5000, qPrintable(dump()));
+        QVERIFY2(lost >= Timeout - 2.5 * Interval && lost <= Timeout + 5000, qPrintable(dump()));
         QVERIFY2(lostDetails.value(rank).contains(u"code=NodeLost reason=no frame or heartbeat from rank %1"_s.arg(1 - rank)),
-                 qPrintable(dump));
+                 qPrintable(dump()));
     }
 }
 
@@ -235,22 +235,23 @@ void TestMmpirunNetns::streamSurvivesACutLinkExactlyOnce()
     QTest::qWait(2000);
     QVERIFY2(namespaces->setLink(true, &error), qPrintable(error));
     const ProcessRun run = finishProcess(job, 90000);
-    const QString &out = run.out, &err = run.err, dump = run.dump();
-    QVERIFY2(run.exitCode == 0, qPrintable(dump));
+    const QString &out = run.out, &err = run.err;
+    const auto dump = [&run] { return run.dump(); }; // on failure only: dump() prints
+    QVERIFY2(run.exitCode == 0, qPrintable(dump()));
 
     const qsizetype start = out.indexOf(u'{');
-    QVERIFY2(start >= 0, qPrintable(dump));
+    QVERIFY2(start >= 0, qPrintable(dump()));
     const QJsonObject result = QJsonDocument::fromJson(out.mid(start).trimmed().toUtf8())
                                    .object().value(u"results"_s).toArray().at(0).toObject();
-    QVERIFY2(!result.isEmpty(), qPrintable(dump));
+    QVERIFY2(!result.isEmpty(), qPrintable(dump()));
     QCOMPARE(result.value(u"sent"_s).toInteger(), 100000);
     QCOMPARE(result.value(u"received"_s).toInteger(), 100000);
     QCOMPARE(result.value(u"lost"_s).toInteger(), 0);
     QCOMPARE(result.value(u"duplicates"_s).toInteger(), 0);
     QCOMPARE(result.value(u"out_of_order"_s).toInteger(), 0);
     // The cut was real: the stream broke and resumed at least once.
-    QVERIFY2(result.value(u"reconnects"_s).toInteger() >= 1, qPrintable(dump));
-    QVERIFY2(err.contains(u"is back after"_s), qPrintable(dump));
+    QVERIFY2(result.value(u"reconnects"_s).toInteger() >= 1, qPrintable(dump()));
+    QVERIFY2(err.contains(u"is back after"_s), qPrintable(dump()));
     qInfo().noquote() << "stream across a 2 s cut:" << out.mid(start).trimmed() << "\n" << err;
 }
 

@@ -76,8 +76,10 @@ Q_SIGNALS:
     // old one is revoked). The app restores its state now, on every member:
     // CoordinatedCheckpoint::recover(communicator(), store).
     void ranksRebuilt(const QList<int> &ranks);
-    // ABORT: this node stops (the world is closed); `reason` names the lost
-    // rank. Every survivor gets it.
+    // ABORT: this node stops (the world is closing); `reason` names the lost
+    // rank. Every survivor gets it. Let the close finish before the process
+    // ends (World::closeAndWait()): the decision this node sent the others
+    // goes out with it, and a survivor that has not heard it yet may need it.
     void aborted(const mmpi::Error &reason);
 
 private:
