@@ -7,7 +7,6 @@
 #include <QProcess>
 #include <QStringList>
 
-#include <cstdio>
 #include <initializer_list>
 #include <optional>
 #include <utility>
@@ -23,16 +22,14 @@ struct ProcessRun
     qint64 elapsedMs = 0;
     qint64 pid = 0;
 
-    // Everything, for a failed check's message. Also written whole to
-    // stderr: QTest cuts a failure's message at about 1,000 characters.
+    // Everything, for a failed check's message (QTest cuts it at about
+    // 1,000 characters: print it yourself when more matters).
     QString dump() const
     {
-        const QString all = QStringLiteral("exit %1 after %2 ms%3\n--- stdout\n%4\n--- stderr\n%5")
-                                .arg(exitCode)
-                                .arg(elapsedMs)
-                                .arg(finished ? QString() : QStringLiteral(" (did not finish)"), out, err);
-        std::fprintf(stderr, "--- the run behind the failure below\n%s\n", qPrintable(all));
-        return all;
+        return QStringLiteral("exit %1 after %2 ms%3\n--- stdout\n%4\n--- stderr\n%5")
+            .arg(exitCode)
+            .arg(elapsedMs)
+            .arg(finished ? QString() : QStringLiteral(" (did not finish)"), out, err);
     }
 
     // The stdout lines of rank `rank` (as mmpirun prefixes them, "[rank] ")
