@@ -92,7 +92,7 @@ private Q_SLOTS:
                                          u"rank 4 terminates at %1ms"_s.arg(second), u"--keep-going"_s, u"--timeout"_s,
                                          u"90"_s, workApp, u"--items"_s, u"1500"_s, u"--item-ms"_s, u"3"_s});
         const QString kills = u"kills at %1 and %2 ms (seed %3)"_s.arg(first).arg(second).arg(seed);
-        const auto what = [&] { return kills + u'\n' + r.dump(); }
+        const auto what = [&] { return kills + u'\n' + r.dump(); };
         QVERIFY2(r.err.contains(u"node 2 crashed with signal 9"_s) && r.err.contains(u"node 4 crashed with signal 9"_s),
                  qPrintable(what()));
         const QStringList done = r.lines(0, u"event=done items=1500 match=yes lost=2 "_s);

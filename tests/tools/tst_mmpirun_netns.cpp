@@ -177,7 +177,7 @@ void TestMmpirunNetns::cutLinkIsNoticedByHeartbeats()
     QVERIFY2(namespaces->setLink(false, &error), qPrintable(error));
     ProcessRun run = finishProcess(job, 30000);
     run.out.prepend(out);
-    const auto dump = [&run] { return run.dump(); }
+    const auto dump = [&run] { return run.dump(); };
     QVERIFY2(run.exitCode == 0, qPrintable(dump()));
 
     static const QRegularExpression event(uR"(^\[(\d)\] event=(suspect|alive|lost) peer=(\d) mono_ms=(\d+)(.*)$)"_s,
@@ -236,7 +236,7 @@ void TestMmpirunNetns::streamSurvivesACutLinkExactlyOnce()
     QVERIFY2(namespaces->setLink(true, &error), qPrintable(error));
     const ProcessRun run = finishProcess(job, 90000);
     const QString &out = run.out, &err = run.err;
-    const auto dump = [&run] { return run.dump(); }
+    const auto dump = [&run] { return run.dump(); };
     QVERIFY2(run.exitCode == 0, qPrintable(dump()));
 
     const qsizetype start = out.indexOf(u'{');
