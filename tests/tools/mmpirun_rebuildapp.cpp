@@ -110,6 +110,11 @@ int main(int argc, char *argv[])
     std::unique_ptr<PartnerStore> partners;
     bool recovering = replacement;
     while (state.iteration < iterations) {
+        // A rebuild that finished while this node's last sum still went
+        // through (or between two sums) needs the recovery all the same:
+        // the others run it on the new communicator now.
+        if (rebuilds != handled)
+            recovering = true;
         if (recovering) {
             handled = rebuilds;
             const Communicator comm = ft.communicator();
