@@ -222,7 +222,7 @@ std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *
         state->complete(status);
         return state;
     }
-    auto sent = d->world->sendFrame(to, std::move(frame), [state, status](const Error &e) {
+    auto sent = d->world->sendFrameLater(to, std::move(frame), [state, status](const Error &e) {
         state->complete(e.isError() ? Result<Status>(e) : Result<Status>(status));
     });
     if (!sent)

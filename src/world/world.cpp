@@ -277,18 +277,22 @@ QList<NodeInfo> World::nodes() const
 
 Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
 {
-    const State state = d->state;
-    if (state != State::Formed)
-        return Error{ErrorCode::NotFormed, QStringLiteral("cannot send: the world is not formed")};
-    const int size = d->size;
-    if (destination < 0 || destination >= size)
-        return Error{ErrorCode::InvalidRank,
-                     QStringLiteral("rank %1 is not in this world of %2").arg(destination).arg(size)};
     if (sendFrameNow(destination, frame)) {
         if (done)
             done({});
         return success();
     }
+    return sendFrameLater(destination, std::move(frame), std::move(done));
+}
+
+Result<void> World::sendFrameLater(int destination, Frame frame, SendCompletion done)
+{
+    if (d->state != State::Formed)
+        return Error{ErrorCode::NotFormed, QStringLiteral("cannot send: the world is not formed")};
+    const int size = d->size;
+    if (destination < 0 || destination >= size)
+        return Error{ErrorCode::InvalidRank,
+                     QStringLiteral("rank %1 is not in this world of %2").arg(destination).arg(size)};
     const auto path = destination == d->rank ? nullptr : d->paths.value(destination);
     if (!path)
         return queueFrame(destination, std::move(frame), std::move(done));

@@ -243,10 +243,15 @@ void CollectiveOp::flush()
             out = std::move(m_outgoing.front());
             m_outgoing.pop_front();
         }
+        if (m_setup.world->sendFrameNow(out.worldRank, out.frame)) { // no completion to build
+            if (out.counted)
+                sendFinished(out.token, {});
+            continue;
+        }
         SendCompletion done;
         if (out.counted)
             done = [self, token = out.token](const Error &e) { self->sendFinished(token, e); };
-        if (auto sent = m_setup.world->sendFrame(out.worldRank, std::move(out.frame), done); !sent && out.counted)
+        if (auto sent = m_setup.world->sendFrameLater(out.worldRank, std::move(out.frame), done); !sent && out.counted)
             sendFinished(out.token, sent.error());
     }
     m_flushing = false;

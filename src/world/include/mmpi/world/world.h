@@ -142,6 +142,9 @@ public:
     // went straight to the link; false (the frame as it was) if it must go
     // through sendFrame(), which then also gives the errors.
     bool sendFrameNow(int destination, Frame &frame);
+    // sendFrame() without its fast path, for a caller whose sendFrameNow()
+    // has just returned false: the frame is queued (or the error returned).
+    Result<void> sendFrameLater(int destination, Frame frame, SendCompletion done = {});
 
     // Flow control for receivers (thread-safe): stop or resume reading frames
     // from `rank`'s link. While paused, the peer's frames wait in its socket
