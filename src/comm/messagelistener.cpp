@@ -16,21 +16,38 @@ MessageListener::~MessageListener()
 }
 
 // The callback runs on the owner's thread, queued: the listener may be gone
-// by then (replaced while its owner lives on), which `alive` tells.
+// by then (replaced while its owner lives on), which `alive` tells, and
+// deliverPending() may have handed its message over already.
 void MessageListener::post()
 {
     const Request request = m_posted = m_comm.irecv(AnySource, AnyTag);
-    request.onFinished(m_owner, [this, request, alive = std::weak_ptr<void>(m_alive)] {
-        if (alive.expired())
-            return;
-        const auto status = request.wait();
-        if (!status) {
-            qCDebug(lcComm).noquote() << m_name << "stops listening:" << status.error().message;
-            return;
-        }
-        m_handler(*status, request);
-        post();
+    const quint64 post = ++m_posts;
+    request.onFinished(m_owner, [this, post, alive = std::weak_ptr<void>(m_alive)] {
+        if (!alive.expired() && post == m_posts)
+            deliver(m_posted);
     });
+}
+
+// By value: post() replaces m_posted.
+bool MessageListener::deliver(Request request)
+{
+    const auto status = request.wait();
+    if (!status) {
+        if (!std::exchange(m_stopped, true))
+            qCDebug(lcComm).noquote() << m_name << "stops listening:" << status.error().message;
+        return false;
+    }
+    m_handler(*status, request);
+    post();
+    return true;
+}
+
+int MessageListener::deliverPending()
+{
+    int delivered = 0;
+    while (!m_stopped && m_posted.isFinished() && deliver(m_posted))
+        ++delivered;
+    return delivered;
 }
 
 } // namespace mmpi

@@ -40,6 +40,9 @@ public:
 
     // A member (rank of the control communicator) failed, as seen here.
     void reportFailure(int rank);
+    // Take the messages that have arrived but wait in the event queue, before
+    // a loss report: a decision among them must not be decided over again.
+    void deliverPending() { m_inbox.deliverPending(); }
     const Communicator &control() const { return m_control; }
 
 Q_SIGNALS:

@@ -131,8 +131,17 @@ void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureCl
 {
     m_lost.insert(worldRank, {failureClass, reason});
     m_rejoined.remove(worldRank);
-    if (!m_agreement)
+    if (!m_agreement || m_aborting)
         return;
+    // A decision that came before this loss (the coordinator decided, then
+    // closed: ABORT does) may still wait in the event queue. Applied first,
+    // or this node would decide alone with the coordinator counted as failed.
+    const detail::Agreement *before = m_agreement;
+    m_agreement->deliverPending();
+    if (m_aborting)
+        return;
+    // A new agreement (after SHRINK) was told of every loss known, this one too.
+    const bool toldAlready = m_agreement != before;
     const int rank = m_control.rankOfWorldRank(worldRank);
     if (rank == NoRank || m_blank.contains(worldRank))
         return;
@@ -140,7 +149,8 @@ void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureCl
                               << nameOf(failureClass) << "): the survivors agree on what failed";
     if (!std::exchange(m_reconfiguring, true))
         Q_EMIT reconfiguring();
-    m_agreement->reportFailure(rank);
+    if (!toldAlready)
+        m_agreement->reportFailure(rank);
 }
 
 Policy FaultTolerance::choose(const QList<int> &failed) const
@@ -193,6 +203,7 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
     switch (policy) {
     case Policy::Abort: {
         // Once: losses heard while the world closes would start new rounds.
+        m_aborting = true;
         m_agreement->disconnect(this);
         dropPendingRebuild();
         const Error reason = abortReason(failed);
@@ -228,6 +239,7 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
     if (!control) {
         const Error error{control.error().code, QStringLiteral("cannot shrink: %1").arg(control.error().message)};
         qCCritical(lcFt).noquote() << error.message;
+        m_aborting = true;
         Q_EMIT aborted(error);
         if (m_world)
             m_world->close();

@@ -29,14 +29,23 @@ public:
     MessageListener(const MessageListener &) = delete;
     MessageListener &operator=(const MessageListener &) = delete;
 
+    // Hands the handler, here and now, every message that has arrived for
+    // this listener but waits for its turn in the owner's event queue, for a
+    // protocol that must act on those before an event it is handling (an
+    // agreement's decision before a loss report). Returns how many.
+    int deliverPending();
+
 private:
     void post();
+    bool deliver(Request request);
 
     Communicator m_comm;
     QObject *m_owner;
     QString m_name;
     Handler m_handler;
     Request m_posted;
+    quint64 m_posts = 0; // a queued delivery of an earlier post was made by deliverPending()
+    bool m_stopped = false;
     std::shared_ptr<void> m_alive = std::make_shared<int>(0);
 };
 

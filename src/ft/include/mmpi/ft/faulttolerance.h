@@ -119,6 +119,7 @@ private:
     Communicator m_rebuiltComm;
     Communicator m_rebuiltControl;
     bool m_reconfiguring = false;
+    bool m_aborting = false; // aborted: the world closes, nothing more is agreed
     bool m_invitesSpares = false;
 };
 
