@@ -11,16 +11,21 @@
 //   --sleep-ms M              the other ranks sleep M ms, then print "done"
 //   --ignore-term             ignore SIGTERM (to exercise mmpirun's SIGKILL)
 //   --partial-line            end with "partial-<rank>" and no newline
+//   --leave-socket            first listen on a Unix socket $TMPDIR/mmpi-<pid>-probe and
+//                             never remove it (as a killed node's transport leaves its own)
 #include <QByteArray>
 #include <QCryptographicHash>
 #include <QThread>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace {
@@ -35,6 +40,7 @@ struct ProbeOptions
     int failAfterMs = 0;
     bool ignoreTerm = false;
     bool partialLine = false;
+    bool leaveSocket = false;
 };
 
 ProbeOptions parse(int argc, char **argv)
@@ -57,6 +63,8 @@ ProbeOptions parse(int argc, char **argv)
             o.ignoreTerm = true;
         else if (is("--partial-line", 0))
             o.partialLine = true;
+        else if (is("--leave-socket", 0))
+            o.leaveSocket = true;
     }
     return o;
 }
@@ -91,6 +99,23 @@ void writeLines(std::FILE *stream, const char *name, int rank, int count)
     }
 }
 
+// The descriptor stays open until the process ends; the file stays after it.
+void leaveSocket()
+{
+    const QByteArray dir = qEnvironmentVariableIsSet("TMPDIR") ? qgetenv("TMPDIR") : QByteArray("/tmp");
+    const QByteArray path = dir + "/mmpi-" + QByteArray::number(qint64(::getpid())) + "-probe";
+    sockaddr_un address = {};
+    address.sun_family = AF_UNIX;
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || size_t(path.size()) >= sizeof address.sun_path) {
+        std::fprintf(stderr, "cannot make a socket at %s\n", path.constData());
+        return;
+    }
+    std::memcpy(address.sun_path, path.constData(), size_t(path.size()));
+    if (::bind(fd, reinterpret_cast<const sockaddr *>(&address), sizeof address) != 0 || ::listen(fd, 1) != 0)
+        std::fprintf(stderr, "cannot listen on %s: %s\n", path.constData(), std::strerror(errno));
+}
+
 [[noreturn]] void crash()
 {
     // No core file in the build tree.
@@ -107,6 +132,8 @@ int main(int argc, char **argv)
     const int rank = env("MMPI_RANK").toInt();
     if (o.ignoreTerm)
         std::signal(SIGTERM, SIG_IGN);
+    if (o.leaveSocket)
+        leaveSocket();
     printEnvironment();
     writeLines(stdout, "out", rank, o.lines);
     writeLines(stderr, "err", rank, o.lines);

@@ -4,6 +4,8 @@
 #include "processrun.h"
 
 #include <QDeadlineTimer>
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QHostAddress>
 #include <QJsonArray>
@@ -122,6 +124,7 @@ private Q_SLOTS:
     void failingNodeStopsTheOthers();
     void keepGoingLetsTheOthersFinish();
     void crashCountsAsSignal();
+    void socketsOfFinishedNodesAreRemoved();
     void nodesIgnoringTerminateAreKilled();
     void timeoutStopsTheJob();
     void signalsAreForwarded_data();
@@ -606,6 +609,26 @@ void TestMmpirun::crashCountsAsSignal()
     QVERIFY2(run.err.contains(u"mmpirun: node 1 crashed with signal %1 (SIGABRT); stopping the other nodes"_s.arg(SIGABRT)),
              qPrintable(run.err));
     QVERIFY(allGone(reports(run.out)));
+}
+
+// A crashed node, and one stopped by mmpirun, cannot remove the socket its
+// transport listened on; mmpirun does, and leaves other files alone.
+void TestMmpirun::socketsOfFinishedNodesAreRemoved()
+{
+    QTemporaryDir temp;
+    QVERIFY(temp.isValid());
+    QFile unrelated(temp.filePath(u"mmpi-1-not-a-socket"_s));
+    QVERIFY(unrelated.open(QIODevice::WriteOnly));
+    unrelated.close();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(u"TMPDIR"_s, temp.path());
+    const ProcessRun run = mmpirun(probeArgs(2, {}, {u"--leave-socket"_s, u"--crash-rank"_s, u"1"_s,
+                                                     u"--fail-after-ms"_s, u"300"_s, u"--sleep-ms"_s, u"20000"_s}),
+                                   env);
+    QVERIFY2(run.exitCode == 128 + SIGABRT, qPrintable(run.dump()));
+    QVERIFY2(!run.err.contains(u"cannot"_s), qPrintable(run.err)); // both probes made their socket
+    const QStringList left = QDir(temp.path()).entryList(QDir::System | QDir::Files | QDir::Hidden);
+    QCOMPARE(left, QStringList{u"mmpi-1-not-a-socket"_s});
 }
 
 void TestMmpirun::nodesIgnoringTerminateAreKilled()

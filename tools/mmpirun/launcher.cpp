@@ -4,10 +4,14 @@
 
 #include <mmpi/core/logging.h>
 
+#include <QDir>
+#include <QFile>
+
 #include <csignal>
 #include <cstdio>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #ifdef Q_OS_LINUX
 #include <sys/prctl.h>
 #endif
@@ -74,6 +78,23 @@ rlimit raiseOpenFileLimit(qsizetype nodes)
     return original;
 }
 
+// A node that crashed or was killed leaves the socket files its local (or
+// sim) transport listened on, named after its process id
+// (mmpi-<pid>-<random>, LocalTransport::uniqueServerName()): sockets only.
+void removeLeftoverSockets(const QString &tempDir, qint64 pid)
+{
+    if (pid <= 0)
+        return;
+    const QDir dir(tempDir);
+    const QStringList names = dir.entryList({u"mmpi-%1-*"_s.arg(pid)}, QDir::System | QDir::Files | QDir::Hidden);
+    for (const QString &name : names) {
+        const QByteArray path = QFile::encodeName(dir.filePath(name));
+        struct stat info = {};
+        if (::lstat(path.constData(), &info) == 0 && S_ISSOCK(info.st_mode) && ::unlink(path.constData()) == 0)
+            qCDebug(lcTools) << "removed" << path << "left by process" << pid;
+    }
+}
+
 QByteArray prefixFor(int rank, bool enabled)
 {
     return enabled ? "[" + QByteArray::number(rank) + "] " : QByteArray();
@@ -108,6 +129,7 @@ struct Launcher::Node
     bool stopRequested = false;
     bool killed = false;
     bool replacement = false; // started again by --respawn
+    qint64 pid = 0; // of the last process started
     // Shell-style: exit code, 128 + signal, or 127 if it did not start.
     int status = 0;
     QString outcome;
@@ -143,6 +165,7 @@ void Launcher::connectNode(Node &node)
             [&node] { node.out.append(node.process.readAllStandardOutput()); });
     connect(process, &QProcess::readyReadStandardError, this,
             [&node] { node.err.append(node.process.readAllStandardError()); });
+    connect(process, &QProcess::started, this, [&node] { node.pid = node.process.processId(); });
     connect(process, &QProcess::finished, this,
             [this, &node](int code, QProcess::ExitStatus status) { onNodeFinished(node, code, status); });
     connect(process, &QProcess::errorOccurred, this, [this, &node](QProcess::ProcessError error) {
@@ -216,6 +239,9 @@ void Launcher::onNodeFinished(Node &node, int exitCode, QProcess::ExitStatus exi
     node.out.flush();
     node.err.flush();
     node.state = Node::State::Finished;
+    const QProcessEnvironment environment = node.process.processEnvironment();
+    removeLeftoverSockets(environment.isEmpty() ? QDir::tempPath() : environment.value(u"TMPDIR"_s, u"/tmp"_s),
+                          node.pid);
     if (exitStatus == QProcess::CrashExit) {
         // On Unix Qt reports the terminating signal as the exit code of a crash.
         const bool known = exitCode > 0 && exitCode < 128;
