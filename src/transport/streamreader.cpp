@@ -322,7 +322,10 @@ bool StreamReader::decodeStaged(const OwnerDelivery &deliver)
             return false;
         }
         const qsizetype length = qsizetype(header->payloadLength);
-        m_expectLarge = length >= LargePayload;
+        // A large payload, or the first fragment of a message (which
+        // announces its length only): large ones follow.
+        m_expectLarge = length >= LargePayload
+                        || (header->kind == FrameKind::Fragment && header->flags == FirstFragment);
         if (available - FrameHeaderSize < length) {
             beginPayload(*header, head + FrameHeaderSize, available - FrameHeaderSize);
             return true;

@@ -117,9 +117,10 @@ private:
     char *m_target = nullptr;
     qsizetype m_filled = 0;
     PayloadPlacement m_placement;
-    // The last frame had a large payload: the next one, likely another chunk
-    // of a big message, is read header first, so that its payload goes
-    // straight into its own buffer instead of through m_staging.
+    // The last frame had a large payload or began a fragmented message: the
+    // next one, likely a chunk of a big message, is read header first, so
+    // that its payload goes straight into its own buffer instead of through
+    // m_staging.
     bool m_expectLarge = false;
     std::atomic<quint64> m_bytesReceived = 0;
     std::atomic<quint64> m_framesReceived = 0;

@@ -1,11 +1,8 @@
 #include "outbox.h"
 
-#include <mmpi/wire/bufferpool.h>
-
 #include <QScopedValueRollback>
 #include <QtEndian>
 
-#include <cstring>
 
 namespace mmpi::detail {
 
@@ -90,23 +87,25 @@ Outbox::Written Outbox::write(Link *link, DirectPath &path, Pending &message)
 Outbox::Written Outbox::writeFragment(Link *link, DirectPath &path, Pending &message)
 {
     const QByteArray &payload = message.frame.payload;
-    const bool first = message.offset == 0;
-    const qint64 length = qMin<qint64>(m_chunkSize, payload.size() - message.offset);
-    const bool last = message.offset + length == payload.size();
-
     Frame fragment;
     fragment.header = message.frame.header;
     fragment.header.kind = FrameKind::Fragment;
-    fragment.header.flags = (first ? FirstFragment : 0) | (last ? LastFragment : 0);
-    // The first fragment leads with the message's length, so it is a copy;
-    // the others are slices of the message, not copies.
-    if (first) {
-        fragment.payload = BufferPool::take(FragmentLengthSize + length);
+    if (!message.announced) {
+        // The length alone: a first slice would have to be copied behind it
+        // here, and on the receiver out of the link's staging buffer (a first
+        // fragment is read before the receive's buffer is known).
+        fragment.header.flags = FirstFragment;
+        fragment.payload = QByteArray(FragmentLengthSize, Qt::Uninitialized);
         qToBigEndian<quint64>(quint64(payload.size()), fragment.payload.data());
-        std::memcpy(fragment.payload.data() + FragmentLengthSize, payload.constData(), size_t(length));
-    } else {
-        fragment.payload = sharedSlice(payload, message.offset, length);
+        if (!path.send(link, std::move(fragment)))
+            return Written::Nothing;
+        message.announced = true;
+        return Written::Part;
     }
+    const qint64 length = qMin<qint64>(m_chunkSize, payload.size() - message.offset);
+    const bool last = message.offset + length == payload.size();
+    fragment.header.flags = last ? LastFragment : 0;
+    fragment.payload = sharedSlice(payload, message.offset, length);
     if (!path.send(link, std::move(fragment)))
         return Written::Nothing;
     message.offset += length;

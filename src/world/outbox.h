@@ -1,6 +1,8 @@
 // Outbox: the frames waiting to go to one peer. Small frames go first; a
 // message larger than the chunk size goes out as Fragment frames, one chunk at
-// a time, so small frames to the same peer overtake it between chunks. Writes
+// a time, so small frames to the same peer overtake it between chunks; the
+// first fragment only announces the length, the others are slices of the
+// message itself, never copies. Writes
 // stop while the link has `highWater` bytes queued or the peer's replay
 // buffer is full (flow control); every frame is numbered as it goes out.
 #pragma once
@@ -35,7 +37,8 @@ private:
     {
         Frame frame;
         SendCallback done;
-        qint64 offset = 0; // payload bytes already sent as fragments
+        bool announced = false; // its first fragment, the length, has gone
+        qint64 offset = 0;      // payload bytes already sent as fragments
     };
 
     bool isBulk(const Frame &frame) const;
