@@ -133,15 +133,6 @@ void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureCl
     m_rejoined.remove(worldRank);
     if (!m_agreement || m_aborting)
         return;
-    // A decision that came before this loss (the coordinator decided, then
-    // closed: ABORT does) may still wait in the event queue. Applied first,
-    // or this node would decide alone with the coordinator counted as failed.
-    const detail::Agreement *before = m_agreement;
-    m_agreement->deliverPending();
-    if (m_aborting)
-        return;
-    // A new agreement (after SHRINK) was told of every loss known, this one too.
-    const bool toldAlready = m_agreement != before;
     const int rank = m_control.rankOfWorldRank(worldRank);
     if (rank == NoRank || m_blank.contains(worldRank))
         return;
@@ -149,7 +140,17 @@ void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureCl
                               << nameOf(failureClass) << "): the survivors agree on what failed";
     if (!std::exchange(m_reconfiguring, true))
         Q_EMIT reconfiguring();
-    if (!toldAlready)
+    // A decision that came before this loss (the coordinator decided, then
+    // closed: ABORT does) may still wait in the event queue. Applied first,
+    // or this node would decide alone with the coordinator counted as failed.
+    const detail::Agreement *before = m_agreement;
+    m_agreement->deliverPending();
+    if (m_aborting || m_blank.contains(worldRank) || m_control.rankOfWorldRank(worldRank) == NoRank)
+        return; // nothing follows, or the decision covers this loss
+    if (!std::exchange(m_reconfiguring, true)) // a decision without this loss ended the last round
+        Q_EMIT reconfiguring();
+    // After SHRINK the new agreement was told of every loss known, this one too.
+    if (m_agreement == before)
         m_agreement->reportFailure(rank);
 }
 

@@ -1089,6 +1089,11 @@ void Engine::close()
         fail({ErrorCode::Cancelled, QStringLiteral("formation cancelled by close()")});
         return setState(World::State::Closed);
     }
+    // Closing already: the first close() finishes sending what was queued
+    // before it (FaultTolerance closes the world on ABORT, and the app's own
+    // closeAndWait() then comes here while the decision is still going out).
+    if (m_state == World::State::Closing)
+        return;
     if (m_state != World::State::Formed) {
         dropAllLinks();
         return setState(World::State::Closed);

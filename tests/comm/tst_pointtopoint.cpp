@@ -13,6 +13,7 @@
 #include <QDataStream>
 #include <QLoggingCategory>
 #include <QSignalSpy>
+#include <QSignalSpy>
 #include <QTest>
 #include <QThread>
 #include <QtEndian>
@@ -253,6 +254,7 @@ private Q_SLOTS:
     void postedBufferErrors();
     void postedBufferOnASplitCommunicator();
     void closingAWorldEmptiesTheBufferPool();
+    void secondCloseLetsTheFirstFinishSending();
     void linkBreaksWhileMessageGoesIntoBuffer();
     void peerLostWhileMessageGoesIntoBuffer();
     void malformedMessageIntoBufferFailsItsReceive();
@@ -801,6 +803,27 @@ void TestPointToPoint::closingAWorldEmptiesTheBufferPool()
     w.world(0)->close();
     w.world(1)->close();
     QTRY_COMPARE_WITH_TIMEOUT(BufferPool::keptBytes(), 0, 10000);
+}
+
+// close() while the world is already closing (FaultTolerance closes it on
+// ABORT, then the app calls closeAndWait()) lets the first close send what
+// was queued before it: a message far larger than the socket buffers, then
+// the goodbye. Before, the second close dropped the links at once.
+void TestPointToPoint::secondCloseLetsTheFirstFinishSending()
+{
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) { config.closeTimeout = std::chrono::seconds(20); });
+    QVERIFY(w.formed());
+    QSignalSpy left(w.world(1), &World::nodeLeft);
+    QSignalSpy lost(w.world(1), &World::nodeLost);
+    const QByteArray sent = QByteArray(32 * 1024 * 1024, 'm') + QByteArray("end");
+    w[0].isend(1, 4, sent);
+    w.world(0)->close();
+    w.world(0)->close();
+    const auto got = w[1].recv<QByteArray>(0, 4).wait();
+    QVERIFY2(got, qPrintable(problem(got)));
+    QVERIFY(*got == sent);
+    QTRY_COMPARE_WITH_TIMEOUT(left.size(), 1, 20000);
+    QCOMPARE(lost.size(), 0);
 }
 
 // The tcp link breaks in the middle of a message being written into a
