@@ -23,8 +23,8 @@ constexpr int RecheckMs = 50;
 
 thread_local std::shared_ptr<FrameWaiter> t_waiter;
 
-// How long a waiting thread may still poll without sleeping
-// (WorldConfig::waitSpin); each frame read starts the budget again.
+// How long a waiting thread may still poll without sleeping (AdaptiveSpin);
+// each frame read starts the budget again.
 class SpinBudget
 {
 public:
@@ -123,6 +123,12 @@ bool FrameWaiter::sleepUntilWoken(int timeoutMs)
 void FrameWaiter::wait(World &world, int source, const std::function<bool()> &finished)
 {
     WorldPrivate &d = *world.d;
+    if (!m_spin.isConfiguredFor(d.waitSpin, d.waitSpinMax))
+        m_spin.configure(d.waitSpin, d.waitSpinMax);
+    const auto started = std::chrono::steady_clock::now();
+    // Only the first round of polling spins: a later one comes after
+    // RecheckMs without news, when a message no longer comes in a hurry.
+    AdaptiveSpin::Duration spinBudget = m_spin.budget();
     QList<std::shared_ptr<LinkReader>> handedOver;
     while (!finished()) {
         ClaimedLinks claimed;
@@ -153,20 +159,21 @@ void FrameWaiter::wait(World &world, int source, const std::function<bool()> &fi
                 sleepUntilWoken(RecheckMs);
             continue;
         }
-        pollClaimed(world, claimed, finished, handedOver);
+        pollClaimed(world, claimed, finished, handedOver, std::exchange(spinBudget, {}));
         for (const Claimed &link : std::as_const(claimed)) {
             link.reader->park(this);
             m_parked.append(link.reader);
         }
     }
+    m_spin.record(std::chrono::duration_cast<AdaptiveSpin::Duration>(std::chrono::steady_clock::now() - started));
 }
 
 void FrameWaiter::pollClaimed(World &world, ClaimedLinks &claimed, const std::function<bool()> &finished,
-                              QList<std::shared_ptr<LinkReader>> &handedOver)
+                              QList<std::shared_ptr<LinkReader>> &handedOver, AdaptiveSpin::Duration spinBudget)
 {
     WorldPrivate &d = *world.d;
     QVarLengthArray<pollfd, 16> fds;
-    SpinBudget spin(d.waitSpin);
+    SpinBudget spin(spinBudget);
     bool firstRead = true;
     while (!finished() && !claimed.isEmpty()) {
         fds.resize(claimed.size() + 1);

@@ -75,6 +75,7 @@ void World::form(const WorldConfig &config)
 
     d->chunkSize = config.effectiveChunkSize(0); // until the transport has chosen
     d->waitSpin = config.waitSpin;
+    d->waitSpinMax = config.waitSpinMax;
     {
         QMutexLocker lock(&d->mutex);
         d->config = config;

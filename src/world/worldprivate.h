@@ -37,6 +37,7 @@ public:
     QList<std::shared_ptr<detail::DirectPath>> paths;
     int chunkSize = 0;
     std::chrono::microseconds waitSpin{0};
+    std::chrono::microseconds waitSpinMax{0};
     WorldConfig config; // guarded by mutex
     // Set by form() before the progress thread starts; thread-safe to query.
     std::shared_ptr<const detail::FailureDetector> detector;

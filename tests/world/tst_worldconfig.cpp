@@ -31,7 +31,8 @@ void TestWorldConfig::init()
     for (const char *name : {"MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS",
                              "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
                              "MMPI_LISTEN_ADDRESS", "MMPI_HEARTBEAT_INTERVAL_MS", "MMPI_HEARTBEAT_TIMEOUT_MS",
-                             "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES", "MMPI_WAIT_SPIN_US", "MMPI_REJOIN"})
+                             "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES", "MMPI_WAIT_SPIN_US", "MMPI_WAIT_SPIN_MAX_US",
+                             "MMPI_REJOIN"})
         qunsetenv(name);
 }
 
@@ -79,6 +80,7 @@ void TestWorldConfig::malformedVariablesAreNamed_data()
     QTest::newRow("heartbeat timeout") << QByteArray("MMPI_HEARTBEAT_TIMEOUT_MS") << QByteArray("1e3");
     QTest::newRow("chunk") << QByteArray("MMPI_CHUNK_BYTES") << QByteArray("64K");
     QTest::newRow("wait spin") << QByteArray("MMPI_WAIT_SPIN_US") << QByteArray("a while");
+    QTest::newRow("most wait spin") << QByteArray("MMPI_WAIT_SPIN_MAX_US") << QByteArray("-");
 }
 
 void TestWorldConfig::malformedVariablesAreNamed()
@@ -151,6 +153,7 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     qputenv("MMPI_REPLAY_BUFFER_BYTES", "16777216");
     qputenv("MMPI_CHUNK_BYTES", "262144");
     qputenv("MMPI_WAIT_SPIN_US", "0");
+    qputenv("MMPI_WAIT_SPIN_MAX_US", "300");
     const auto config = WorldConfig::fromEnvironment();
     QVERIFY2(config, config ? "" : qPrintable(config.error().toString()));
     QCOMPARE(config->listenAddress, QStringLiteral("tcp://10.77.0.2:0"));
@@ -159,6 +162,14 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     QCOMPARE(config->replayBufferSize, 16777216);
     QCOMPARE(config->chunkSize, 262144);
     QCOMPARE(config->waitSpin.count(), 0);
+    QCOMPARE(config->waitSpinMax.count(), 300);
+
+    qputenv("MMPI_WAIT_SPIN_MAX_US", "1000001");
+    const auto longMost = WorldConfig::fromEnvironment();
+    QVERIFY(!longMost);
+    QVERIFY2(longMost.error().message.contains(QLatin1String("most wait spin of 1000001")),
+             qPrintable(longMost.error().message));
+    qunsetenv("MMPI_WAIT_SPIN_MAX_US");
 
     qputenv("MMPI_WAIT_SPIN_US", "2000000");
     const auto longSpin = WorldConfig::fromEnvironment();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <mmpi/transport/linkreader.h>
+#include <mmpi/world/adaptivespin.h>
 #include <mmpi/world/world.h>
 
 #include <QThread>
@@ -55,7 +56,7 @@ private:
     // Polls the claimed links until finished, nothing is left to poll, or a
     // while without news (then the claims are made afresh).
     void pollClaimed(World &world, ClaimedLinks &claimed, const std::function<bool()> &finished,
-                     QList<std::shared_ptr<LinkReader>> &handedOver);
+                     QList<std::shared_ptr<LinkReader>> &handedOver, AdaptiveSpin::Duration spinBudget);
     bool readClaimed(WorldPrivate &d, ClaimedLinks &claimed, const ::pollfd *ready,
                      QList<std::shared_ptr<LinkReader>> &handedOver);
     bool yieldsFirst();
@@ -64,6 +65,7 @@ private:
 
     int m_event = -1; // eventfd, written by wake()
     QList<std::shared_ptr<LinkReader>> m_parked;
+    AdaptiveSpin m_spin;
     bool m_yieldFirst = false; // see yieldsFirst()
     quint8 m_waitsSinceCheck = 0;
     Qt::HANDLE m_thread;

@@ -103,6 +103,15 @@ struct WorldConfig
 #else
     std::chrono::microseconds waitSpin{50};
 #endif
+    // How far the spin of a thread grows (from waitSpin) when its messages
+    // keep coming soon after it has gone to sleep: a thread in a tight
+    // exchange then never sleeps, as with Open MPI; one whose waits are
+    // longer than this spins waitSpin again. Below waitSpin: no growth.
+#if defined(Q_OS_ANDROID) || defined(Q_OS_IOS)
+    std::chrono::microseconds waitSpinMax{0};
+#else
+    std::chrono::microseconds waitSpinMax{1000};
+#endif
 
     bool isRoot() const { return rank == 0; }
     int effectiveMinimumSize() const { return minimumSize > 0 ? minimumSize : size; }
@@ -115,8 +124,8 @@ struct WorldConfig
     // MMPI_FORMATION_TIMEOUT_MS, MMPI_TRANSPORT_OPTIONS (a JSON object, into
     // transportOptions), MMPI_LISTEN_ADDRESS (this node's listenAddress),
     // MMPI_REJOIN=1 (rejoin), and, if set, MMPI_HEARTBEAT_INTERVAL_MS, MMPI_HEARTBEAT_TIMEOUT_MS,
-    // MMPI_RECONNECT_GRACE_MS, MMPI_REPLAY_BUFFER_BYTES, MMPI_CHUNK_BYTES and
-    // MMPI_WAIT_SPIN_US.
+    // MMPI_RECONNECT_GRACE_MS, MMPI_REPLAY_BUFFER_BYTES, MMPI_CHUNK_BYTES,
+    // MMPI_WAIT_SPIN_US and MMPI_WAIT_SPIN_MAX_US.
     // Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();
     // Whether this process was started by mmpirun (MMPI_RANK is set).
