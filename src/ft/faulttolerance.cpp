@@ -138,8 +138,7 @@ void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureCl
         return;
     qCWarning(lcFt).noquote() << "rank" << rank << "(world rank" << worldRank << ") was lost ("
                               << nameOf(failureClass) << "): the survivors agree on what failed";
-    if (!std::exchange(m_reconfiguring, true))
-        Q_EMIT reconfiguring();
+    startReconfiguring();
     // A decision that came before this loss (the coordinator decided, then
     // closed: ABORT does) may still wait in the event queue. Applied first,
     // or this node would decide alone with the coordinator counted as failed.
@@ -147,11 +146,16 @@ void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureCl
     m_agreement->deliverPending();
     if (m_aborting || m_blank.contains(worldRank) || m_control.rankOfWorldRank(worldRank) == NoRank)
         return; // nothing follows, or the decision covers this loss
-    if (!std::exchange(m_reconfiguring, true)) // a decision without this loss ended the last round
-        Q_EMIT reconfiguring();
+    startReconfiguring(); // again if a decision without this loss ended the last round
     // After SHRINK the new agreement was told of every loss known, this one too.
     if (m_agreement == before)
         m_agreement->reportFailure(rank);
+}
+
+void FaultTolerance::startReconfiguring()
+{
+    if (!std::exchange(m_reconfiguring, true))
+        Q_EMIT reconfiguring();
 }
 
 Policy FaultTolerance::choose(const QList<int> &failed) const

@@ -3,7 +3,6 @@
 #include <QScopedValueRollback>
 #include <QtEndian>
 
-
 namespace mmpi::detail {
 
 namespace {

@@ -6,7 +6,6 @@
 #include <mmpi/core/logging.h>
 #include <mmpi/world/world.h>
 
-
 namespace mmpi::detail {
 
 namespace {

@@ -115,14 +115,10 @@ void Router::revoke(quint32 id, const Error &reason, const QList<int> &tell)
     m_collectives.failContext(id | CollectiveContextBit, reason);
     if (tell.isEmpty())
         return;
-    Frame notice;
-    notice.header.kind = FrameKind::Data;
+    const Payload record = encodeErrorRecord({reason, tell});
+    Frame notice = makeFrame(FrameKind::Data, record.itemType, record.count, record.bytes);
     notice.header.communicator = id | CollectiveContextBit;
     notice.header.tag = encodeCollectiveTag(0, 0, CollectiveFrameKind::Revoke);
-    const Payload record = encodeErrorRecord({reason, tell});
-    notice.header.itemType = record.itemType;
-    notice.header.count = record.count;
-    notice.payload = record.bytes;
     const int me = m_world->rank();
     for (int rank : tell) {
         if (rank == me)

@@ -84,6 +84,7 @@ Q_SIGNALS:
 
 private:
     void handleNodeLost(int worldRank, World::FailureClass failureClass, const Error &reason);
+    void startReconfiguring(); // reconfiguring() once per round
     void revokeOld(const Error &revoked);
     // REBUILD (faulttolerancerebuild.cpp)
     Operation<void> awaitWelcome(const Communicator &comm);
