@@ -16,18 +16,21 @@ LocalLink::LocalLink(QLocalSocket *socket, QString peerAddress, DecoderLimits li
     connect(socket, &QLocalSocket::errorOccurred, this, &LocalLink::handleSocketError);
 }
 
-LocalLink *LocalLink::connectTo(const QString &serverName, DecoderLimits limits, QObject *parent)
+LocalLink *LocalLink::connectTo(const QString &serverName, DecoderLimits limits, int socketBuffer,
+                                QObject *parent)
 {
     auto *link = new LocalLink(new QLocalSocket, formatLocalAddress(serverName), limits, parent);
+    link->setSocketBufferSize(socketBuffer);
     QMetaObject::invokeMethod(link, [link, serverName] { link->startConnecting(serverName); },
                               Qt::QueuedConnection);
     return link;
 }
 
 LocalLink *LocalLink::accept(QLocalSocket *socket, QString peerAddress, DecoderLimits limits,
-                             QObject *parent)
+                             int socketBuffer, QObject *parent)
 {
     auto *link = new LocalLink(socket, std::move(peerAddress), limits, parent);
+    link->setSocketBufferSize(socketBuffer);
     link->handleConnected();
     return link;
 }

@@ -15,11 +15,13 @@ class LocalLink : public StreamLink
 public:
     // Starts connecting on the next event-loop turn: QLocalSocket reports a
     // missing server at once, before the caller could connect its slots.
-    static LocalLink *connectTo(const QString &serverName, DecoderLimits limits, QObject *parent);
+    // `socketBuffer`: see StreamLink::setSocketBufferSize().
+    static LocalLink *connectTo(const QString &serverName, DecoderLimits limits, int socketBuffer,
+                                QObject *parent);
     // A link over a socket that is already connected (Connected at once).
     // A local peer has no address of its own, so the acceptor names it.
     static LocalLink *accept(QLocalSocket *socket, QString peerAddress, DecoderLimits limits,
-                             QObject *parent);
+                             int socketBuffer, QObject *parent);
 
     QString peerAddress() const override { return m_peerAddress; }
 

@@ -39,8 +39,10 @@ Result<void> LocalTransport::configure(const QVariantMap &options)
     const QString directory = reader.string(QStringLiteral("discoveryDir"), QString());
     const int interval = int(reader.integer(QStringLiteral("discoveryInterval"), 200, 10, 60000));
     const DecoderLimits limits = reader.decoderLimits();
+    const int socketBuffer = reader.socketBufferSize();
     if (auto ok = reader.finish(); !ok)
         return ok;
+    m_socketBuffer = socketBuffer;
     m_rendezvous.setDirectory(directory);
     m_rendezvous.setPollInterval(interval);
     m_limits = limits;
@@ -119,7 +121,7 @@ Result<Link *> LocalTransport::connectTo(const QString &address)
     auto serverName = parseLocalAddress(address);
     if (!serverName)
         return serverName.error();
-    return LocalLink::connectTo(*serverName, m_limits, this);
+    return LocalLink::connectTo(*serverName, m_limits, m_socketBuffer, this);
 }
 
 Result<void> LocalTransport::advertise(const PeerAdvert &advert)
@@ -154,7 +156,7 @@ void LocalTransport::acceptPendingLinks()
         QLocalSocket *socket = m_server.nextPendingConnection();
         // A local peer has no address; name it after our server and a count.
         const QString peer = QStringLiteral("%1 (incoming #%2)").arg(listenAddress()).arg(++m_acceptedCount);
-        Link *link = LocalLink::accept(socket, peer, m_limits, this);
+        Link *link = LocalLink::accept(socket, peer, m_limits, m_socketBuffer, this);
         qCDebug(lcTransport).noquote() << "accepted" << peer;
         Q_EMIT incomingLink(link);
     }

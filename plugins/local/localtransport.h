@@ -6,6 +6,7 @@
 
 #include "localrendezvous.h"
 
+#include <mmpi/transport/optionreader.h>
 #include <mmpi/transport/transport.h>
 #include <mmpi/wire/framedecoder.h>
 
@@ -41,6 +42,7 @@ private:
     void acceptPendingLinks();
 
     DecoderLimits m_limits;
+    int m_socketBuffer = OptionReader::DefaultSocketBuffer;
     QLocalServer m_server;
     LocalRendezvous m_rendezvous;
     quint64 m_acceptedCount = 0;

@@ -14,18 +14,20 @@ TcpLink::TcpLink(QTcpSocket *socket, QString peerAddress, DecoderLimits limits, 
 }
 
 TcpLink *TcpLink::connectTo(const TcpEndpoint &endpoint, int timeoutMs, DecoderLimits limits,
-                            QObject *parent)
+                            int socketBuffer, QObject *parent)
 {
     auto *link = new TcpLink(new QTcpSocket, formatTcpAddress(endpoint.host, endpoint.port), limits, parent);
+    link->setSocketBufferSize(socketBuffer);
     QMetaObject::invokeMethod(link, [link, endpoint, timeoutMs] { link->startConnecting(endpoint, timeoutMs); },
                               Qt::QueuedConnection);
     return link;
 }
 
-TcpLink *TcpLink::accept(QTcpSocket *socket, DecoderLimits limits, QObject *parent)
+TcpLink *TcpLink::accept(QTcpSocket *socket, DecoderLimits limits, int socketBuffer, QObject *parent)
 {
     auto *link = new TcpLink(socket, formatTcpAddress(socket->peerAddress(), socket->peerPort()),
                              limits, parent);
+    link->setSocketBufferSize(socketBuffer);
     link->applySocketOptions();
     link->handleConnected();
     return link;

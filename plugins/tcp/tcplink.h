@@ -17,10 +17,11 @@ class TcpLink : public StreamLink
 public:
     // Starts connecting on the next event-loop turn, so that every outcome,
     // even an immediate refusal, arrives after the caller connected its slots.
+    // `socketBuffer`: see StreamLink::setSocketBufferSize().
     static TcpLink *connectTo(const TcpEndpoint &endpoint, int timeoutMs, DecoderLimits limits,
-                              QObject *parent);
+                              int socketBuffer, QObject *parent);
     // A link over a socket that is already connected (Connected at once).
-    static TcpLink *accept(QTcpSocket *socket, DecoderLimits limits, QObject *parent);
+    static TcpLink *accept(QTcpSocket *socket, DecoderLimits limits, int socketBuffer, QObject *parent);
 
     QString peerAddress() const override { return m_peerAddress; }
 

@@ -47,6 +47,7 @@ Result<void> TcpTransport::configure(const QVariantMap &options)
     parsed.beaconInterval = int(reader.integer(QStringLiteral("beaconInterval"), parsed.beaconInterval, 10, 60000));
     parsed.connectTimeout = int(reader.integer(QStringLiteral("connectTimeout"), parsed.connectTimeout, 1, 600000));
     parsed.limits = reader.decoderLimits();
+    parsed.socketBuffer = reader.socketBufferSize();
     if (auto ok = reader.finish(); !ok)
         return ok;
     m_options = parsed;
@@ -95,7 +96,7 @@ Result<Link *> TcpTransport::connectTo(const QString &address)
         return endpoint.error();
     if (endpoint->port == 0)
         return Error(ErrorCode::BadAddress, QStringLiteral("cannot connect to '%1': port 0").arg(address));
-    return TcpLink::connectTo(*endpoint, m_options.connectTimeout, m_options.limits, this);
+    return TcpLink::connectTo(*endpoint, m_options.connectTimeout, m_options.limits, m_options.socketBuffer, this);
 }
 
 Result<void> TcpTransport::advertise(const PeerAdvert &advert)
@@ -129,7 +130,7 @@ void TcpTransport::acceptPendingLinks()
     QPointer<TcpTransport> self(this);
     while (self && m_server.hasPendingConnections()) {
         QTcpSocket *socket = m_server.nextPendingConnection();
-        Link *link = TcpLink::accept(socket, m_options.limits, this);
+        Link *link = TcpLink::accept(socket, m_options.limits, m_options.socketBuffer, this);
         qCDebug(lcTransport).noquote() << "accepted a link from" << link->peerAddress();
         Q_EMIT incomingLink(link);
     }

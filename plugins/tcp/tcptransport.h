@@ -6,6 +6,7 @@
 
 #include "tcpbeacon.h"
 
+#include <mmpi/transport/optionreader.h>
 #include <mmpi/transport/transport.h>
 #include <mmpi/wire/framedecoder.h>
 
@@ -47,6 +48,7 @@ private:
         int beaconInterval = 500;
         int connectTimeout = 5000;
         DecoderLimits limits;
+        int socketBuffer = OptionReader::DefaultSocketBuffer;
     };
 
     void acceptPendingLinks();

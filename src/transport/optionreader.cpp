@@ -88,6 +88,12 @@ DecoderLimits OptionReader::decoderLimits()
     return limits;
 }
 
+int OptionReader::socketBufferSize()
+{
+    constexpr qint64 Largest = 64 * 1024 * 1024;
+    return int(integer(QStringLiteral("socketBuffer"), DefaultSocketBuffer, 0, Largest));
+}
+
 void OptionReader::reject(const QString &key, const QString &reason)
 {
     if (m_error.isError())

@@ -5,6 +5,7 @@
 #include <mmpi/wire/bufferpool.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -18,6 +19,8 @@ namespace mmpi {
 LinkReader::~LinkReader() = default;
 
 void LinkReader::setPayloadPlacement(PayloadPlacement) {}
+
+void LinkReader::setPayloadSpin(std::chrono::microseconds, std::function<bool()>) {}
 
 namespace detail {
 
@@ -35,6 +38,29 @@ constexpr qsizetype InitialPayloadLimit = 1024 * 1024;
 // A payload this large costs more to copy out of m_staging than a recv() of
 // its header alone does.
 constexpr qsizetype LargePayload = 16 * 1024;
+
+// One read loop's spin: it may read again without waiting for readiness
+// until `spin` has passed since bytes last came.
+class SpinWindow
+{
+public:
+    SpinWindow(qint64 spinNs, quint64 received) : m_spinNs(spinNs), m_received(received) {}
+    bool goOn(quint64 received)
+    {
+        const qint64 now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch()).count();
+        if (received != m_received || m_lastNs == 0) {
+            m_received = received;
+            m_lastNs = now;
+        }
+        return now - m_lastNs < m_spinNs;
+    }
+
+private:
+    const qint64 m_spinNs;
+    quint64 m_received;
+    qint64 m_lastNs = 0;
+};
 
 
 } // namespace
@@ -101,6 +127,13 @@ void StreamReader::setPayloadPlacement(PayloadPlacement placement)
     m_placement = std::move(placement);
 }
 
+void StreamReader::setPayloadSpin(std::chrono::microseconds spin, std::function<bool()> ownerIdle)
+{
+    QMutexLocker lock(&m_mutex);
+    m_spinNs = std::chrono::duration_cast<std::chrono::nanoseconds>(spin).count();
+    m_ownerIdle = std::move(ownerIdle);
+}
+
 void StreamReader::setTroubleHandler(std::function<void()> handler)
 {
     QMutexLocker lock(&m_mutex);
@@ -135,7 +168,7 @@ StreamReader::Outcome StreamReader::readForOwner(qint64 budget, const OwnerDeliv
         return {Status::Claimed, {}};
     if (m_fd < 0)
         return {Status::Held, {}};
-    return readLoop(budget, deliver);
+    return readLoop(budget, deliver, true);
 }
 
 bool StreamReader::takeTimerExpiry()
@@ -219,7 +252,7 @@ bool StreamReader::readAvailable(const std::function<bool(Frame &&)> &deliver)
     const Outcome outcome = readLoop(ClaimerBudget, [d = &delivery](Frame &&frame) {
         d->more = (*d->deliver)(std::move(frame));
         return d->more && !d->reader->holding();
-    });
+    }, false);
     const bool more = delivery.more;
     if (outcome.status == Status::Ended || outcome.status == Status::Failed) {
         // Reported by the owner, on its thread, as if it had read it.
@@ -231,10 +264,19 @@ bool StreamReader::readAvailable(const std::function<bool(Frame &&)> &deliver)
     return more && !holding();
 }
 
-StreamReader::Outcome StreamReader::readLoop(qint64 budget, const OwnerDelivery &deliver)
+StreamReader::Outcome StreamReader::readLoop(qint64 budget, const OwnerDelivery &deliver, bool owner)
 {
     m_result = {Status::Drained, {}};
-    while (!holding() && budget > 0 && readOnce(budget, deliver)) {
+    SpinWindow spin(m_spinNs, m_bytesReceived.load());
+    while (!holding() && budget > 0) {
+        if (readOnce(budget, deliver))
+            continue;
+        if (m_result.status != Status::Drained || !maySpin(owner))
+            break;
+        if (!spin.goOn(m_bytesReceived.load())) {
+            m_spinGaveUp = true;
+            break;
+        }
     }
     if (m_result.status == Status::Drained && holding())
         m_result.status = Status::Held;
@@ -358,7 +400,7 @@ void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qs
 // with the whole message they belong to.
 bool StreamReader::deliverPlaced(const FrameHeader &header, const OwnerDelivery &deliver)
 {
-    ++m_framesReceived;
+    noteDelivered(header);
     if (deliver(Frame{header, QByteArray()}))
         return true;
     m_result.status = Status::Held;
@@ -371,11 +413,23 @@ bool StreamReader::deliverFrame(const FrameHeader &header, QByteArray payload, c
         m_result = {Status::Failed, ok.error()};
         return false;
     }
-    ++m_framesReceived;
+    noteDelivered(header);
     if (deliver(Frame{header, std::move(payload)}))
         return true;
     m_result.status = Status::Held;
     return false;
+}
+
+bool StreamReader::maySpin(bool owner) const
+{
+    return m_spinNs > 0 && !holding() && moreDue() && (!owner || !m_ownerIdle || m_ownerIdle());
+}
+
+void StreamReader::noteDelivered(const FrameHeader &header)
+{
+    ++m_framesReceived;
+    m_fragmentsDue = header.kind == FrameKind::Fragment && !(header.flags & LastFragment);
+    m_spinGaveUp = false;
 }
 
 } // namespace detail

@@ -58,6 +58,7 @@ public:
     // (readForOwner() then reports it). Cleared by closeDescriptor().
     void setTroubleHandler(std::function<void()> handler);
     void setPayloadPlacement(PayloadPlacement placement) override;
+    void setPayloadSpin(std::chrono::microseconds spin, std::function<bool()> ownerIdle) override;
 
     qint64 bufferedBytes() const;
     quint64 bytesReceived() const { return m_bytesReceived; }
@@ -71,7 +72,8 @@ public:
 
 private:
     // All with m_mutex held. `deliver` returns false to stop.
-    Outcome readLoop(qint64 budget, const OwnerDelivery &deliver);
+    Outcome readLoop(qint64 budget, const OwnerDelivery &deliver, bool owner);
+    bool maySpin(bool owner) const;
     // One recv(): bytes read, 0 to try again, -1 to stop (see m_result).
     qsizetype receive(char *into, qsizetype wanted, qint64 &budget);
     bool readOnce(qint64 &budget, const OwnerDelivery &deliver);
@@ -82,6 +84,9 @@ private:
     bool deliverFrame(const FrameHeader &header, QByteArray payload, const OwnerDelivery &deliver);
     void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
     bool holding() const { return m_stopped || m_paused; }
+    // More of the frame being read, or of its fragmented message, is due.
+    bool moreDue() const { return !m_spinGaveUp && (m_header || m_fragmentsDue); }
+    void noteDelivered(const FrameHeader &header);
     bool stagedFrameLocked() const { return !m_header && m_end - m_begin >= FrameHeaderSize; }
     void watch(bool enabled);
     void giveBack();
@@ -122,6 +127,13 @@ private:
     // that its payload goes straight into its own buffer instead of through
     // m_staging.
     bool m_expectLarge = false;
+    // The last frame was a fragment and not its message's last.
+    bool m_fragmentsDue = false;
+    // A spin found nothing: none until the next frame has arrived (a slow
+    // link would otherwise cost a spin per piece of every frame).
+    bool m_spinGaveUp = false;
+    qint64 m_spinNs = 0;
+    std::function<bool()> m_ownerIdle;
     std::atomic<quint64> m_bytesReceived = 0;
     std::atomic<quint64> m_framesReceived = 0;
 };

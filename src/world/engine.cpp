@@ -586,12 +586,14 @@ void Engine::connectLink(int rank, Link *link)
 
 // A large message's chunks are read straight into the message being
 // reassembled, when this thread reads them and no earlier frame of the peer
-// waits elsewhere (that one might be the chunk before).
+// waits elsewhere (that one might be the chunk before); and read without a
+// sleep between their pieces, as a waiting thread spins for its message.
 void Engine::placeFragmentsOf(int rank, Link *link)
 {
     const std::shared_ptr<LinkReader> reader = link->reader();
     if (!reader)
         return;
+    reader->setPayloadSpin(m_config.waitSpin, [this] { return !hasWritesPending(); });
     const Peer &peer = m_peers.at(rank);
     if (!peer.path || !peer.reassembler)
         return;
@@ -600,6 +602,16 @@ void Engine::placeFragmentsOf(int rank, Link *link)
             return static_cast<char *>(nullptr);
         return reassembler->placeNext(h);
     });
+}
+
+// Progress thread: frames of this node wait to be written to some peer.
+bool Engine::hasWritesPending() const
+{
+    for (const Peer &peer : m_peers) {
+        if (peer.link && (peer.link->bytesToWrite() > 0 || (peer.outbox && !peer.outbox->isEmpty())))
+            return true;
+    }
+    return false;
 }
 
 void Engine::pump(int rank)

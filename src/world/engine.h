@@ -150,6 +150,7 @@ private:
     void handleLinkClosed(int rank, Link *link);
     void connectLink(int rank, Link *link);
     void placeFragmentsOf(int rank, Link *link);
+    bool hasWritesPending() const;
     std::shared_ptr<Reassembler> makeReassembler(int rank);
     // Before the sink hears that `rank` is gone: its message in progress may
     // be being written to a receiver's buffer, which must not happen after.

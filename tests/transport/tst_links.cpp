@@ -16,6 +16,7 @@
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QThread>
+#include <QTimer>
 #include <QUuid>
 
 #include <atomic>
@@ -152,6 +153,9 @@ private Q_SLOTS:
     void connectAndAccept();
     void manyFramesBothWaysInOrder();
     void largeFrame();
+    void socketBufferOptionSizesTheKernelBuffers();
+    void spinningReaderReadsAPayloadWithoutLettingGo();
+    void spinEndsAtAPauseOrWhenTheOwnerIsBusy();
     void everyFrameKind();
     void trySendNowFromAnotherThread();
     void pausedLinkHoldsFramesUntilResumed();
@@ -297,6 +301,188 @@ void tst_Links::largeFrame()
     QCOMPARE(receivedFrames(atServer), (QList<Frame>{big, after}));
     QCOMPARE(receivedFrames(atClient), QList<Frame>{big});
     QCOMPARE(pair.accepted->counters().bytesReceived, quint64(2 * FrameHeaderSize + payload.size() + 16));
+}
+
+// A socket option of the descriptor a link reads, or -1.
+int socketOption(Link *link, int option)
+{
+    const std::shared_ptr<LinkReader> reader = link ? link->reader() : nullptr;
+    int value = 0;
+    socklen_t length = sizeof value;
+    if (!reader || ::getsockopt(reader->descriptor(), SOL_SOCKET, option, &value, &length) != 0)
+        return -1;
+    return value;
+}
+
+void tst_Links::socketBufferOptionSizesTheKernelBuffers()
+{
+#ifndef Q_OS_LINUX
+    QSKIP("the sizes checked are Linux's (it doubles what it is asked for)");
+#else
+    // Given a server asked for 64 KiB socket buffers and a client left at
+    // the default (4 MiB, which the kernel caps at net.core.*mem_max)
+    LinkPair pair;
+    openPair(pair, {{QStringLiteral("socketBuffer"), 64 * 1024}});
+    if (QTest::currentTestFailed())
+        return;
+    for (const int option : {SO_SNDBUF, SO_RCVBUF}) {
+        // Then each end's socket has the size its transport asked for
+        QCOMPARE(socketOption(pair.accepted, option), 2 * 64 * 1024);
+        const int client = socketOption(pair.connecting, option);
+        QVERIFY2(client > 2 * 64 * 1024, qPrintable(QStringLiteral("default buffer: %1 bytes").arg(client)));
+    }
+#endif
+}
+
+namespace {
+
+// Writes `bytes` to a non-blocking socket from a thread of its own, waiting
+// for room as needed.
+bool writeAll(int descriptor, const char *bytes, qsizetype size)
+{
+    while (size > 0) {
+        const ssize_t n = ::send(descriptor, bytes, size_t(size), MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            pollfd writable{descriptor, POLLOUT, 0};
+            ::poll(&writable, 1, 100);
+            continue;
+        }
+        if (n <= 0)
+            return false;
+        bytes += n;
+        size -= n;
+    }
+    return true;
+}
+
+int descriptorOf(QIODevice *device)
+{
+    if (auto *tcp = qobject_cast<QAbstractSocket *>(device))
+        return int(tcp->socketDescriptor());
+    return int(qobject_cast<QLocalSocket *>(device)->socketDescriptor());
+}
+
+// A raw peer that writes one large frame in pieces, from its own thread
+// (the link's thread is this one, and may be busy spinning).
+struct PieceWriter
+{
+    QByteArray frame;
+    std::atomic<bool> failed = false;
+    std::unique_ptr<QThread> thread;
+
+    // Writes the first `first` bytes, waits for `goOn`, then the rest in
+    // `pieces` pieces `gap` apart.
+    void start(int descriptor, qsizetype first, std::function<bool()> goOn, int pieces, std::chrono::milliseconds gap)
+    {
+        thread.reset(QThread::create([=, this] {
+            if (!writeAll(descriptor, frame.constData(), first))
+                return failed.store(true);
+            QElapsedTimer waited;
+            waited.start();
+            while (!goOn() && waited.elapsed() < Timeout)
+                QThread::msleep(1);
+            const qsizetype rest = frame.size() - first, piece = (rest + pieces - 1) / pieces;
+            for (qsizetype at = first; at < frame.size(); at += piece) {
+                QThread::msleep(gap.count());
+                if (!writeAll(descriptor, frame.constData() + at, qMin(piece, frame.size() - at)))
+                    return failed.store(true);
+            }
+        }));
+        thread->start();
+    }
+};
+
+Frame largeNumberedFrame(quint32 number)
+{
+    QByteArray payload(256 * 1024, Qt::Uninitialized);
+    QRandomGenerator(number).fillRange(reinterpret_cast<quint32 *>(payload.data()), payload.size() / 4);
+    Frame frame = makeFrame(FrameKind::Data, ItemType::Byte, quint32(payload.size()), payload);
+    frame.header.sequence = number;
+    return frame;
+}
+
+} // namespace
+
+void tst_Links::spinningReaderReadsAPayloadWithoutLettingGo()
+{
+    // Given a link whose reader spins (long enough that only a stalled test
+    // machine would see it end) while its owner is idle
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = acceptRaw(pair, incoming, raw);
+    QVERIFY(link && link->reader());
+    std::atomic<int> spins = 0;
+    link->reader()->setPayloadSpin(std::chrono::seconds(5), [&] { return ++spins > 0; });
+    QSignalSpy frames(link, &Link::frameReceived);
+    std::atomic<int> ticks = 0, ticksAtFirstSpin = -1, ticksAtFrame = -1;
+    QTimer ticker;
+    connect(&ticker, &QTimer::timeout, [&] { ++ticks; });
+    connect(link, &Link::frameReceived, [&] { ticksAtFrame = ticks.load(); });
+    ticker.start(2);
+
+    // When a peer sends part of a large frame, and the rest in pieces 5 ms
+    // apart once the reader spins for it
+    PieceWriter writer;
+    writer.frame = encodeFrame(largeNumberedFrame(1));
+    writer.start(descriptorOf(raw.get()), writer.frame.size() / 4, [&] {
+        if (spins.load() == 0)
+            return false;
+        ticksAtFirstSpin = ticks.load(); // the link's thread is spinning: ticks stands still
+        return true;
+    }, 4, std::chrono::milliseconds(5));
+
+    // Then the frame arrives whole, and the link's thread (this one) never
+    // went back to its event loop in between: the pieces were read at once
+    QTRY_COMPARE_WITH_TIMEOUT(frames.size(), 1, Timeout);
+    QVERIFY(writer.thread->wait(Timeout));
+    QVERIFY(!writer.failed);
+    QCOMPARE(receivedFrames(frames), QList<Frame>{largeNumberedFrame(1)});
+    QVERIFY(ticksAtFirstSpin.load() >= 0);
+    QCOMPARE(ticksAtFrame.load(), ticksAtFirstSpin.load());
+}
+
+void tst_Links::spinEndsAtAPauseOrWhenTheOwnerIsBusy()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = acceptRaw(pair, incoming, raw);
+    QVERIFY(link && link->reader());
+    QSignalSpy frames(link, &Link::frameReceived);
+    int ticks = 0;
+    QTimer ticker;
+    connect(&ticker, &QTimer::timeout, [&] { ++ticks; });
+    ticker.start(2);
+
+    // Given a short spin, or a long one whose owner always has other work
+    std::atomic<int> asked = 0;
+    const std::pair<std::chrono::milliseconds, bool> cases[] = {{std::chrono::milliseconds(1), true},
+                                                               {std::chrono::milliseconds(5000), false}};
+    quint32 number = 0;
+    for (const auto &[spin, idle] : cases) {
+        link->reader()->setPayloadSpin(spin, [&, idle = idle] { ++asked; return idle; });
+        // When half a frame comes, then nothing for 300 ms, then the rest
+        PieceWriter writer;
+        writer.frame = encodeFrame(largeNumberedFrame(++number));
+        const int ticksBefore = ticks;
+        writer.start(descriptorOf(raw.get()), writer.frame.size() / 2, [] { return true; }, 1,
+                     std::chrono::milliseconds(300));
+        QTRY_COMPARE_WITH_TIMEOUT(frames.size(), int(number), Timeout);
+        QVERIFY(writer.thread->wait(Timeout));
+        QVERIFY(!writer.failed);
+        // Then the frame arrives whole, and this thread ran its event loop
+        // during the pause (a 2 ms timer, 300 ms: far more than 10 ticks)
+        QCOMPARE(receivedFrames(frames).last(), largeNumberedFrame(number));
+        QVERIFY2(ticks - ticksBefore > 10, qPrintable(QStringLiteral("%1 ticks").arg(ticks - ticksBefore)));
+    }
+    QVERIFY(asked > 0); // the owner was asked before spinning
 }
 
 void tst_Links::everyFrameKind()

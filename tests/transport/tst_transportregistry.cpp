@@ -164,6 +164,8 @@ void tst_TransportRegistry::badOptionsAreRefusedByName_data()
     row("local dir type", local, QStringLiteral("discoveryDir"), QStringList{QStringLiteral("/tmp")});
     row("local interval", local, QStringLiteral("discoveryInterval"), QStringLiteral("soon"));
     row("local frame size", local, QStringLiteral("maxFrameSize"), 3);
+    row("tcp socket buffer negative", tcp, QStringLiteral("socketBuffer"), -1);
+    row("local socket buffer too large", local, QStringLiteral("socketBuffer"), 65 * 1024 * 1024);
 }
 
 void tst_TransportRegistry::badOptionsAreRefusedByName()
@@ -191,14 +193,16 @@ void tst_TransportRegistry::goodOptionsAreAccepted_data()
                                                                                           QStringLiteral("::1")}},
                                             {QStringLiteral("beaconInterval"), 250.0},
                                             {QStringLiteral("connectTimeout"), QStringLiteral("2000")},
-                                            {QStringLiteral("maxFrameSize"), 1 << 20}};
+                                            {QStringLiteral("maxFrameSize"), 1 << 20},
+                                            {QStringLiteral("socketBuffer"), 0}};
     QTest::newRow("tcp targets as text") << QStringLiteral("tcp")
                                          << QVariantMap{{QStringLiteral("beaconTargets"),
                                                          QStringLiteral("127.0.0.1, 10.255.255.255")}};
     QTest::newRow("local all") << QStringLiteral("local")
                                << QVariantMap{{QStringLiteral("discoveryDir"), QDir::tempPath()},
                                               {QStringLiteral("discoveryInterval"), 100},
-                                              {QStringLiteral("maxFrameSize"), 1 << 20}};
+                                              {QStringLiteral("maxFrameSize"), 1 << 20},
+                                              {QStringLiteral("socketBuffer"), 256 * 1024}};
 }
 
 void tst_TransportRegistry::goodOptionsAreAccepted()

@@ -7,6 +7,7 @@
 
 #include <mmpi/wire/frame.h>
 
+#include <chrono>
 #include <functional>
 
 namespace mmpi {
@@ -52,6 +53,14 @@ public:
     // Lets the link's owner put large fragments straight where they belong
     // (the message being reassembled), saving a copy. Default: ignored.
     virtual void setPayloadPlacement(PayloadPlacement placement);
+    // While more of a frame (or of a fragmented message) is due, keep
+    // reading for up to `spin` after the last bytes came instead of waiting
+    // for readiness: on fast links a large payload arrives in pieces
+    // microseconds apart, and sleeping between them costs a wake-up each.
+    // 0 (the default) never spins. The link's own thread serves other work
+    // too, so it spins only while `ownerIdle` (asked on that thread) says it
+    // has none; a thread that claimed the reader always may. Default: ignored.
+    virtual void setPayloadSpin(std::chrono::microseconds spin, std::function<bool()> ownerIdle);
 };
 
 } // namespace mmpi

@@ -26,6 +26,10 @@ public:
     // The "maxFrameSize" option (bytes, header included; default 256 MiB) as
     // decoder limits for the transport's links.
     DecoderLimits decoderLimits();
+    // The "socketBuffer" option of stream transports (bytes, 0..64 MiB;
+    // 0: the system's own sizing): see StreamLink::setSocketBufferSize().
+    static constexpr int DefaultSocketBuffer = 4 * 1024 * 1024;
+    int socketBufferSize();
     // Records an error about `key` found by the caller's own validation.
     void reject(const QString &key, const QString &reason);
 

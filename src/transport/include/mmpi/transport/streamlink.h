@@ -31,6 +31,10 @@ public:
     LinkCounters counters() const override;
     std::shared_ptr<LinkReader> reader() const override;
     void close() override;
+    // The kernel's send and receive buffer for the socket, set when the link
+    // connects (so call it before); 0 leaves the system's own sizing. The
+    // kernel may cap it (Linux: net.core.wmem_max / rmem_max).
+    void setSocketBufferSize(int bytes) { m_socketBuffer = bytes; }
 
 protected:
     QIODevice *device() const { return m_device; }
@@ -48,6 +52,7 @@ protected:
 
 private:
     void adoptDescriptor();
+    void applySocketBufferSize();
     void syncNativeCounters(const detail::NativeStream *native);
     void handleNativeFrame(const Frame &frame);
     void handleNativeEnd();
@@ -61,6 +66,7 @@ private:
     // holds while it uses the stream.
     detail::NativeStream *m_native = nullptr;
     bool m_reading = true;
+    int m_socketBuffer = 0;
     mutable QMutex m_nativeMutex;
 };
 

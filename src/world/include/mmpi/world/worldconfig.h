@@ -97,7 +97,8 @@ struct WorldConfig
     // kernel: waking a sleeping thread costs several microseconds (more when
     // it slept on another CPU), which is most of a small round trip. Spinning
     // burns CPU a phone's battery pays for, so it is off there by default;
-    // 0 turns it off (docs/comm.md#waiting).
+    // 0 turns it off (docs/comm.md#waiting). The thread reading a large
+    // message also waits this long for its next piece before it sleeps.
 #if defined(Q_OS_ANDROID) || defined(Q_OS_IOS)
     std::chrono::microseconds waitSpin{0};
 #else
