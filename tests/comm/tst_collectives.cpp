@@ -160,6 +160,7 @@ private Q_SLOTS:
     void allgatherAndAlltoall();
     void reduceBuiltins();
     void reduceMinMaxLoc();
+    void combinerLeavesASharedContributionAlone();
     void integerReductionsWrapAround();
     void reduceUserOps();
     void errors();
@@ -522,6 +523,31 @@ void TestCollectives::reduceBuiltins()
                                 })),
                  QString());
     }
+}
+
+// A contribution that has been sent is still shared with the copy its link
+// keeps for replay: combining it must leave that copy as it was.
+void TestCollectives::combinerLeavesASharedContributionAlone()
+{
+    using Codec = MessageCodec<QList<qint32>>;
+    const detail::Combiner sum = detail::makeCombiner<QList<qint32>>(Op::Sum);
+    // Given a shared contribution
+    const Payload mine = Codec::encode(QList<qint32>{1, 2, -3});
+    const Payload kept = mine;
+    // When it is combined with another
+    auto combined = sum.combine(mine, Codec::encode(QList<qint32>{10, 20, 30}));
+    // Then the result is the sum and the other holder still sees the original
+    QVERIFY(combined);
+    QCOMPARE(*Codec::decode(*combined), (QList<qint32>{11, 22, 27}));
+    QCOMPARE(*Codec::decode(kept), (QList<qint32>{1, 2, -3}));
+    QVERIFY(combined->bytes.constData() != kept.bytes.constData());
+    // And a contribution nobody else holds is combined where it lies
+    Payload alone = Codec::encode(QList<qint32>{5, 6, 7});
+    const char *where = alone.bytes.constData();
+    auto inPlace = sum.combine(std::move(alone), Codec::encode(QList<qint32>{1, 1, 1}));
+    QVERIFY(inPlace);
+    QCOMPARE(*Codec::decode(*inPlace), (QList<qint32>{6, 7, 8}));
+    QCOMPARE(inPlace->bytes.constData(), where);
 }
 
 // Integer sums and products wrap around as two's complement does, with no

@@ -200,7 +200,7 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         op->start();
         return {Request(op->request()), op->result()};
     };
-    if (all && payload.bytes.size() <= detail::AllreduceOp::MaxBytes)
+    if (all && (payload.bytes.size() <= detail::AllreduceOp::MaxBytes || m_data->size() == 2))
         return onePhase(std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                               combiner ? *combiner : detail::Combiner{}, problem));
     if (all && combiner && detail::RingAllreduceOp::suits(payload, *combiner, m_data->size()))

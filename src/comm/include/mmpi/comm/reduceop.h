@@ -294,11 +294,19 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
             }
             if (left.count != right.count)
                 return combineCountMismatch(left.count, right.count);
+            // A left still shared (a sent contribution the replay buffer
+            // keeps) is not copied first: the result goes to a new buffer.
             Payload out = std::move(left);
-            char *to = out.bytes.data();
+            const char *mine = out.bytes.constData();
             const char *from = right.bytes.constData();
+            QByteArray fresh;
+            if (!out.bytes.isDetached())
+                fresh = QByteArray(out.bytes.size(), Qt::Uninitialized);
+            char *to = fresh.isNull() ? out.bytes.data() : fresh.data();
             for (qsizetype at = 0; at < out.bytes.size(); at += size)
-                storeItem<E>(to + at, op.apply(loadItem<E>(to + at), loadItem<E>(from + at)));
+                storeItem<E>(to + at, op.apply(loadItem<E>(mine + at), loadItem<E>(from + at)));
+            if (!fresh.isNull())
+                out.bytes = std::move(fresh);
             return out;
         };
         return c;
