@@ -147,6 +147,7 @@ private:
     // A pair whose accepted link has a reader (null after a failed check).
     std::shared_ptr<LinkReader> openReadablePair(LinkPair &pair);
     Link *acceptRaw(LinkPair &pair, QSignalSpy &incoming, std::unique_ptr<QIODevice> &raw);
+    Link *openRawPair(LinkPair &pair, std::unique_ptr<QIODevice> &raw);
 
 private Q_SLOTS:
     void initTestCase_data();
@@ -221,6 +222,16 @@ Link *tst_Links::acceptRaw(LinkPair &pair, QSignalSpy &incoming, std::unique_ptr
     if (!QTest::qWaitFor([&] { return incoming.size() > before; }, Timeout))
         return nullptr;
     return incoming.last().at(0).value<Link *>();
+}
+
+// openPair(), then a raw socket connected to its server: the link that made.
+Link *tst_Links::openRawPair(LinkPair &pair, std::unique_ptr<QIODevice> &raw)
+{
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return nullptr;
+    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
+    return acceptRaw(pair, incoming, raw);
 }
 
 void tst_Links::initTestCase_data()
@@ -390,6 +401,22 @@ struct PieceWriter
         }));
         thread->start();
     }
+    // Whether it wrote everything (waiting for it to end).
+    bool finished() { return thread->wait(Timeout) && !failed; }
+};
+
+// Counts turns of this thread's event loop (a 2 ms timer): the count stands
+// still while the thread is busy, spinning on a read.
+struct EventLoopTicks
+{
+    std::atomic<int> count = 0;
+    QTimer timer;
+
+    EventLoopTicks()
+    {
+        QObject::connect(&timer, &QTimer::timeout, [this] { ++count; });
+        timer.start(2);
+    }
 };
 
 Frame largeNumberedFrame(quint32 number)
@@ -408,21 +435,17 @@ void tst_Links::spinningReaderReadsAPayloadWithoutLettingGo()
     // Given a link whose reader spins (long enough that only a stalled test
     // machine would see it end) while its owner is idle
     LinkPair pair;
-    openPair(pair);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = openRawPair(pair, raw);
     if (QTest::currentTestFailed())
         return;
-    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
-    std::unique_ptr<QIODevice> raw;
-    QPointer<Link> link = acceptRaw(pair, incoming, raw);
     QVERIFY(link && link->reader());
     std::atomic<int> spins = 0;
     link->reader()->setPayloadSpin(std::chrono::seconds(5), [&] { return ++spins > 0; });
     QSignalSpy frames(link, &Link::frameReceived);
-    std::atomic<int> ticks = 0, ticksAtFirstSpin = -1, ticksAtFrame = -1;
-    QTimer ticker;
-    connect(&ticker, &QTimer::timeout, [&] { ++ticks; });
-    connect(link, &Link::frameReceived, [&] { ticksAtFrame = ticks.load(); });
-    ticker.start(2);
+    EventLoopTicks ticks;
+    std::atomic<int> ticksAtFirstSpin = -1, ticksAtFrame = -1;
+    connect(link, &Link::frameReceived, [&] { ticksAtFrame = ticks.count.load(); });
 
     // When a peer sends part of a large frame, and the rest in pieces 5 ms
     // apart once the reader spins for it
@@ -431,15 +454,14 @@ void tst_Links::spinningReaderReadsAPayloadWithoutLettingGo()
     writer.start(descriptorOf(raw.get()), writer.frame.size() / 4, [&] {
         if (spins.load() == 0)
             return false;
-        ticksAtFirstSpin = ticks.load(); // the link's thread is spinning: ticks stands still
+        ticksAtFirstSpin = ticks.count.load(); // the link's thread is spinning: no ticks
         return true;
     }, 4, std::chrono::milliseconds(5));
 
     // Then the frame arrives whole, and the link's thread (this one) never
     // went back to its event loop in between: the pieces were read at once
     QTRY_COMPARE_WITH_TIMEOUT(frames.size(), 1, Timeout);
-    QVERIFY(writer.thread->wait(Timeout));
-    QVERIFY(!writer.failed);
+    QVERIFY(writer.finished());
     QCOMPARE(receivedFrames(frames), QList<Frame>{largeNumberedFrame(1)});
     QVERIFY(ticksAtFirstSpin.load() >= 0);
     QCOMPARE(ticksAtFrame.load(), ticksAtFirstSpin.load());
@@ -448,18 +470,13 @@ void tst_Links::spinningReaderReadsAPayloadWithoutLettingGo()
 void tst_Links::spinEndsAtAPauseOrWhenTheOwnerIsBusy()
 {
     LinkPair pair;
-    openPair(pair);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = openRawPair(pair, raw);
     if (QTest::currentTestFailed())
         return;
-    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
-    std::unique_ptr<QIODevice> raw;
-    QPointer<Link> link = acceptRaw(pair, incoming, raw);
     QVERIFY(link && link->reader());
     QSignalSpy frames(link, &Link::frameReceived);
-    int ticks = 0;
-    QTimer ticker;
-    connect(&ticker, &QTimer::timeout, [&] { ++ticks; });
-    ticker.start(2);
+    EventLoopTicks ticks;
 
     // Given a short spin, or a long one whose owner always has other work
     std::atomic<int> asked = 0;
@@ -471,16 +488,16 @@ void tst_Links::spinEndsAtAPauseOrWhenTheOwnerIsBusy()
         // When half a frame comes, then nothing for 300 ms, then the rest
         PieceWriter writer;
         writer.frame = encodeFrame(largeNumberedFrame(++number));
-        const int ticksBefore = ticks;
+        const int ticksBefore = ticks.count;
         writer.start(descriptorOf(raw.get()), writer.frame.size() / 2, [] { return true; }, 1,
                      std::chrono::milliseconds(300));
         QTRY_COMPARE_WITH_TIMEOUT(frames.size(), int(number), Timeout);
-        QVERIFY(writer.thread->wait(Timeout));
-        QVERIFY(!writer.failed);
+        QVERIFY(writer.finished());
         // Then the frame arrives whole, and this thread ran its event loop
         // during the pause (a 2 ms timer, 300 ms: far more than 10 ticks)
         QCOMPARE(receivedFrames(frames).last(), largeNumberedFrame(number));
-        QVERIFY2(ticks - ticksBefore > 10, qPrintable(QStringLiteral("%1 ticks").arg(ticks - ticksBefore)));
+        const int turns = ticks.count - ticksBefore;
+        QVERIFY2(turns > 10, qPrintable(QStringLiteral("%1 ticks").arg(turns)));
     }
     QVERIFY(asked > 0); // the owner was asked before spinning
 }
@@ -981,12 +998,10 @@ void tst_Links::randomStreamsMatchTheDecoder()
 void tst_Links::halfFrameThenDisconnect()
 {
     LinkPair pair;
-    openPair(pair);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = openRawPair(pair, raw);
     if (QTest::currentTestFailed())
         return;
-    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
-    std::unique_ptr<QIODevice> raw;
-    QPointer<Link> link = acceptRaw(pair, incoming, raw);
     QVERIFY(link);
     QSignalSpy frames(link, &Link::frameReceived);
 
@@ -1007,12 +1022,10 @@ void tst_Links::halfFrameThenDisconnect()
 void tst_Links::oversizedHeaderIsRefused()
 {
     LinkPair pair;
-    openPair(pair);
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = openRawPair(pair, raw);
     if (QTest::currentTestFailed())
         return;
-    QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
-    std::unique_ptr<QIODevice> raw;
-    QPointer<Link> link = acceptRaw(pair, incoming, raw);
     QVERIFY(link);
 
     // Claims a payload of almost 4 GiB; nothing of it may be waited for or
