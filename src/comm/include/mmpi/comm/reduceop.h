@@ -128,7 +128,37 @@ public:
         return applyBuiltin(*m_builtin, left, right);
     }
 
+    // Calls run(f) with f a function object (E, E) -> E doing what apply()
+    // does, but whose type names the built-in op: a loop over many items
+    // built around it has the op compiled in instead of choosing it per item.
+    template<typename Run>
+    void withFunction(Run &&run) const
+    {
+        if (m_user)
+            return run([this](const E &left, const E &right) { return m_user(left, right); });
+        switch (*m_builtin) {
+        case Op::Sum: return run(Builtin<Op::Sum>());
+        case Op::Prod: return run(Builtin<Op::Prod>());
+        case Op::Min: return run(Builtin<Op::Min>());
+        case Op::Max: return run(Builtin<Op::Max>());
+        case Op::LogicalAnd: return run(Builtin<Op::LogicalAnd>());
+        case Op::LogicalOr: return run(Builtin<Op::LogicalOr>());
+        case Op::LogicalXor: return run(Builtin<Op::LogicalXor>());
+        case Op::BitwiseAnd: return run(Builtin<Op::BitwiseAnd>());
+        case Op::BitwiseOr: return run(Builtin<Op::BitwiseOr>());
+        case Op::BitwiseXor: return run(Builtin<Op::BitwiseXor>());
+        case Op::MinLoc: return run(Builtin<Op::MinLoc>());
+        case Op::MaxLoc: return run(Builtin<Op::MaxLoc>());
+        }
+    }
+
 private:
+    template<Op O>
+    struct Builtin
+    {
+        E operator()(const E &left, const E &right) const { return applyBuiltin(O, left, right); }
+    };
+
     static constexpr bool supports(Op op)
     {
         constexpr bool isBool = std::is_same_v<E, bool>;
@@ -273,6 +303,17 @@ void storeItem(char *at, E value)
     }
 }
 
+// to[i] = apply(mine[i], from[i]) over `bytes` bytes of wire items. The
+// pointers are parameters (not captures) so that the loop keeps them in
+// registers: a store through char * may alias anything in memory.
+template<ItemValue E, typename F>
+void combineItems(char *to, const char *mine, const char *from, qsizetype bytes, F apply)
+{
+    constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
+    for (qsizetype at = 0; at < bytes; at += size)
+        storeItem<E>(to + at, apply(loadItem<E>(mine + at), loadItem<E>(from + at)));
+}
+
 template<typename T>
 Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
 {
@@ -303,8 +344,7 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
             if (!out.bytes.isDetached())
                 fresh = QByteArray(out.bytes.size(), Qt::Uninitialized);
             char *to = fresh.isNull() ? out.bytes.data() : fresh.data();
-            for (qsizetype at = 0; at < out.bytes.size(); at += size)
-                storeItem<E>(to + at, op.apply(loadItem<E>(mine + at), loadItem<E>(from + at)));
+            op.withFunction([&](auto apply) { combineItems<E>(to, mine, from, out.bytes.size(), apply); });
             if (!fresh.isNull())
                 out.bytes = std::move(fresh);
             return out;
