@@ -119,6 +119,7 @@ private Q_SLOTS:
     void prefixedLinesNeverInterleave();
     void partialLastLineIsFlushed();
     void noPrefix();
+    void nodesAreBoundToCpus();
 
     void successIsSilent();
     void failingNodeStopsTheOthers();
@@ -175,6 +176,8 @@ void TestMmpirun::otherUsageErrors_data()
                                << u"--formation-timeout"_s;
     QTest::addRow("option") << QStringList{u"-n"_s, u"2"_s, u"--frobnicate"_s, probe} << u"frobnicate"_s;
     QTest::addRow("no program") << QStringList{u"-n"_s, u"2"_s} << u"no program"_s;
+    QTest::addRow("binding") << QStringList{u"-n"_s, u"2"_s, u"--bind-to"_s, u"socket"_s, probe}
+                             << u"--bind-to must be auto, core or none, not 'socket'"_s;
 
     const QStringList sim{u"-n"_s, u"2"_s, u"--transport"_s, u"sim"_s};
     QTest::addRow("link without sim") << QStringList{u"-n"_s, u"2"_s, u"--link"_s, u"wifi"_s, probe}
@@ -557,6 +560,74 @@ void TestMmpirun::noPrefix()
     QCOMPARE(lines.size(), 2 * (1 + 3 + 1));
     QVERIFY(lines.contains(u"partial-1"_s));
     QVERIFY(lines.filter(QRegularExpression(u"^rank=0 size=2 "_s)).size() == 1);
+}
+
+namespace {
+
+// The CPUs of a Linux process's Cpus_allowed_list ("0-2,5"), in order.
+QList<int> cpuList(const QString &text)
+{
+    QList<int> cpus;
+    for (const QString &range : text.split(u',', Qt::SkipEmptyParts)) {
+        const QStringList ends = range.split(u'-');
+        for (int cpu = ends.first().toInt(); cpu <= ends.last().toInt(); ++cpu)
+            cpus.append(cpu);
+    }
+    return cpus;
+}
+
+// What each node of an mmpirun job with `options` may run on, by rank.
+QMap<int, QList<int>> cpusOfNodes(int nodes, const QStringList &options)
+{
+    const QStringList program{u"/bin/sh"_s, u"-c"_s,
+                              uR"sh(printf 'cpus=%s\n' "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)")sh"_s};
+    const ProcessRun run = mmpirun(QStringList{u"-n"_s, QString::number(nodes)} + options + QStringList{u"--"_s} + program);
+    static const QRegularExpression line(uR"(^\[(\d+)\] cpus=(\S+)$)"_s, QRegularExpression::MultilineOption);
+    QMap<int, QList<int>> result;
+    for (auto it = line.globalMatch(run.out); it.hasNext();) {
+        const auto m = it.next();
+        result.insert(m.captured(1).toInt(), cpuList(m.captured(2)));
+    }
+    return result;
+}
+
+} // namespace
+
+// As Open MPI does: a node per CPU while there are enough CPUs, else none.
+void TestMmpirun::nodesAreBoundToCpus()
+{
+#ifndef Q_OS_LINUX
+    QSKIP("CPU binding is implemented on Linux");
+#else
+    QFile status(u"/proc/self/status"_s);
+    QVERIFY(status.open(QIODevice::ReadOnly));
+    static const QRegularExpression allowed(uR"(^Cpus_allowed_list:\s*(\S+)$)"_s, QRegularExpression::MultilineOption);
+    const QList<int> mine = cpuList(allowed.match(QString::fromLatin1(status.readAll())).captured(1));
+    QVERIFY(!mine.isEmpty());
+    if (mine.size() < 2 || mine.size() > 16)
+        QSKIP("needs 2 to 16 CPUs to run on (mmpirun inherits this test's)");
+    const auto everywhere = [&](int nodes) {
+        QMap<int, QList<int>> expected;
+        for (int rank = 0; rank < nodes; ++rank)
+            expected.insert(rank, mine);
+        return expected;
+    };
+    const auto oneEach = [&](int nodes) {
+        QMap<int, QList<int>> expected;
+        for (int rank = 0; rank < nodes; ++rank)
+            expected.insert(rank, {mine.at(rank % mine.size())});
+        return expected;
+    };
+    // Given as many nodes as CPUs: each on its own
+    QCOMPARE(cpusOfNodes(2, {}), oneEach(2));
+    QCOMPARE(cpusOfNodes(mine.size(), {}), oneEach(mine.size()));
+    // More nodes than CPUs, or --bind-to none: wherever the system puts them
+    QCOMPARE(cpusOfNodes(mine.size() + 1, {}), everywhere(mine.size() + 1));
+    QCOMPARE(cpusOfNodes(2, {u"--bind-to"_s, u"none"_s}), everywhere(2));
+    // A single node is left alone; --bind-to core binds even more nodes than CPUs, in turn
+    QCOMPARE(cpusOfNodes(1, {}), everywhere(1));
+    QCOMPARE(cpusOfNodes(mine.size() + 1, {u"--bind-to"_s, u"core"_s}), oneEach(mine.size() + 1));
+#endif
 }
 
 void TestMmpirun::successIsSilent()

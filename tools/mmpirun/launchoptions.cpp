@@ -72,6 +72,10 @@ struct CommandLine
         u"When a node crashes or exits non-zero, start a replacement in its rank "
         "with MMPI_REJOIN=1 (it rejoins the formed world: REBUILD), at most N times in all; a "
         "replacement runs without --fault events (default: 0)."_s, u"N"_s, u"0"_s};
+    QCommandLineOption bindTo{u"bind-to"_s,
+        u"Which CPU each node runs on: core (rank r on the r-th CPU mmpirun may use), none "
+        "(wherever the system puts it), or auto: core when there are at least as many CPUs "
+        "as nodes (2 or more), as Open MPI does (default: auto)."_s, u"WHAT"_s, u"auto"_s};
     QCommandLineOption noPrefix{u"no-prefix"_s,
         u"Do not prefix each output line with \"[rank] \" (default: prefix on)."_s};
     QCommandLineOption help = parser.addHelpOption();
@@ -84,7 +88,7 @@ struct CommandLine
         // Everything after the program name belongs to the program, with or without "--".
         parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsPositionalArguments);
         parser.addOptions({nodes, transport, link, linkLatency, linkBandwidth, fault, rankPrefix, rankAddress,
-                           timeout, formationTimeout, worldName, keepGoing, respawn, noPrefix});
+                           timeout, formationTimeout, worldName, keepGoing, respawn, bindTo, noPrefix});
         parser.addPositionalArgument(u"program"_s,
             u"The program every node runs: a path, a name on PATH, or a name next to mmpirun."_s,
             u"[--] program"_s);
@@ -352,6 +356,10 @@ Result<void> readOptions(const CommandLine &cl, const QString &ownDirectory, Lau
     if (!numeric || options.respawns < 0 || options.respawns > 1000)
         return usageError(u"--respawn must be a number from 0 to 1000, not '%1'"_s.arg(cl.parser.value(cl.respawn)));
     options.prefixOutput = !cl.parser.isSet(cl.noPrefix);
+    const auto binding = parseBinding(cl.parser.value(cl.bindTo));
+    if (!binding)
+        return usageError(u"--bind-to must be auto, core or none, not '%1'"_s.arg(cl.parser.value(cl.bindTo)));
+    options.binding = *binding;
     return success();
 }
 

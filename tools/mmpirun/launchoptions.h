@@ -3,6 +3,8 @@
 // (exit status 2) while no node is running yet.
 #pragma once
 
+#include "cpubinding.h"
+
 #include <mmpi/core/result.h>
 
 #include <QString>
@@ -44,6 +46,8 @@ struct LaunchOptions
     // REBUILD. 0: never.
     int respawns = 0;
     bool prefixOutput = true;
+    // --bind-to: which CPU each node runs on (cpubinding.h).
+    Binding binding = Binding::Auto;
     // Resolved like a shell would (see resolveProgram) and made absolute.
     QString program;
     QStringList arguments;
