@@ -3,6 +3,8 @@
 // tells the user what would have been right.
 #include "transporttest.h"
 
+#include <mmpi/transport/listenport.h>
+
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -28,6 +30,7 @@ private Q_SLOTS:
     void badOptionsAreRefusedByName();
     void goodOptionsAreAccepted_data();
     void goodOptionsAreAccepted();
+    void portsForLaterAvoidTheEphemeralRange();
 
 private:
     QByteArray m_savedPath = qgetenv("MMPI_PLUGIN_PATH");
@@ -211,6 +214,27 @@ void tst_TransportRegistry::goodOptionsAreAccepted()
     QFETCH(QVariantMap, options);
     auto t = makeTransport(transport, options);
     QVERIFY(t);
+}
+
+// A port held for a listener that starts later is one no outgoing
+// connection can be given meanwhile: below the ephemeral range.
+void tst_TransportRegistry::portsForLaterAvoidTheEphemeralRange()
+{
+    QFile range(QStringLiteral("/proc/sys/net/ipv4/ip_local_port_range"));
+    if (!range.open(QIODevice::ReadOnly))
+        QSKIP("the system does not say which ports it gives outgoing connections");
+    const int low = range.readAll().simplified().split(' ').value(0).toInt();
+    if (low <= 10001)
+        QSKIP("the ephemeral range starts too low to choose below it");
+    QSet<quint16> ports;
+    for (int i = 0; i < 20; ++i) {
+        const auto held = listenForLater(QHostAddress::LocalHost);
+        QVERIFY2(held->isListening(), qPrintable(held->errorString()));
+        QVERIFY2(held->serverPort() >= 10000 && held->serverPort() < low,
+                 qPrintable(QStringLiteral("port %1, ephemeral from %2").arg(held->serverPort()).arg(low)));
+        ports.insert(held->serverPort());
+    }
+    QVERIFY(ports.size() > 1); // chosen at random, so concurrent users rarely meet
 }
 
 QTEST_GUILESS_MAIN(tst_TransportRegistry)

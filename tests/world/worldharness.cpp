@@ -1,11 +1,11 @@
 #include "worldharness.h"
 
+#include <mmpi/transport/listenport.h>
 #include <mmpi/wire/itemcodec.h>
 
 #include <QDeadlineTimer>
 #include <QRandomGenerator>
 #include <QSignalSpy>
-#include <QTcpServer>
 #include <QTest>
 #include <QUdpSocket>
 #include <QUuid>
@@ -120,9 +120,7 @@ bool WorldHarness::allToAllWorks(const std::vector<World *> &worlds, QString *pr
 
 quint16 WorldHarness::freeTcpPort()
 {
-    QTcpServer server;
-    server.listen(QHostAddress::LocalHost, 0);
-    return server.serverPort();
+    return listenForLater(QHostAddress::LocalHost)->serverPort();
 }
 
 quint16 WorldHarness::freeUdpPort()

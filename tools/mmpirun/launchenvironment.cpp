@@ -1,6 +1,7 @@
 #include "launchenvironment.h"
 
 #include <mmpi/core/logging.h>
+#include <mmpi/transport/listenport.h>
 
 #include <QCoreApplication>
 #include <QHostAddress>
@@ -100,8 +101,8 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
 
 Result<quint16> LaunchEnvironment::holdPort()
 {
-    auto holder = std::make_unique<QTcpServer>();
-    if (!holder->listen(QHostAddress::LocalHost, 0))
+    auto holder = listenForLater(QHostAddress::LocalHost);
+    if (!holder->isListening())
         return Error(ErrorCode::ListenFailed, u"cannot find a free TCP port on 127.0.0.1: %1"_s
                                                   .arg(holder->errorString()));
     const quint16 port = holder->serverPort();
