@@ -62,7 +62,6 @@ private:
     qint64 m_lastNs = 0;
 };
 
-
 } // namespace
 
 StreamReader::StreamReader(int descriptor, DecoderLimits limits)
