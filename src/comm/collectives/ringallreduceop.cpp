@@ -1,5 +1,6 @@
 #include "ringallreduceop.h"
 
+#include <cstring>
 #include <utility>
 
 namespace mmpi::detail {
@@ -56,16 +57,8 @@ void RingAllreduceOp::begin()
 void RingAllreduceOp::advance()
 {
     while (!isOver()) {
-        if (m_step > steps()) {
-            QByteArray whole;
-            quint32 count = 0;
-            for (int i = 0; i < size(); ++i) {
-                whole += m_segments.at(i);
-                count += m_counts.at(i);
-            }
-            m_result->payload = {m_itemType, count, std::move(whole)};
-            return succeed();
-        }
+        if (m_step > steps())
+            return finish();
         if (m_sentStep < m_step) {
             m_sentStep = m_step;
             send(next(), segment(sentSegment(m_step)), m_step);
@@ -79,6 +72,27 @@ void RingAllreduceOp::advance()
             return;
         ++m_step;
     }
+}
+
+// The segments in one buffer, sized once: appending them one by one
+// reallocated (and copied) the growing result at every segment.
+void RingAllreduceOp::finish()
+{
+    qsizetype bytes = 0;
+    quint32 count = 0;
+    for (int i = 0; i < size(); ++i) {
+        bytes += m_segments.at(i).size();
+        count += m_counts.at(i);
+    }
+    QByteArray whole(bytes, Qt::Uninitialized);
+    char *at = whole.data();
+    for (const QByteArray &segment : std::as_const(m_segments)) {
+        if (!segment.isEmpty())
+            std::memcpy(at, segment.constData(), size_t(segment.size()));
+        at += segment.size();
+    }
+    m_result->payload = {m_itemType, count, std::move(whole)};
+    succeed();
 }
 
 bool RingAllreduceOp::take(int step, Payload theirs)

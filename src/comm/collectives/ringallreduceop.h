@@ -46,6 +46,7 @@ private:
     int receivedSegment(int step) const;
     Payload segment(int index) const;
     void advance();
+    void finish();
     bool take(int step, Payload theirs);
 
     Combiner m_combiner;
