@@ -14,10 +14,13 @@
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QFileInfo>
+#include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
 
+#include <cmath>
+#include <cstring>
 #include <functional>
 
 using namespace mmpi;
@@ -162,6 +165,7 @@ private Q_SLOTS:
     void reduceMinMaxLoc();
     void combinerLeavesASharedContributionAlone();
     void integerReductionsWrapAround();
+    void libraryKernelsMatchTheItemLoop();
     void reduceUserOps();
     void errors();
     void coroutineAwaitsCollectives();
@@ -548,6 +552,91 @@ void TestCollectives::combinerLeavesASharedContributionAlone()
     QVERIFY(inPlace);
     QCOMPARE(*Codec::decode(*inPlace), (QList<qint32>{6, 7, 8}));
     QCOMPARE(inPlace->bytes.constData(), where);
+}
+
+namespace {
+
+// Items with the edge cases of their type among random ones, in wire form.
+template<typename E>
+QByteArray edgyItems(qsizetype count, quint32 seed)
+{
+    using Limits = std::numeric_limits<E>;
+    QList<E> items;
+    QRandomGenerator random(seed);
+    QList<E> edges{E(0), E(1), E(-1), Limits::max(), Limits::lowest(), Limits::min()};
+    if constexpr (std::is_floating_point_v<E>)
+        edges << E(-0.0) << Limits::infinity() << -Limits::infinity() << Limits::quiet_NaN() << Limits::denorm_min();
+    for (qsizetype i = 0; i < count; ++i) {
+        if (random.bounded(4) == 0)
+            items.append(edges.at(random.bounded(int(edges.size()))));
+        else if constexpr (std::is_floating_point_v<E>)
+            items.append(E((random.generateDouble() - 0.5) * 1e6));
+        else
+            items.append(E(random.generate64()));
+    }
+    return encodeItems<E>(std::span<const E>(items.constData(), size_t(items.size())));
+}
+
+// Equal bits, or both NaN (which NaN an addition of two returns is the CPU's choice).
+template<typename E>
+bool sameItems(const QByteArray &a, const QByteArray &b)
+{
+    if (a.size() != b.size())
+        return false;
+    for (qsizetype at = 0; at < a.size(); at += qsizetype(sizeof(E))) {
+        const E x = detail::loadItem<E>(a.constData() + at), y = detail::loadItem<E>(b.constData() + at);
+        bool nan = false;
+        if constexpr (std::is_floating_point_v<E>)
+            nan = std::isnan(x) && std::isnan(y);
+        if (!nan && std::memcmp(a.constData() + at, b.constData() + at, sizeof(E)) != 0)
+            return false;
+    }
+    return true;
+}
+
+template<typename E>
+void checkKernels()
+{
+    const QList<Op> ops{Op::Sum, Op::Prod, Op::Min, Op::Max, Op::LogicalAnd, Op::LogicalOr, Op::LogicalXor,
+                        Op::BitwiseAnd, Op::BitwiseOr, Op::BitwiseXor};
+    for (Op op : ops) {
+        if (!ReduceOp<E>(op).check())
+            continue;
+        // Counts around the vector widths, and a long run.
+        for (qsizetype count : {1, 3, 4, 7, 8, 17, 33, 1000}) {
+            const QByteArray mine = edgyItems<E>(count, quint32(count) * 7 + quint32(op));
+            const QByteArray from = edgyItems<E>(count, quint32(count) * 13 + quint32(op));
+            QByteArray expected(mine.size(), Qt::Uninitialized);
+            ReduceOp<E>(op).withFunction([&](auto apply) {
+                detail::combineItems<E>(expected.data(), mine.constData(), from.constData(), mine.size(), apply);
+            });
+            QByteArray apart(mine.size(), Qt::Uninitialized);
+            QVERIFY(detail::combineWireItems(op, ItemTraits<E>::type, apart.data(), mine.constData(),
+                                             from.constData(), mine.size()));
+            QVERIFY2(sameItems<E>(apart, expected), qPrintable(opName(op) + u' ' + QString::number(count)));
+            QByteArray inPlace = mine;
+            inPlace.detach();
+            QVERIFY(detail::combineWireItems(op, ItemTraits<E>::type, inPlace.data(), inPlace.constData(),
+                                             from.constData(), inPlace.size()));
+            QVERIFY2(sameItems<E>(inPlace, expected), qPrintable(opName(op) + QStringLiteral(" in place")));
+        }
+    }
+}
+
+} // namespace
+
+// The library's vectorized reductions give what the per-item loop every
+// other type uses gives, item for item: edge values, every count around
+// the vector widths, in place and not. Other types and ops are refused.
+void TestCollectives::libraryKernelsMatchTheItemLoop()
+{
+    checkKernels<qint32>();
+    checkKernels<qint64>();
+    checkKernels<float>();
+    checkKernels<double>();
+    char out[2] = {};
+    QVERIFY(!detail::combineWireItems(Op::Sum, ItemType::Short, out, out, out, 2));
+    QVERIFY(!detail::combineWireItems(Op::BitwiseAnd, ItemType::Double, out, out, out, 0));
 }
 
 // Integer sums and products wrap around as two's complement does, with no

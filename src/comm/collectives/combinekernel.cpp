@@ -1,0 +1,51 @@
+// The built-in reductions over wire items, compiled once here so that they
+// can use the vector units of the CPU they run on: the copy of combineItems()
+// a user's program compiles for the baseline x86-64 (SSE2) does one item at a
+// time, and byte swaps keep it from vectorizing at all (1 MiB of doubles:
+// 112 µs; here with AVX2, 89 µs, and 192 -> 89 µs for 32-bit items).
+#include <mmpi/comm/reduceop.h>
+
+// Function multi-versioning needs the dynamic loader's ifuncs (glibc).
+#if defined(__x86_64__) && defined(__linux__) && !defined(__ANDROID__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define MMPI_VECTOR_CLONES __attribute__((target_clones("avx2", "default"), flatten))
+#endif
+#endif
+#ifndef MMPI_VECTOR_CLONES
+#define MMPI_VECTOR_CLONES
+#endif
+
+namespace mmpi::detail {
+
+namespace {
+
+template<typename E>
+MMPI_VECTOR_CLONES void combineBuiltin(Op op, char *to, const char *mine, const char *from, qsizetype bytes)
+{
+    ReduceOp<E>(op).withFunction([&](auto apply) { combineItems<E>(to, mine, from, bytes, apply); });
+}
+
+template<typename E>
+bool combineIfSupported(Op op, char *to, const char *mine, const char *from, qsizetype bytes)
+{
+    if (!ReduceOp<E>(op).check())
+        return false;
+    combineBuiltin<E>(op, to, mine, from, bytes);
+    return true;
+}
+
+} // namespace
+
+bool combineWireItems(Op op, ItemType type, char *to, const char *mine, const char *from, qsizetype bytes)
+{
+    // The arithmetic types; the others are rarely reduced in bulk.
+    switch (type) {
+    case ItemType::Int: return combineIfSupported<qint32>(op, to, mine, from, bytes);
+    case ItemType::Long: return combineIfSupported<qint64>(op, to, mine, from, bytes);
+    case ItemType::Float: return combineIfSupported<float>(op, to, mine, from, bytes);
+    case ItemType::Double: return combineIfSupported<double>(op, to, mine, from, bytes);
+    default: return false;
+    }
+}
+
+} // namespace mmpi::detail
