@@ -535,17 +535,27 @@ void TestCollectives::combinerLeavesASharedContributionAlone()
 {
     using Codec = MessageCodec<QList<qint32>>;
     const detail::Combiner sum = detail::makeCombiner<QList<qint32>>(Op::Sum);
-    // Given a shared contribution
+    // Given a shared contribution and one nobody else holds
     const Payload mine = Codec::encode(QList<qint32>{1, 2, -3});
     const Payload kept = mine;
-    // When it is combined with another
-    auto combined = sum.combine(mine, Codec::encode(QList<qint32>{10, 20, 30}));
-    // Then the result is the sum and the other holder still sees the original
+    Payload theirs = Codec::encode(QList<qint32>{10, 20, 30});
+    const char *theirBuffer = theirs.bytes.constData();
+    // When they are combined
+    auto combined = sum.combine(mine, std::move(theirs));
+    // Then the result is the sum, written over the unshared one, and the
+    // other holder still sees the original
     QVERIFY(combined);
     QCOMPARE(*Codec::decode(*combined), (QList<qint32>{11, 22, 27}));
     QCOMPARE(*Codec::decode(kept), (QList<qint32>{1, 2, -3}));
-    QVERIFY(combined->bytes.constData() != kept.bytes.constData());
-    // And a contribution nobody else holds is combined where it lies
+    QCOMPARE(combined->bytes.constData(), theirBuffer);
+    // And with both sides shared, neither changes
+    const Payload other = Codec::encode(QList<qint32>{4, 4, 4});
+    auto apart = sum.combine(mine, other);
+    QVERIFY(apart);
+    QCOMPARE(*Codec::decode(*apart), (QList<qint32>{5, 6, 1}));
+    QCOMPARE(*Codec::decode(mine), (QList<qint32>{1, 2, -3}));
+    QCOMPARE(*Codec::decode(other), (QList<qint32>{4, 4, 4}));
+    // And a left side nobody else holds is combined where it lies
     Payload alone = Codec::encode(QList<qint32>{5, 6, 7});
     const char *where = alone.bytes.constData();
     auto inPlace = sum.combine(std::move(alone), Codec::encode(QList<qint32>{1, 1, 1}));

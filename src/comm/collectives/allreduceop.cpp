@@ -49,7 +49,7 @@ int AllreduceOp::senderOf(int step) const
 bool AllreduceOp::combineWith(int from, Payload theirs, bool theirsFirst)
 {
     auto combined = theirsFirst ? m_combiner.combine(std::move(theirs), m_accumulated)
-                                : m_combiner.combine(std::move(m_accumulated), theirs);
+                                : m_combiner.combine(std::move(m_accumulated), std::move(theirs));
     if (!combined) {
         fail({combined.error().code, describe(QStringLiteral("combining rank %1's contribution: %2")
                                                   .arg(from).arg(combined.error().message))});
@@ -93,7 +93,7 @@ void AllreduceOp::advance()
     }
 }
 
-void AllreduceOp::handleData(int from, const Frame &frame, const CollectiveTag &tag)
+void AllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
     // Each step has one sender: anything else (a rank running another
     // algorithm because its contribution differs in size, say) fails at once.
@@ -101,7 +101,7 @@ void AllreduceOp::handleData(int from, const Frame &frame, const CollectiveTag &
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected message of step %1 from rank %2 (contributions of "
                                              "different sizes?)").arg(tag.argument).arg(from))});
-    m_arrived.insert(tag.argument, {from, {frame.header.itemType, frame.header.count, frame.payload}});
+    m_arrived.insert(tag.argument, {from, {frame.header.itemType, frame.header.count, std::move(frame.payload)}});
     advance();
 }
 

@@ -22,7 +22,7 @@ void BarrierOp::begin()
     advance();
 }
 
-void BarrierOp::handleData(int from, const Frame &frame, const CollectiveTag &tag)
+void BarrierOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
     if (tag.argument >= rounds() || from != partnerFrom(tag.argument) || frame.header.count != 0
         || m_heard.contains(tag.argument)) {

@@ -49,7 +49,7 @@ void BcastOp::takeRange(int root, int length)
     m_rangeLength = length;
 }
 
-void BcastOp::handleData(int from, const Frame &frame, const CollectiveTag &tag)
+void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
     if (isRoot()) {
         fail({ErrorCode::ProtocolViolation,

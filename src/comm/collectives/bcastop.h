@@ -26,7 +26,7 @@ public:
 
 protected:
     void begin() override;
-    void handleData(int rank, const Frame &frame, const CollectiveTag &tag) override;
+    void handleData(int rank, Frame &frame, const CollectiveTag &tag) override;
     void handleSent(int token) override;
     bool waitsOn(int rank) const override;
     bool waitsOnAnyone() const override;

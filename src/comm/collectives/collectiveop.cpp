@@ -104,7 +104,7 @@ void CollectiveOp::processInbox()
     }
 }
 
-void CollectiveOp::handleFrame(const Frame &frame)
+void CollectiveOp::handleFrame(Frame &frame)
 {
     const int from = m_setup.group.indexOf(frame.header.source);
     if (from < 0 || from == rank()) {

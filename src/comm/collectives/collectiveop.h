@@ -65,7 +65,9 @@ public:
 protected:
     // Everything below runs with the op's mutex held.
     virtual void begin() = 0;
-    virtual void handleData(int rank, const Frame &frame, const CollectiveTag &tag) = 0;
+    // The frame is the op's: it may move the payload out (a reduction then
+    // writes its result over the received bytes instead of a new buffer).
+    virtual void handleData(int rank, Frame &frame, const CollectiveTag &tag) = 0;
     // A send made with a token >= 0 has left (or the op failed already).
     virtual void handleSent(int token) { Q_UNUSED(token) }
     // Whether the op still needs a frame from `rank`, or from a rank it
@@ -109,7 +111,7 @@ private:
     void settle();
     void flush();
     void processInbox();
-    void handleFrame(const Frame &frame);
+    void handleFrame(Frame &frame);
     void noteGone(int worldRank, const Error &reason, bool clean);
     void checkGone();
     void sendFinished(int token, const Error &error);

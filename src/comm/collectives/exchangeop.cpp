@@ -30,7 +30,7 @@ void ExchangeOp::begin()
         succeed();
 }
 
-void ExchangeOp::handleData(int from, const Frame &frame, const CollectiveTag &)
+void ExchangeOp::handleData(int from, Frame &frame, const CollectiveTag &)
 {
     if (m_got.at(from))
         return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("a second part from rank %1").arg(from))});

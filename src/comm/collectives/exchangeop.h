@@ -16,7 +16,7 @@ public:
 
 protected:
     void begin() override;
-    void handleData(int rank, const Frame &frame, const CollectiveTag &tag) override;
+    void handleData(int rank, Frame &frame, const CollectiveTag &tag) override;
     bool waitsOn(int rank) const override;
 
 private:

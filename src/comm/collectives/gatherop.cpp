@@ -25,7 +25,7 @@ void GatherOp::begin()
         succeed();
 }
 
-void GatherOp::handleData(int from, const Frame &frame, const CollectiveTag &)
+void GatherOp::handleData(int from, Frame &frame, const CollectiveTag &)
 {
     if (rank() != m_root || m_got.at(from))
         return fail({ErrorCode::ProtocolViolation,

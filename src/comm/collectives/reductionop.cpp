@@ -45,7 +45,7 @@ void ReductionOp::step()
             const auto it = m_fromChildren.find(child);
             if (it == m_fromChildren.end())
                 return; // wait for it
-            auto combined = m_combiner.combine(std::move(m_accumulated), *it);
+            auto combined = m_combiner.combine(std::move(m_accumulated), std::move(*it));
             if (!combined)
                 return fail({combined.error().code,
                              describe(QStringLiteral("combining rank %1's contribution: %2")
@@ -70,21 +70,21 @@ void ReductionOp::step()
         succeed();
 }
 
-void ReductionOp::handleData(int from, const Frame &frame, const CollectiveTag &tag)
+void ReductionOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
-    const Payload payload{frame.header.itemType, frame.header.count, frame.payload};
+    Payload payload{frame.header.itemType, frame.header.count, std::move(frame.payload)};
     if (tag.argument == FinalResult) {
         if (!m_awaitFinal || from != treeRoot())
             return fail({ErrorCode::ProtocolViolation,
                          describe(QStringLiteral("unexpected result from rank %1").arg(from))});
-        m_result->payload = payload;
+        m_result->payload = std::move(payload);
         return succeed();
     }
     const int v = vrankOf(from);
     if (!isChild(v) || m_fromChildren.contains(v) || m_sentUp || (v - vrankOf(rank())) < m_mask)
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected contribution from rank %1").arg(from))});
-    m_fromChildren.insert(v, payload);
+    m_fromChildren.insert(v, std::move(payload));
     step();
 }
 

@@ -109,7 +109,8 @@ bool RingAllreduceOp::take(int step, Payload theirs)
         return true;
     }
     // Moved out, not shared: the combiner then writes over it in place.
-    auto combined = m_combiner.combine({m_itemType, m_counts.at(index), std::exchange(m_segments[index], {})}, theirs);
+    auto combined = m_combiner.combine({m_itemType, m_counts.at(index), std::exchange(m_segments[index], {})},
+                                           std::move(theirs));
     if (!combined) {
         fail({combined.error().code, describe(QStringLiteral("combining rank %1's segment: %2")
                                                   .arg(previous()).arg(combined.error().message))});
@@ -119,7 +120,7 @@ bool RingAllreduceOp::take(int step, Payload theirs)
     return true;
 }
 
-void RingAllreduceOp::handleData(int from, const Frame &frame, const CollectiveTag &tag)
+void RingAllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
     // One message per step, from the previous rank: anything else (a rank
     // running another algorithm because its contribution differs) fails.
@@ -127,7 +128,7 @@ void RingAllreduceOp::handleData(int from, const Frame &frame, const CollectiveT
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected message of step %1 from rank %2 (contributions of "
                                              "different sizes?)").arg(tag.argument).arg(from))});
-    m_arrived.insert(tag.argument, {frame.header.itemType, frame.header.count, frame.payload});
+    m_arrived.insert(tag.argument, {frame.header.itemType, frame.header.count, std::move(frame.payload)});
     advance();
 }
 

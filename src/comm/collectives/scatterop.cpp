@@ -29,7 +29,7 @@ void ScatterOp::begin()
     succeed();
 }
 
-void ScatterOp::handleData(int from, const Frame &frame, const CollectiveTag &)
+void ScatterOp::handleData(int from, Frame &frame, const CollectiveTag &)
 {
     if (from != m_root || rank() == m_root || isOver())
         return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("unexpected part from rank %1").arg(from))});

@@ -258,9 +258,10 @@ namespace detail {
 // (on the progress thread). `context` names the contributions in errors.
 struct Combiner
 {
-    // `left` by value: the result is written over it, without a copy when it
-    // is not shared.
-    std::function<Result<Payload>(Payload left, const Payload &right)> combine;
+    // Both by value: the result is written over left, or else over right,
+    // whichever no one else shares (a contribution already sent stays in the
+    // replay buffer), so that no new buffer is needed.
+    std::function<Result<Payload>(Payload left, Payload right)> combine;
     bool commutative = true;
     // The wire size of one item when items have a fixed size (they can then
     // be combined in runs, e.g. a ring allreduce's segments); 0 otherwise.
@@ -333,9 +334,9 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
     if constexpr (ItemValue<E>) {
         c.itemBytes = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
         // Items combine in their wire form, in place: one pass, no lists.
-        c.combine = [op = std::move(op)](Payload left, const Payload &right) -> Result<Payload> {
+        c.combine = [op = std::move(op)](Payload left, Payload right) -> Result<Payload> {
             constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
-            for (const Payload *p : {static_cast<const Payload *>(&left), &right}) {
+            for (const Payload *p : {static_cast<const Payload *>(&left), static_cast<const Payload *>(&right)}) {
                 if (!itemTypeDecodesAs<E>(p->itemType) || p->bytes.size() != qsizetype(p->count) * size)
                     return MessageCodec<T>::decode(*p).error();
             }
@@ -345,25 +346,32 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
             }
             if (left.count != right.count)
                 return combineCountMismatch(left.count, right.count);
-            // A left still shared (a sent contribution the replay buffer
-            // keeps) is not copied first: the result goes to a new buffer.
-            Payload out = std::move(left);
-            const char *mine = out.bytes.constData();
+            const qsizetype bytes = left.bytes.size();
+            if (bytes == 0)
+                return left;
+            // Item i of the result needs item i of each side only, so it may
+            // go over either side; a new buffer only when both are shared.
+            const char *mine = left.bytes.constData();
             const char *from = right.bytes.constData();
             QByteArray fresh;
-            if (!out.bytes.isDetached())
-                fresh = QByteArray(out.bytes.size(), Qt::Uninitialized);
-            char *to = fresh.isNull() ? out.bytes.data() : fresh.data();
-            const qsizetype bytes = out.bytes.size();
+            char *to = nullptr;
+            if (left.bytes.isDetached())
+                to = left.bytes.data();
+            else if (right.bytes.isDetached())
+                to = right.bytes.data();
+            else
+                to = (fresh = QByteArray(bytes, Qt::Uninitialized)).data();
             if (!op.builtin() || !combineWireItems(*op.builtin(), ItemTraits<E>::type, to, mine, from, bytes))
                 op.withFunction([&](auto apply) { combineItems<E>(to, mine, from, bytes, apply); });
-            if (!fresh.isNull())
-                out.bytes = std::move(fresh);
-            return out;
+            if (to == from)
+                left.bytes = std::move(right.bytes);
+            else if (!fresh.isNull())
+                left.bytes = std::move(fresh);
+            return left;
         };
         return c;
     }
-    c.combine = [op = std::move(op)](Payload left, const Payload &right) -> Result<Payload> {
+    c.combine = [op = std::move(op)](Payload left, Payload right) -> Result<Payload> {
         auto a = MessageCodec<T>::decode(left);
         if (!a)
             return a.error();
