@@ -732,7 +732,7 @@ void Engine::handleFragment(int rank, const Frame &fragment)
         return closeLink(rank, message.error());
     }
     if (message->has_value())
-        handleDataFrame(rank, **message);
+        handleDataFrame(rank, std::move(**message));
 }
 
 void Engine::handleControlFrame(int rank, const Frame &frame)
@@ -758,7 +758,7 @@ void Engine::handleControlFrame(int rank, const Frame &frame)
     qCWarning(lcWorld) << "ignoring unexpected control message" << frame.header.tag << "from rank" << rank;
 }
 
-void Engine::handleDataFrame(int rank, const Frame &frame)
+void Engine::handleDataFrame(int rank, Frame frame)
 {
     if (frame.header.source != rank || frame.header.destination != m_rank) {
         qCWarning(lcWorld) << "dropping a frame from rank" << rank << "that claims source"
@@ -773,7 +773,7 @@ void Engine::handleDataFrame(int rank, const Frame &frame)
                      QStringLiteral("rank %1 sent more than %2 bytes before the world was formed")
                          .arg(rank)
                          .arg(MaxEarlyBytes)});
-    m_earlyFrames.append(frame);
+    m_earlyFrames.append(std::move(frame));
 }
 
 void Engine::handleLinkClosed(int rank, Link *link)
@@ -1014,7 +1014,7 @@ void Engine::becomeFormed()
     // formed() first: World publishes rank and size before the state.
     Q_EMIT formed(m_rank, nodes, m_rejoining);
     setState(World::State::Formed);
-    for (const Frame &frame : std::exchange(m_earlyFrames, {}))
+    for (Frame &frame : std::exchange(m_earlyFrames, {}))
         Q_EMIT frameReceived(frame);
     m_earlyBytes = 0;
     if (m_rejoining)
@@ -1091,7 +1091,7 @@ void Engine::deliverLocally(const Frame &frame)
         qCWarning(lcWorld) << "self-send of an unencodable frame dropped";
         return;
     }
-    QMetaObject::invokeMethod(this, [this, f = **decoded] { Q_EMIT frameReceived(f); },
+    QMetaObject::invokeMethod(this, [this, f = **decoded]() mutable { Q_EMIT frameReceived(f); },
                               Qt::QueuedConnection);
 }
 

@@ -74,7 +74,9 @@ Q_SIGNALS:
     void formed(int rank, const QList<mmpi::NodeInfo> &nodes, bool replacement);
     void failed(const mmpi::Error &error);
     void peerRefused(const QString &peer, const mmpi::Error &reason);
-    void frameReceived(const mmpi::Frame &frame);
+    // The frame is the receiver's to take (direct connections only): the
+    // engine drops it afterwards, so its buffers need not be shared.
+    void frameReceived(mmpi::Frame &frame);
     void nodeLeft(int rank);
     // A message from `rank` that was being written to a receiver's place
     // broke the protocol; nothing more is written there.
@@ -145,7 +147,7 @@ private:
     void handleOwnFrame(int rank, const Frame &frame);
     void handleLinkFrame(int rank, const Frame &frame);
     void handleControlFrame(int rank, const Frame &frame);
-    void handleDataFrame(int rank, const Frame &frame);
+    void handleDataFrame(int rank, Frame frame); // by value: frameReceived may take it
     void handleFragment(int rank, const Frame &fragment);
     void handleLinkClosed(int rank, Link *link);
     void connectLink(int rank, Link *link);

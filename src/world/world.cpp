@@ -18,6 +18,11 @@ namespace mmpi {
 
 MessageSink::~MessageSink() = default;
 
+void MessageSink::takeFrame(Frame &&frame)
+{
+    handleFrame(frame);
+}
+
 void MessageSink::handlePeerRejoined(int) {}
 
 bool MessageSink::acceptsFromAnyThread(const FrameHeader &) const
@@ -130,9 +135,9 @@ void World::form(const WorldConfig &config)
 // frames and departures even while this object's thread is blocked.
 void World::connectEngineTraffic(detail::Engine *engine)
 {
-    connect(engine, &detail::Engine::frameReceived, this, [this](const Frame &frame) {
+    connect(engine, &detail::Engine::frameReceived, this, [this](Frame &frame) {
         if (auto sink = messageSink())
-            return sink->handleFrame(frame);
+            return sink->takeFrame(std::move(frame));
         QMetaObject::invokeMethod(this, [this, frame] { Q_EMIT frameReceived(frame); }, Qt::QueuedConnection);
     }, Qt::DirectConnection);
     connect(engine, &detail::Engine::messageAbandoned, this, [this](int rank, const Error &reason) {
@@ -215,7 +220,7 @@ bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
         auto target = currentSink();
         if (target && target->acceptsFromAnyThread(h)) {
             progress->noteHeard(from);
-            target->handleFrame(frame);
+            target->takeFrame(std::move(frame));
             return true;
         }
     }

@@ -61,7 +61,7 @@ void CollectiveMatcher::detach(quint32 context, quint32 sequence)
     }
 }
 
-void CollectiveMatcher::handleFrame(const Frame &frame)
+void CollectiveMatcher::handleFrame(Frame &&frame)
 {
     const quint64 k = key(frame.header.communicator, decodeCollectiveTag(frame.header.tag).sequence);
     std::shared_ptr<CollectiveOp> op;
@@ -71,16 +71,17 @@ void CollectiveMatcher::handleFrame(const Frame &frame)
             op = *it;
             // Queued under our lock, so frames reach the op in arrival order
             // even while attach() hands it the earlier ones on another thread.
-            op->enqueue(frame);
+            op->enqueue(std::move(frame));
         } else if (m_finished.contains(k)) {
             qCDebug(lcComm) << "dropping a frame for finished collective" << (k & SequenceMask) << "from rank"
                             << frame.header.source;
             return;
         } else {
-            m_early[k].push_back(frame);
+            const int source = frame.header.source;
             m_earlyBytes += frame.payload.size();
-            if (shouldPause(frame.header.source))
-                m_gate->hold(frame.header.source, ReceiveGate::Collectives);
+            m_early[k].push_back(std::move(frame));
+            if (shouldPause(source))
+                m_gate->hold(source, ReceiveGate::Collectives);
             return;
         }
     }

@@ -45,7 +45,7 @@ public:
     // The collective finished here: later frames for it are dropped.
     void detach(quint32 context, quint32 sequence);
 
-    void handleFrame(const Frame &frame);
+    void handleFrame(Frame &&frame);
     void handlePeerGone(int rank, const Error &reason, bool clean);
     // The communicator of `context` was revoked: its running collectives
     // fail with `reason`, and frames held for ones not started are dropped.

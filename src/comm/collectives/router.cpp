@@ -56,6 +56,11 @@ void Router::setLastBcastPlan(const BcastPlan &plan)
 
 void Router::handleFrame(const Frame &frame)
 {
+    takeFrame(Frame(frame));
+}
+
+void Router::takeFrame(Frame &&frame)
+{
     const quint32 communicator = frame.header.communicator;
     if (!(communicator & CollectiveContextBit))
         return m_matcher->handleFrame(frame);
@@ -63,7 +68,7 @@ void Router::handleFrame(const Frame &frame)
         return m_estimator->handleFrame(frame);
     if (decodeCollectiveTag(frame.header.tag).kind == CollectiveFrameKind::Revoke)
         return handleRevokeNotice(frame);
-    m_collectives.handleFrame(frame);
+    m_collectives.handleFrame(std::move(frame));
 }
 
 char *Router::placeFor(const FrameHeader &header, qint64 bytes)

@@ -56,6 +56,7 @@ public:
     void setLastBcastPlan(const BcastPlan &plan);
 
     void handleFrame(const Frame &frame) override;
+    void takeFrame(Frame &&frame) override;
     // Everything but link probes: the matcher and the collective ops are
     // thread-safe; probes are answered and timed on the progress thread.
     bool acceptsFromAnyThread(const FrameHeader &header) const override;

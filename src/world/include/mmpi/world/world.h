@@ -41,6 +41,10 @@ class MessageSink
 public:
     virtual ~MessageSink();
     virtual void handleFrame(const Frame &frame) = 0;
+    // handleFrame() for a frame no one else holds, which the sink may keep
+    // without sharing its buffers (a reduction then writes its result over
+    // the received bytes). Default: handleFrame().
+    virtual void takeFrame(Frame &&frame);
     // Whether handleFrame() may take this frame on the thread that read it: a
     // thread blocked waiting for a message reads its links itself, and
     // delivers what it can without a hand-off to the progress thread.
