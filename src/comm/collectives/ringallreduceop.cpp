@@ -7,15 +7,16 @@ namespace mmpi::detail {
 
 RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner)
     : CollectiveOp(std::move(setup)), m_combiner(std::move(combiner)), m_itemType(contribution.itemType),
-      m_itemBytes(m_combiner.itemBytes)
+      m_itemBytes(m_combiner.itemBytes), m_contribution(std::move(contribution.bytes))
 {
     const int n = qMax(size(), 1);
     const qint64 count = contribution.count;
     for (int i = 0; i < n; ++i) {
         const qint64 first = count * i / n, end = count * (i + 1) / n;
         m_counts.append(quint32(end - first));
-        m_segments.append(contribution.bytes.mid(first * m_itemBytes, (end - first) * m_itemBytes));
+        m_offsets.append(qsizetype(first * m_itemBytes));
     }
+    m_segments.resize(n);
 }
 
 bool RingAllreduceOp::suits(const Payload &contribution, const Combiner &combiner, int ranks)
@@ -42,13 +43,24 @@ int RingAllreduceOp::receivedSegment(int step) const
 
 Payload RingAllreduceOp::segment(int index) const
 {
-    return {m_itemType, m_counts.at(index), m_segments.at(index)};
+    const QByteArray &own = m_segments.at(index);
+    // Only the first send is of a segment still in the contribution: a copy,
+    // since what is sent stays (replay buffer) after this op is gone.
+    const QByteArray bytes = own.isNull() ? m_contribution.mid(m_offsets.at(index), m_counts.at(index) * m_itemBytes)
+                                          : own;
+    return {m_itemType, m_counts.at(index), bytes};
+}
+
+QByteArray RingAllreduceOp::contributed(int index) const
+{
+    return QByteArray::fromRawData(m_contribution.constData() + m_offsets.at(index),
+                                   m_counts.at(index) * m_itemBytes);
 }
 
 void RingAllreduceOp::begin()
 {
     if (size() == 1) {
-        m_result->payload = segment(0);
+        m_result->payload = {m_itemType, m_counts.at(0), std::move(m_contribution)};
         return succeed();
     }
     advance();
@@ -74,22 +86,22 @@ void RingAllreduceOp::advance()
     }
 }
 
-// The segments in one buffer, sized once: appending them one by one
-// reallocated (and copied) the growing result at every segment.
+// Every segment has been received by now; they go over the contribution,
+// which nothing reads any more (appending them to a new buffer one by one
+// had reallocated and copied the growing result at every segment).
 void RingAllreduceOp::finish()
 {
-    qsizetype bytes = 0;
     quint32 count = 0;
-    for (int i = 0; i < size(); ++i) {
-        bytes += m_segments.at(i).size();
+    for (int i = 0; i < size(); ++i)
         count += m_counts.at(i);
-    }
-    QByteArray whole(bytes, Qt::Uninitialized);
-    char *at = whole.data();
-    for (const QByteArray &segment : std::as_const(m_segments)) {
+    QByteArray whole = std::move(m_contribution);
+    if (!whole.isDetached())
+        whole = QByteArray(whole.size(), Qt::Uninitialized);
+    for (int i = 0; i < size(); ++i) {
+        const QByteArray &segment = m_segments.at(i);
+        Q_ASSERT(segment.size() == m_counts.at(i) * m_itemBytes);
         if (!segment.isEmpty())
-            std::memcpy(at, segment.constData(), size_t(segment.size()));
-        at += segment.size();
+            std::memcpy(whole.data() + m_offsets.at(i), segment.constData(), size_t(segment.size()));
     }
     m_result->payload = {m_itemType, count, std::move(whole)};
     succeed();
@@ -98,7 +110,8 @@ void RingAllreduceOp::finish()
 bool RingAllreduceOp::take(int step, Payload theirs)
 {
     const int index = receivedSegment(step);
-    if (theirs.count != m_counts.at(index) || theirs.itemType != m_itemType) {
+    if (theirs.count != m_counts.at(index) || theirs.itemType != m_itemType
+        || theirs.bytes.size() != m_counts.at(index) * m_itemBytes) {
         fail({ErrorCode::ProtocolViolation,
               describe(QStringLiteral("rank %1 sent %2 items where segment %3 has %4 (contributions of different "
                                       "sizes?)").arg(previous()).arg(theirs.count).arg(index).arg(m_counts.at(index)))});
@@ -108,9 +121,11 @@ bool RingAllreduceOp::take(int step, Payload theirs)
         m_segments[index] = std::move(theirs.bytes);
         return true;
     }
-    // Moved out, not shared: the combiner then writes over it in place.
-    auto combined = m_combiner.combine({m_itemType, m_counts.at(index), std::exchange(m_segments[index], {})},
-                                           std::move(theirs));
+    // A segment combined before is moved out, not shared: the combiner writes
+    // over it. This rank's own part is read where it lies (a view, so the
+    // result goes over `theirs`).
+    QByteArray mine = m_segments.at(index).isNull() ? contributed(index) : std::exchange(m_segments[index], {});
+    auto combined = m_combiner.combine({m_itemType, m_counts.at(index), std::move(mine)}, std::move(theirs));
     if (!combined) {
         fail({combined.error().code, describe(QStringLiteral("combining rank %1's segment: %2")
                                                   .arg(previous()).arg(combined.error().message))});

@@ -45,6 +45,7 @@ private:
     int sentSegment(int step) const;
     int receivedSegment(int step) const;
     Payload segment(int index) const;
+    QByteArray contributed(int index) const; // this rank's own items of segment `index`
     void advance();
     void finish();
     bool take(int step, Payload theirs);
@@ -52,8 +53,13 @@ private:
     Combiner m_combiner;
     ItemType m_itemType;
     qsizetype m_itemBytes;
-    QList<QByteArray> m_segments; // segment i: items [i * count / n, (i + 1) * count / n)
-    QList<quint32> m_counts;
+    // This rank's contribution stays whole: a combine reads its part of a
+    // segment in place, and the result is assembled over it at the end, so
+    // neither a copy per segment nor a new result buffer is needed.
+    QByteArray m_contribution;
+    QList<QByteArray> m_segments; // segment i once combined or received; null before
+    QList<quint32> m_counts;      // segment i: items [i * count / n, (i + 1) * count / n)
+    QList<qsizetype> m_offsets;   // where segment i starts in the contribution, in bytes
     int m_step = 1;     // the step whose message this rank waits for
     int m_sentStep = 0; // the last step whose message it has sent
     QMap<int, Payload> m_arrived; // by step
