@@ -21,9 +21,10 @@ RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Co
 
 bool RingAllreduceOp::suits(const Payload &contribution, const Combiner &combiner, int ranks)
 {
-    return combiner.commutative && combiner.itemBytes > 0 && ranks >= 2 && ranks <= MaxRingRanks
-           && contribution.bytes.size() == qsizetype(contribution.count) * combiner.itemBytes
-           && qsizetype(contribution.count) >= ranks;
+    const qsizetype bytes = contribution.bytes.size();
+    return combiner.commutative && combiner.itemBytes > 0 && ranks >= 2
+           && (ranks <= MaxRingRanks || bytes / ranks >= MinSegmentBytes)
+           && bytes == qsizetype(contribution.count) * combiner.itemBytes && qsizetype(contribution.count) >= ranks;
 }
 
 // Reduce-scatter steps 1..n-1: send segment r - s + 1, combine r - s into
