@@ -84,14 +84,10 @@ void checkEncodeAs(ItemType as)
 
 // Reads wire items as T, so that QList's range constructor writes each item
 // once: QList(count) would first zero the whole list, a second pass over a
-// large one that also takes its page faults. Through an integer of T's
-// size, which keeps float bits exact.
+// large one that also takes its page faults.
 template<typename T>
 class WireItemIterator
 {
-    using Bits = std::conditional_t<sizeof(T) == 1, quint8, std::conditional_t<sizeof(T) == 2, quint16,
-                 std::conditional_t<sizeof(T) == 4, quint32, quint64>>>;
-
 public:
     using iterator_category = std::forward_iterator_tag;
     using value_type = T;
@@ -102,15 +98,7 @@ public:
     WireItemIterator() = default;
     explicit WireItemIterator(const char *at) : m_at(at) {}
 
-    T operator*() const
-    {
-        Bits bits;
-        std::memcpy(&bits, m_at, sizeof bits);
-        bits = qFromBigEndian(bits);
-        T value;
-        std::memcpy(&value, &bits, sizeof value);
-        return value;
-    }
+    T operator*() const { return loadWireItem<T>(m_at); }
     WireItemIterator &operator++()
     {
         m_at += sizeof(T);

@@ -594,7 +594,7 @@ bool sameItems(const QByteArray &a, const QByteArray &b)
     if (a.size() != b.size())
         return false;
     for (qsizetype at = 0; at < a.size(); at += qsizetype(sizeof(E))) {
-        const E x = detail::loadItem<E>(a.constData() + at), y = detail::loadItem<E>(b.constData() + at);
+        const E x = loadWireItem<E>(a.constData() + at), y = loadWireItem<E>(b.constData() + at);
         bool nan = false;
         if constexpr (std::is_floating_point_v<E>)
             nan = std::isnan(x) && std::isnan(y);

@@ -270,40 +270,6 @@ struct Combiner
 
 Error combineCountMismatch(qsizetype left, qsizetype right);
 
-// One item in its big-endian wire form (ItemValue types). Through an integer
-// of the item's size, so that the swap is inlined.
-template<ItemValue E>
-E loadItem(const char *at)
-{
-    if constexpr (std::is_same_v<E, bool>) {
-        return *at != 0;
-    } else {
-        using Bits = std::conditional_t<sizeof(E) == 1, quint8, std::conditional_t<sizeof(E) == 2, quint16,
-                     std::conditional_t<sizeof(E) == 4, quint32, quint64>>>;
-        Bits bits;
-        std::memcpy(&bits, at, sizeof bits);
-        bits = qFromBigEndian(bits);
-        E value;
-        std::memcpy(&value, &bits, sizeof value);
-        return value;
-    }
-}
-
-template<ItemValue E>
-void storeItem(char *at, E value)
-{
-    if constexpr (std::is_same_v<E, bool>) {
-        *at = value ? 1 : 0;
-    } else {
-        using Bits = std::conditional_t<sizeof(E) == 1, quint8, std::conditional_t<sizeof(E) == 2, quint16,
-                     std::conditional_t<sizeof(E) == 4, quint32, quint64>>>;
-        Bits bits;
-        std::memcpy(&bits, &value, sizeof bits);
-        bits = qToBigEndian(bits);
-        std::memcpy(at, &bits, sizeof bits);
-    }
-}
-
 // to[i] = apply(mine[i], from[i]) over `bytes` bytes of wire items. The
 // pointers are parameters (not captures) so that the loop keeps them in
 // registers: a store through char * may alias anything in memory.
@@ -317,7 +283,7 @@ void combineItems(char *to, const char *mine, const char *from, qsizetype bytes,
 #pragma GCC ivdep
 #endif
     for (qsizetype at = 0; at < bytes; at += size)
-        storeItem<E>(to + at, apply(loadItem<E>(mine + at), loadItem<E>(from + at)));
+        storeWireItem<E>(to + at, apply(loadWireItem<E>(mine + at), loadWireItem<E>(from + at)));
 }
 
 // combineItems() with built-in `op` for wire items of `type`, compiled in the

@@ -8,10 +8,51 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QtEndian>
 
+#include <cstring>
 #include <span>
+#include <type_traits>
 
 namespace mmpi {
+
+namespace detail {
+template<typename T>
+using WireBits = std::conditional_t<sizeof(T) == 1, quint8, std::conditional_t<sizeof(T) == 2, quint16,
+                 std::conditional_t<sizeof(T) == 4, quint32, quint64>>>;
+} // namespace detail
+
+// One item at `at` in its wire form, and back: through an integer of the
+// item's size, so that the swap is inlined and float bits stay exact (NaN
+// payloads, -0.0). Boolean bytes are 0 or 1. No checks: for loops over a
+// payload already validated.
+template<ItemValue T>
+T loadWireItem(const char *at)
+{
+    if constexpr (std::is_same_v<T, bool>) {
+        return *at != 0;
+    } else {
+        detail::WireBits<T> bits;
+        std::memcpy(&bits, at, sizeof bits);
+        bits = qFromBigEndian(bits);
+        T value;
+        std::memcpy(&value, &bits, sizeof value);
+        return value;
+    }
+}
+
+template<ItemValue T>
+void storeWireItem(char *at, T value)
+{
+    if constexpr (std::is_same_v<T, bool>) {
+        *at = value ? 1 : 0;
+    } else {
+        detail::WireBits<T> bits;
+        std::memcpy(&bits, &value, sizeof bits);
+        bits = qToBigEndian(bits);
+        std::memcpy(at, &bits, sizeof bits);
+    }
+}
 
 // Encode `items` as the payload of `ItemTraits<T>::type` (or of `as`, which must
 // have the same size and signedness family, e.g. SignedByte for qint8).
