@@ -122,6 +122,7 @@ private slots:
     void emptyArrays();
     void bigEndianLayout_data();
     void bigEndianLayout();
+    void longRunsMatchTheItemByItemLayout();
     void integerLimits();
     void floatSpecialsKeepTheirBits();
     void byteAndSignedByteAlias();
@@ -242,6 +243,49 @@ void tst_ItemCodec::bigEndianLayout()
     QFETCH(QByteArray, actual);
     QFETCH(QByteArray, expected);
     QCOMPARE(actual.toHex(' '), expected.toHex(' '));
+}
+
+namespace {
+
+// Runs long enough for the vector kernels (and every tail length after
+// them): each item's wire bytes against a swap of that item alone, and the
+// way back, into a list and into a buffer.
+template<typename T>
+void checkLongRuns()
+{
+    for (qsizetype count : {1, 5, 15, 16, 17, 31, 33, 64, 257, 1001}) {
+        QList<T> items;
+        QRandomGenerator rng{quint32(count)};
+        for (qsizetype i = 0; i < count; ++i)
+            items.append(std::bit_cast<T>(detail::WireBits<T>(rng.generate64())));
+        const QByteArray wire = encodeItems<T>(items);
+        QCOMPARE(wire.size(), count * qsizetype(sizeof(T)));
+        for (qsizetype i = 0; i < count; ++i) {
+            char one[sizeof(T)];
+            qToBigEndian(std::bit_cast<detail::WireBits<T>>(items.at(i)), one);
+            QVERIFY2(std::memcmp(wire.constData() + i * sizeof(T), one, sizeof(T)) == 0,
+                     qPrintable(QStringLiteral("item %1 of %2").arg(i).arg(count)));
+        }
+        const auto list = decodeItems<T>(ItemTraits<T>::type, quint32(count), wire);
+        QVERIFY(list.hasValue());
+        QVERIFY(sameBits(*list, items));
+        QList<T> into(count);
+        QVERIFY(decodeItemsInto<T>(ItemTraits<T>::type, quint32(count), wire, std::span<T>(into)).hasValue());
+        QVERIFY(sameBits(into, items));
+    }
+}
+
+} // namespace
+
+void tst_ItemCodec::longRunsMatchTheItemByItemLayout()
+{
+    checkLongRuns<quint8>();
+    checkLongRuns<qint16>();
+    checkLongRuns<char16_t>();
+    checkLongRuns<qint32>();
+    checkLongRuns<float>();
+    checkLongRuns<qint64>();
+    checkLongRuns<double>();
 }
 
 void tst_ItemCodec::integerLimits()

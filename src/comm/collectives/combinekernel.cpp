@@ -4,16 +4,7 @@
 // time, and byte swaps keep it from vectorizing at all (1 MiB of doubles:
 // 112 µs; here with AVX2, 89 µs, and 192 -> 89 µs for 32-bit items).
 #include <mmpi/comm/reduceop.h>
-
-// Function multi-versioning needs the dynamic loader's ifuncs (glibc).
-#if defined(__x86_64__) && defined(__linux__) && !defined(__ANDROID__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define MMPI_VECTOR_CLONES __attribute__((target_clones("avx2", "default"), flatten))
-#endif
-#endif
-#ifndef MMPI_VECTOR_CLONES
-#define MMPI_VECTOR_CLONES
-#endif
+#include <mmpi/core/vectorclones.h>
 
 namespace mmpi::detail {
 
