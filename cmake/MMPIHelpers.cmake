@@ -24,6 +24,16 @@ function(mmpi_add_layer layer)
     install(DIRECTORY include/mmpi DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endfunction()
 
+# mmpi_vectorize_sources(<file> ...)
+# Sources of loops over whole messages that are meant to vectorize (see
+# mmpi/core/vectorclones.h): -O3, since -O2 (GCC 12) leaves loops that need
+# a runtime alias check scalar.
+function(mmpi_vectorize_sources)
+    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+        set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "-O3")
+    endif()
+endfunction()
+
 # mmpi_add_transport_plugin(<name> SOURCES ... LIBS ...)
 # A transport as a Qt plugin: a module loaded by name at run time, or a static
 # plugin (MMPI_STATIC_PLUGINS) that an app pulls in with Q_IMPORT_PLUGIN.

@@ -31,6 +31,10 @@ MMPI_VECTOR_CLONES void swapRun(const char *from, qsizetype count, char *to)
 void swapItemBytes(int itemSize, const char *from, qsizetype count, char *to)
 {
     switch (itemSize) {
+    case 1:
+        if (to != from && count > 0)
+            std::memcpy(to, from, size_t(count));
+        return;
     case 2: return swapRun<quint16>(from, count, to);
     case 4: return swapRun<quint32>(from, count, to);
     case 8: return swapRun<quint64>(from, count, to);

@@ -7,8 +7,9 @@
 
 namespace mmpi::detail {
 
-// `count` items of `itemSize` bytes (2, 4 or 8) from `from` to `to`, each
-// with its bytes reversed; `to` may be `from`, not overlap it otherwise.
+// `count` items of `itemSize` bytes (1, 2, 4 or 8) from `from` to `to`,
+// each with its bytes reversed (1: copied); `to` may be `from`, not overlap
+// it otherwise.
 void swapItemBytes(int itemSize, const char *from, qsizetype count, char *to);
 
 } // namespace mmpi::detail

@@ -113,10 +113,6 @@ public:
         return before;
     }
     bool operator==(const WireItemIterator &) const = default;
-    friend difference_type operator-(const WireItemIterator &a, const WireItemIterator &b)
-    {
-        return (a.m_at - b.m_at) / difference_type(sizeof(T));
-    }
 
 private:
     const char *m_at = nullptr;
@@ -136,8 +132,6 @@ QByteArray encodeItems(std::span<const T> items, ItemType as)
         // sizeof(bool) is 1 but its object representation is not ours to copy.
         for (qsizetype i = 0; i < n; ++i)
             out[i] = items[size_t(i)] ? 1 : 0;
-    } else if constexpr (sizeof(T) == 1) {
-        std::memcpy(out.data(), items.data(), size_t(n));
     } else {
         // Byte-wise swap: exact bits for floats too (NaN payloads, -0.0).
         detail::swapItemBytes(int(sizeof(T)), reinterpret_cast<const char *>(items.data()), n, out.data());
@@ -165,8 +159,6 @@ Result<void> decodeItemsInto(ItemType type, quint32 count, const QByteArray &pay
             return ok.error();
         for (quint32 i = 0; i < count; ++i)
             out[i] = payload.at(i) != 0;
-    } else if constexpr (sizeof(T) == 1) {
-        std::memcpy(out.data(), payload.constData(), size_t(count));
     } else {
         detail::swapItemBytes(int(sizeof(T)), payload.constData(), qsizetype(count),
                               reinterpret_cast<char *>(out.data()));

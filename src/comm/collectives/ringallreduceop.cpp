@@ -7,12 +7,11 @@ namespace mmpi::detail {
 
 RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner)
     : CollectiveOp(std::move(setup)), m_combiner(std::move(combiner)), m_itemType(contribution.itemType),
-      m_itemBytes(m_combiner.itemBytes), m_contribution(std::move(contribution.bytes))
+      m_itemBytes(m_combiner.itemBytes), m_count(contribution.count), m_contribution(std::move(contribution.bytes))
 {
     const int n = qMax(size(), 1);
-    const qint64 count = contribution.count;
     for (int i = 0; i < n; ++i) {
-        const qint64 first = count * i / n, end = count * (i + 1) / n;
+        const qint64 first = qint64(m_count) * i / n, end = qint64(m_count) * (i + 1) / n;
         m_counts.append(quint32(end - first));
         m_offsets.append(qsizetype(first * m_itemBytes));
     }
@@ -47,21 +46,19 @@ Payload RingAllreduceOp::segment(int index) const
     const QByteArray &own = m_segments.at(index);
     // Only the first send is of a segment still in the contribution: a copy,
     // since what is sent stays (replay buffer) after this op is gone.
-    const QByteArray bytes = own.isNull() ? m_contribution.mid(m_offsets.at(index), m_counts.at(index) * m_itemBytes)
-                                          : own;
+    const QByteArray bytes = own.isNull() ? m_contribution.mid(m_offsets.at(index), segmentBytes(index)) : own;
     return {m_itemType, m_counts.at(index), bytes};
 }
 
 QByteArray RingAllreduceOp::contributed(int index) const
 {
-    return QByteArray::fromRawData(m_contribution.constData() + m_offsets.at(index),
-                                   m_counts.at(index) * m_itemBytes);
+    return QByteArray::fromRawData(m_contribution.constData() + m_offsets.at(index), segmentBytes(index));
 }
 
 void RingAllreduceOp::begin()
 {
     if (size() == 1) {
-        m_result->payload = {m_itemType, m_counts.at(0), std::move(m_contribution)};
+        m_result->payload = {m_itemType, m_count, std::move(m_contribution)};
         return succeed();
     }
     advance();
@@ -92,19 +89,16 @@ void RingAllreduceOp::advance()
 // had reallocated and copied the growing result at every segment).
 void RingAllreduceOp::finish()
 {
-    quint32 count = 0;
-    for (int i = 0; i < size(); ++i)
-        count += m_counts.at(i);
     QByteArray whole = std::move(m_contribution);
     if (!whole.isDetached())
         whole = QByteArray(whole.size(), Qt::Uninitialized);
     for (int i = 0; i < size(); ++i) {
         const QByteArray &segment = m_segments.at(i);
-        Q_ASSERT(segment.size() == m_counts.at(i) * m_itemBytes);
+        Q_ASSERT(segment.size() == segmentBytes(i));
         if (!segment.isEmpty())
             std::memcpy(whole.data() + m_offsets.at(i), segment.constData(), size_t(segment.size()));
     }
-    m_result->payload = {m_itemType, count, std::move(whole)};
+    m_result->payload = {m_itemType, m_count, std::move(whole)};
     succeed();
 }
 
@@ -112,7 +106,7 @@ bool RingAllreduceOp::take(int step, Payload theirs)
 {
     const int index = receivedSegment(step);
     if (theirs.count != m_counts.at(index) || theirs.itemType != m_itemType
-        || theirs.bytes.size() != m_counts.at(index) * m_itemBytes) {
+        || theirs.bytes.size() != segmentBytes(index)) {
         fail({ErrorCode::ProtocolViolation,
               describe(QStringLiteral("rank %1 sent %2 items where segment %3 has %4 (contributions of different "
                                       "sizes?)").arg(previous()).arg(theirs.count).arg(index).arg(m_counts.at(index)))});

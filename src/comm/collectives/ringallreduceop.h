@@ -51,6 +51,7 @@ private:
     int receivedSegment(int step) const;
     Payload segment(int index) const;
     QByteArray contributed(int index) const; // this rank's own items of segment `index`
+    qsizetype segmentBytes(int index) const { return m_counts.at(index) * m_itemBytes; }
     void advance();
     void finish();
     bool take(int step, Payload theirs);
@@ -58,6 +59,7 @@ private:
     Combiner m_combiner;
     ItemType m_itemType;
     qsizetype m_itemBytes;
+    quint32 m_count; // items in all
     // This rank's contribution stays whole: a combine reads its part of a
     // segment in place, and the result is assembled over it at the end, so
     // neither a copy per segment nor a new result buffer is needed.
