@@ -201,12 +201,12 @@ def table(size):
 # judge(size) -> (ok, text) for every size in `candidates` that all of `needs` measured.
 def target(title, needs, candidates, judge):
     missing = [name for name in needs if name not in runs and name + " 1 cpu" not in runs]
-    measured = [s for s in candidates if all(result(name, s) for name in needs)]
-    if missing or not measured:
+    covered = [s for s in candidates if all(result(name, s) for name in needs)]
+    if missing or not covered:
         reason = f"no {', '.join(missing)} results" if missing else "sizes not measured"
         print(f"  {'skipped':<8} {title}: {reason}")
         return
-    verdicts = [judge(size) for size in measured]
+    verdicts = [judge(size) for size in covered]
     verdict = "met" if all(ok for ok, _ in verdicts) else "not met"
     print(f"  {verdict:<8} {title}: {', '.join(text for _, text in verdicts)}")
 
