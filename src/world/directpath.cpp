@@ -1,5 +1,9 @@
 #include "directpath.h"
 
+#include "fragments.h"
+
+#include <limits>
+
 #include <mmpi/core/logging.h>
 
 namespace mmpi::detail {
@@ -59,6 +63,31 @@ bool DirectPath::trySend(Frame &frame)
         return false;
     if (sequenced)
         m_replay.keep(frame);
+    return true;
+}
+
+bool DirectPath::trySendFragmented(const Frame &message, int chunkSize)
+{
+    QMutexLocker lock(&m_mutex);
+    const qint64 bytes = message.payload.size();
+    const qint64 fragments = 1 + (bytes + chunkSize - 1) / chunkSize;
+    if (!m_link || m_queued.load() != 0 || !m_replay.hasRoomFor(bytes + fragments * FrameHeaderSize))
+        return false;
+    Frame announcement = fragmentAnnouncement(message);
+    announcement.header.sequence = m_replay.nextSequence();
+    if (!m_link->trySendNow(announcement, m_queueLimit))
+        return false;
+    m_replay.keep(announcement);
+    // Committed: the rest goes whatever the link has queued. Should the link
+    // refuse a fragment (it is closing), the fragment is still numbered and
+    // kept, like one lost on the way: a link made again replays it, and a
+    // peer never reached is lost with everything sent to it.
+    for (qint64 offset = 0; offset < bytes; offset += chunkSize) {
+        Frame fragment = fragmentOf(message, offset, qMin<qint64>(chunkSize, bytes - offset));
+        fragment.header.sequence = m_replay.nextSequence();
+        m_link->trySendNow(fragment, std::numeric_limits<qint64>::max());
+        m_replay.keep(fragment);
+    }
     return true;
 }
 

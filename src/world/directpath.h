@@ -56,6 +56,11 @@ public:
     // Any thread: send `frame` (numbered here) if the path is open, nothing
     // is queued ahead of it and the replay buffer has room. False: not sent.
     bool trySend(Frame &frame);
+    // Any thread: send the Data message `message`, larger than `chunkSize`,
+    // as Fragment frames at once, if the path is open, nothing is queued ahead
+    // of it and the link and the replay buffer have room for all of it. False:
+    // nothing sent.
+    bool trySendFragmented(const Frame &message, int chunkSize);
     // Progress thread: number and write a sequenced frame to `link`. False
     // (nothing written) while the replay buffer is full.
     bool send(Link *link, Frame frame);

@@ -1,26 +1,10 @@
 #include "outbox.h"
 
+#include "fragments.h"
+
 #include <QScopedValueRollback>
-#include <QtEndian>
 
 namespace mmpi::detail {
-
-namespace {
-
-// Bytes [from, from + length) of `whole` without copying them: the slice
-// shares whole's allocation and holds a reference to it, so it stays valid in
-// the replay buffer and the socket's queue after the message is gone (which
-// QByteArray::fromRawData() would not). Writing to it detaches, as to any
-// shared QByteArray.
-QByteArray sharedSlice(const QByteArray &whole, qsizetype from, qsizetype length)
-{
-    QByteArray::DataPointer slice = const_cast<QByteArray &>(whole).data_ptr();
-    slice.ptr += from;
-    slice.size = length;
-    return QByteArray(std::move(slice));
-}
-
-} // namespace
 
 Outbox::Outbox(int chunkSize, qint64 highWater)
     : m_chunkSize(chunkSize), m_highWater(highWater)
@@ -85,30 +69,17 @@ Outbox::Written Outbox::write(Link *link, DirectPath &path, Pending &message)
 
 Outbox::Written Outbox::writeFragment(Link *link, DirectPath &path, Pending &message)
 {
-    const QByteArray &payload = message.frame.payload;
-    Frame fragment;
-    fragment.header = message.frame.header;
-    fragment.header.kind = FrameKind::Fragment;
     if (!message.announced) {
-        // The length alone: a first slice would have to be copied behind it
-        // here, and on the receiver out of the link's staging buffer (a first
-        // fragment is read before the receive's buffer is known).
-        fragment.header.flags = FirstFragment;
-        fragment.payload = QByteArray(FragmentLengthSize, Qt::Uninitialized);
-        qToBigEndian<quint64>(quint64(payload.size()), fragment.payload.data());
-        if (!path.send(link, std::move(fragment)))
+        if (!path.send(link, fragmentAnnouncement(message.frame)))
             return Written::Nothing;
         message.announced = true;
         return Written::Part;
     }
-    const qint64 length = qMin<qint64>(m_chunkSize, payload.size() - message.offset);
-    const bool last = message.offset + length == payload.size();
-    fragment.header.flags = last ? LastFragment : 0;
-    fragment.payload = sharedSlice(payload, message.offset, length);
-    if (!path.send(link, std::move(fragment)))
+    const qint64 length = qMin<qint64>(m_chunkSize, message.frame.payload.size() - message.offset);
+    if (!path.send(link, fragmentOf(message.frame, message.offset, length)))
         return Written::Nothing;
     message.offset += length;
-    return last ? Written::All : Written::Part;
+    return message.offset == message.frame.payload.size() ? Written::All : Written::Part;
 }
 
 void Outbox::failAll(const Error &error)

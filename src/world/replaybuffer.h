@@ -20,6 +20,8 @@ public:
     // Whether one more frame may be sent now; a single frame may take the
     // buffer over its limit, so a frame of any allowed size can go.
     bool hasRoom() const { return m_bytes < m_limit; }
+    // Whether frames of `bytes` in all fit without going over the limit.
+    bool hasRoomFor(qint64 bytes) const { return m_bytes + bytes <= m_limit; }
     // The sequence number the next frame gets (numbers start at 1).
     quint64 nextSequence() const { return m_next; }
     // Keep a frame stamped with nextSequence() that went onto the link.

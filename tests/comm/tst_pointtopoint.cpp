@@ -238,6 +238,7 @@ private Q_SLOTS:
     void anySourceAnyTag();
     void orderUnderInterleavedSenders();
     void largeMessageOvertakenBySmallOne();
+    void chunkedMessageUpTo1MiBLeavesFromTheSendingThread();
     void chunkedAndSmallMessagesKeepTheirOrder();
     void blockingRoundTripsFromTwoThreads();
     void unexpectedMessagesAreBounded_data();
@@ -383,6 +384,24 @@ void TestPointToPoint::largeMessageOvertakenBySmallOne()
     QVERIFY(*got == big);
     QVERIFY(bigSend.wait());
     QVERIFY(smallSend.wait());
+}
+
+// A chunked message of up to 1 MiB is written by the thread that sends it
+// when nothing is queued ahead on the link: its send has completed when
+// isend() returns (through the progress thread it would complete later, once
+// that thread had written every chunk), and it arrives whole.
+void TestPointToPoint::chunkedMessageUpTo1MiBLeavesFromTheSendingThread()
+{
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) { config.chunkSize = 64 * 1024; });
+    QVERIFY(w.formed());
+    for (const qsizetype size : {qsizetype(64 * 1024 + 1), qsizetype(1024 * 1024)}) {
+        const QList<quint8> sent = numbered<quint8>(size);
+        const Request send = w[0].isend(1, 4, std::span<const quint8>(sent.constData(), size_t(sent.size())));
+        QVERIFY2(send.test().has_value(), qPrintable(QStringLiteral("%1 bytes: not sent yet").arg(size)));
+        const auto got = w[1].recv<QList<quint8>>(0, 4).wait();
+        QVERIFY2(got, qPrintable(problem(got)));
+        QVERIFY(*got == sent);
+    }
 }
 
 // A receiver blocked in wait() reads its links itself but hands chunked

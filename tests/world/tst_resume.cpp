@@ -83,6 +83,7 @@ private Q_SLOTS:
     void outOfRangeBeyondGraceIsLost();
     void endedPeerIsLostAtOnce();
     void fullReplayBufferHoldsTheSender();
+    void brokenTcpLinkMidChunkResumes_data();
     void brokenTcpLinkMidChunkResumes();
 
 private:
@@ -291,9 +292,18 @@ void TestResume::fullReplayBufferHoldsTheSender()
 // Large messages cross tcp in chunks that the receiver reads straight into
 // the message it reassembles. A link broken in the middle of one (the
 // sockets shut down under both worlds) resumes on a new link: every message
-// arrives once, in order, with every byte as sent.
+// arrives once, in order, with every byte as sent. Up to 1 MiB the sending
+// thread writes the chunks itself, above it the progress thread does.
+void TestResume::brokenTcpLinkMidChunkResumes_data()
+{
+    QTest::addColumn<qsizetype>("big");
+    QTest::newRow("3 MiB, through the progress thread") << qsizetype(3 * 1024 * 1024 + 123);
+    QTest::newRow("700 KiB, from the sending thread") << qsizetype(700 * 1024 + 45);
+}
+
 void TestResume::brokenTcpLinkMidChunkResumes()
 {
+    QFETCH(qsizetype, big);
     WorldHarness harness(QStringLiteral("tcp"), WorldConfig::Mode::Launched);
     std::vector<World *> worlds;
     for (int i = 0; i < 2; ++i) {
@@ -306,7 +316,7 @@ void TestResume::brokenTcpLinkMidChunkResumes()
                              Patience);
     Listener receiver(worlds[1]);
     constexpr int Count = 60;
-    constexpr qsizetype Big = 3 * 1024 * 1024 + 123;
+    const qsizetype Big = big;
     std::atomic<int> sent = 0;
     std::thread sender([&] {
         for (int n = 0; n < Count; ++n) {

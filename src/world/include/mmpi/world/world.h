@@ -138,8 +138,10 @@ public:
     // Send a frame to `destination` (which may be this node). Source and
     // destination are filled in. Thread-safe. Errors: NotFormed, InvalidRank.
     // Frames to one peer keep their order per (communicator, tag); a message
-    // larger than WorldConfig::chunkSize travels in chunks that smaller
-    // frames may overtake. `done` (optional) reports when the frame has left.
+    // larger than WorldConfig::chunkSize travels in chunks. Up to 1 MiB they
+    // are written at once by the calling thread when the link is free; larger
+    // ones go through the progress thread, and smaller frames may overtake
+    // them between chunks. `done` (optional) reports when the frame has left.
     Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {});
     // sendFrame()'s fast path alone, for a caller that would otherwise build
     // a completion only to hear at once that the frame has left: true if it
