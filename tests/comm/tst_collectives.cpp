@@ -7,6 +7,7 @@
 
 #include <mmpi/comm/communicator.h>
 #include <mmpi/comm/intercommunicator.h>
+#include <mmpi/wire/bufferpool.h>
 #include <mmpi/wire/itemcodec.h>
 
 #include <QDataStream>
@@ -164,6 +165,7 @@ private Q_SLOTS:
     void reduceBuiltins();
     void reduceMinMaxLoc();
     void combinerLeavesASharedContributionAlone();
+    void droppedResultsGiveTheirBuffersBack();
     void integerReductionsWrapAround();
     void libraryKernelsMatchTheItemLoop();
     void reduceUserOps();
@@ -526,6 +528,42 @@ void TestCollectives::reduceBuiltins()
                                     return differs(v, f);
                                 })),
                  QString());
+    }
+}
+
+// A large collective's buffers (the part it encoded for itself, the parts it
+// received) go back to the BufferPool when its result is dropped, so that the
+// next one does not page-fault on fresh memory.
+void TestCollectives::droppedResultsGiveTheirBuffersBack()
+{
+    BufferPool::clear();
+    CommWorld w(QStringLiteral("local"), 2);
+    QVERIFY(w.formed());
+    constexpr qsizetype Block = 256 * 1024;
+    {
+        // Given alltoalls of 256 KiB blocks whose results are still held
+        QList<Operation<QList<quint8>>> calls;
+        QList<QList<quint8>> blocks;
+        for (int r = 0; r < 2; ++r) {
+            blocks.append(QList<quint8>(2 * Block, quint8(r + 1)));
+            calls.append(w[r].alltoall(std::span<const quint8>(blocks.at(r))));
+        }
+        for (int r = 0; r < 2; ++r) {
+            const auto got = calls[r].wait();
+            QVERIFY2(got, qPrintable(problem(got)));
+            QCOMPARE(got->size(), 2 * Block);
+            QCOMPARE(got->at(0), quint8(1));
+            QCOMPARE(got->at(Block), quint8(2));
+        }
+        // (the senders' copies come back as the peers acknowledge them)
+        QTest::qWait(300);
+        const qint64 before = BufferPool::keptBytes();
+        // When the results are dropped
+        calls.clear();
+        // Then each rank's own part and received part are kept for reuse
+        QVERIFY2(BufferPool::keptBytes() - before >= 4 * Block,
+                 qPrintable(QStringLiteral("%1 bytes kept before, %2 after")
+                                .arg(before).arg(BufferPool::keptBytes())));
     }
 }
 

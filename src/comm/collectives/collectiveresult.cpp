@@ -1,8 +1,17 @@
 #include <mmpi/comm/collectiveresult.h>
 
+#include <mmpi/wire/bufferpool.h>
+
 namespace mmpi {
 
 namespace detail {
+
+CollectiveResult::~CollectiveResult()
+{
+    BufferPool::recycle(std::move(payload.bytes));
+    for (Payload &part : parts)
+        BufferPool::recycle(std::move(part.bytes));
+}
 
 Error partError(int rank, const Error &error)
 {

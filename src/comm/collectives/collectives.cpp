@@ -225,7 +225,10 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         bcast->request()->whenFinished([bcast, outer, result, reduced] {
             Result<Status> outcome = reduced ? outcomeOf(bcast->request()) : reduced;
             if (outcome) {
-                *result = *bcast->result();
+                const CollectiveResult &done = *bcast->result();
+                result->payload = done.payload;
+                result->parts = done.parts;
+                result->plan = done.plan;
                 outcome->source = 0;
             }
             outer->complete(outcome, result->payload);

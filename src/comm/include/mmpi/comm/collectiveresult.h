@@ -14,6 +14,14 @@ namespace mmpi::detail {
 
 struct CollectiveResult
 {
+    CollectiveResult() = default;
+    CollectiveResult(const CollectiveResult &) = delete;
+    CollectiveResult &operator=(const CollectiveResult &) = delete;
+    // Gives the large buffers nobody else holds back to the BufferPool, so
+    // that the next large collective receives and encodes into memory that
+    // is already mapped instead of page-faulting on every page of it.
+    ~CollectiveResult();
+
     // bcast, scatter, reduce, allreduce: this rank's value.
     Payload payload;
     // gather (root), allgather, alltoall: one contribution per rank, by rank.
