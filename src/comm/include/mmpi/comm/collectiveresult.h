@@ -64,7 +64,7 @@ Result<QList<T>> concatenateParts(const QList<Payload> &parts, bool sameCounts)
             return unequalCounts(int(r), parts.at(r).count, parts.first().count);
         total += parts.at(r).count;
     }
-    QList<T> out(total);
+    QList<T> out = uninitializedList<T>(total);
     qsizetype at = 0;
     for (qsizetype r = 0; r < parts.size(); ++r) {
         const Payload &p = parts.at(r);

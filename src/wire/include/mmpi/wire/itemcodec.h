@@ -20,6 +20,18 @@ namespace detail {
 template<typename T>
 using WireBits = std::conditional_t<sizeof(T) == 1, quint8, std::conditional_t<sizeof(T) == 2, quint16,
                  std::conditional_t<sizeof(T) == 4, quint32, quint64>>>;
+
+// A list of `size` items whose values are undefined until written: for a
+// decoder that writes every item, QList(size) would first zero them all, a
+// second pass over a large list (and its page faults, on fresh memory).
+template<typename T>
+    requires std::is_trivially_copyable_v<T>
+QList<T> uninitializedList(qsizetype size)
+{
+    if (size == 0)
+        return QList<T>();
+    return QList<T>(QArrayDataPointer<T>(QTypedArrayData<T>::allocate(size), size));
+}
 } // namespace detail
 
 // One item at `at` in its wire form, and back: through an integer of the
