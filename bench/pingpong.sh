@@ -16,7 +16,10 @@
 # (usually on two CPUs, each round trip then pays two cross-CPU wake-ups), and
 # both on one CPU (`taskset`, "1 cpu"), where a wake-up is a plain switch; the
 # targets and the "x raw" column use the faster of the two, so no scheduling
-# accident flatters MMPI (mmpirun binds its nodes to a CPU each).
+# accident flatters MMPI (mmpirun binds its nodes to a CPU each). raw-tcp also
+# runs a third time busy-polling on two CPUs of its own ("spin"): the floor for
+# a library that keeps the ranks apart and never sleeps, as MMPI and Open MPI
+# do; shown for comparison, not used by the targets.
 #
 # Open MPI: if mpirun or mpicc is missing, the script installs Debian's
 # openmpi-bin and libopenmpi-dev with apt-get when run as root (not with
@@ -109,6 +112,19 @@ run_baseline() {
     fi
 }
 
+# raw-tcp busy-polling on two CPUs of its own: what any design that keeps the
+# two ranks on separate CPUs and never sleeps could reach (informative only;
+# the targets use the blocking raw-tcp the issue names).
+run_spinning_raw() {
+    if [ ! -x "$bin/raw-pingpong" ]; then
+        skip "raw-tcp spin" "$bin/raw-pingpong does not exist (build the target raw-pingpong)"
+    elif [ "$(nproc)" -lt 2 ]; then
+        skip "raw-tcp spin" "it needs two CPUs"
+    else
+        measure "raw-tcp spin" "$bin/raw-pingpong" --spin "${bench_args[@]}"
+    fi
+}
+
 # Succeeds when mpirun and mpicc are there, installing them if allowed;
 # otherwise sets $why.
 ensure_openmpi() {
@@ -158,8 +174,8 @@ report() {
 import json
 import sys
 
-ORDER = ["mmpi local", "mmpi tcp", "mmpi tcp qba", "raw-tcp", "raw-tcp 1 cpu", "qt-tcp", "qt-tcp 1 cpu",
-         "openmpi", "openmpi tcp"]
+ORDER = ["mmpi local", "mmpi tcp", "mmpi tcp qba", "raw-tcp", "raw-tcp 1 cpu", "raw-tcp spin", "qt-tcp",
+         "qt-tcp 1 cpu", "openmpi", "openmpi tcp"]
 runs = {}
 for line in open(sys.argv[1]):
     run = json.loads(line)
@@ -259,6 +275,7 @@ main() {
     echo "ping-pong, 2 ranks on $(hostname), sizes $sizes, K=$iterations; build $build"
     run_mmpi
     run_baseline raw-tcp raw-pingpong
+    run_spinning_raw
     run_baseline qt-tcp qt-pingpong
     run_openmpi
     if [ ! -s "$results" ]; then

@@ -1,7 +1,11 @@
 // raw-pingpong: what TCP gives without any library, the reference for mmpi-bench
 // pingpong over tcp. Two processes (the second made by fork()) bounce messages
-// over one blocking POSIX socket on 127.0.0.1 with TCP_NODELAY. docs/benchmarks.md
+// over one blocking POSIX socket on 127.0.0.1 with TCP_NODELAY. With --spin they
+// run on two CPUs of their own and read without blocking, again and again, as
+// MPI libraries poll with cores to spare. docs/benchmarks.md
 #include "pingpong.h"
+
+#include <sched.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -79,16 +83,39 @@ void sendAll(int fd, const char *data, size_t size)
     }
 }
 
+bool g_spin = false; // --spin
+
 void receiveAll(int fd, char *data, size_t size)
 {
     for (size_t received = 0; received < size;) {
-        ssize_t n = recv(fd, data + received, size - received, 0);
+        ssize_t n = recv(fd, data + received, size - received, g_spin ? MSG_DONTWAIT : 0);
         if (n == 0)
             throw std::runtime_error("peer closed the connection");
-        if (n < 0 && errno != EINTR)
+        if (n < 0 && errno != EINTR && errno != EAGAIN)
             fail("recv");
         received += n > 0 ? size_t(n) : 0;
     }
+}
+
+// --spin: each process on a CPU of its own (the first two it may use), so
+// that neither spins on the CPU the other needs.
+void bindToOwnCpu(bool first)
+{
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        fail("sched_getaffinity");
+    int seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (!CPU_ISSET(cpu, &allowed) || seen++ != (first ? 0 : 1))
+            continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0)
+            fail("sched_setaffinity");
+        return;
+    }
+    throw std::runtime_error("--spin needs two CPUs, and this process may use only one");
 }
 
 // Rank 0: times every round trip of the schedule.
@@ -127,7 +154,7 @@ void exchange(int fd, const pp_options &options, bool timing)
         pong(fd, schedule, in);
     close(fd);
     if (timing)
-        pp_print(&schedule, "raw-tcp");
+        pp_print(&schedule, g_spin ? "raw-tcp spin" : "raw-tcp");
     pp_schedule_free(&schedule);
 }
 
@@ -140,9 +167,13 @@ int run(const pp_options &options)
         fail("fork");
     if (child == 0) {
         close(listener);
+        if (g_spin)
+            bindToOwnCpu(false);
         exchange(connectTo(port), options, false);
         return 0;
     }
+    if (g_spin)
+        bindToOwnCpu(true);
     const int fd = acceptOne(listener);
     close(listener);
     exchange(fd, options, true);
@@ -153,8 +184,16 @@ int run(const pp_options &options)
 
 int main(int argc, char *argv[])
 {
+    // --spin is ours; the rest are the options every ping-pong shares.
+    std::vector<char *> args;
+    for (int i = 0; i < argc; ++i) {
+        if (i > 0 && std::strcmp(argv[i], "--spin") == 0)
+            g_spin = true;
+        else
+            args.push_back(argv[i]);
+    }
     pp_options options;
-    int status = pp_parse_options(argc, argv, &options);
+    int status = pp_parse_options(int(args.size()), args.data(), &options);
     if (status != PP_RUN)
         return status;
     try {
