@@ -17,6 +17,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -97,25 +98,30 @@ void receiveAll(int fd, char *data, size_t size)
     }
 }
 
-// --spin: each process on a CPU of its own (the first two it may use), so
-// that neither spins on the CPU the other needs.
-void bindToOwnCpu(bool first)
+// --spin: the first two CPUs this process may use, one for each side, so
+// that neither spins on the CPU the other needs. Found before fork(): a
+// child that failed here would leave its parent waiting to accept forever.
+std::pair<int, int> twoCpus()
 {
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
         fail("sched_getaffinity");
-    int seen = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-        if (!CPU_ISSET(cpu, &allowed) || seen++ != (first ? 0 : 1))
-            continue;
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(cpu, &one);
-        if (sched_setaffinity(0, sizeof one, &one) != 0)
-            fail("sched_setaffinity");
-        return;
-    }
-    throw std::runtime_error("--spin needs two CPUs, and this process may use only one");
+    int found[2] = {-1, -1};
+    for (int cpu = 0, n = 0; cpu < CPU_SETSIZE && n < 2; ++cpu)
+        if (CPU_ISSET(cpu, &allowed))
+            found[n++] = cpu;
+    if (found[1] < 0)
+        throw std::runtime_error("--spin needs two CPUs, and this process may use only one");
+    return {found[0], found[1]};
+}
+
+void bindTo(int cpu)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        fail("sched_setaffinity");
 }
 
 // Rank 0: times every round trip of the schedule.
@@ -160,6 +166,7 @@ void exchange(int fd, const pp_options &options, bool timing)
 
 int run(const pp_options &options)
 {
+    const std::pair<int, int> cpus = g_spin ? twoCpus() : std::pair<int, int>(-1, -1);
     in_port_t port = 0;
     int listener = listenOnLoopback(port);
     pid_t child = fork();
@@ -168,12 +175,12 @@ int run(const pp_options &options)
     if (child == 0) {
         close(listener);
         if (g_spin)
-            bindToOwnCpu(false);
+            bindTo(cpus.second);
         exchange(connectTo(port), options, false);
         return 0;
     }
     if (g_spin)
-        bindToOwnCpu(true);
+        bindTo(cpus.first);
     const int fd = acceptOne(listener);
     close(listener);
     exchange(fd, options, true);

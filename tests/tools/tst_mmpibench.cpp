@@ -1,11 +1,13 @@
-// mmpi-bench pingpong under the real mmpirun: the JSON it prints is the
-// contract of bench/pingpong.sh.
+// mmpi-bench pingpong under the real mmpirun, and the raw-tcp baseline: the
+// JSON they print is the contract of bench/pingpong.sh.
 #include "processrun.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QStandardPaths>
 #include <QTest>
+#include <QThread>
 
 using namespace mmpi::test;
 
@@ -16,6 +18,9 @@ private Q_SLOTS:
     void pingpongJson_data();
     void pingpongJson();
     void refusesWrongWorldSize();
+    void rawBaselineJson_data();
+    void rawBaselineJson();
+    void spinningRawBaselineNeedsTwoCpus();
 };
 
 void TestMmpiBench::pingpongJson_data()
@@ -69,6 +74,53 @@ void TestMmpiBench::refusesWrongWorldSize()
     QVERIFY(run.finished);
     QVERIFY(run.exitCode != 0);
     QVERIFY(run.err.contains(QLatin1String("exactly 2 ranks")));
+}
+
+void TestMmpiBench::rawBaselineJson_data()
+{
+    QTest::addColumn<bool>("spin");
+    QTest::newRow("blocking") << false;
+    QTest::newRow("busy-polling on two CPUs") << true;
+}
+
+void TestMmpiBench::rawBaselineJson()
+{
+    QFETCH(bool, spin);
+    if (spin && QThread::idealThreadCount() < 2)
+        QSKIP("busy-polling needs two CPUs");
+    QStringList arguments{QStringLiteral("--sizes"), QStringLiteral("1,300000"), QStringLiteral("--iterations"),
+                          QStringLiteral("20"), QStringLiteral("--json")};
+    if (spin)
+        arguments.prepend(QStringLiteral("--spin"));
+    const ProcessRun run = runProcess(QStringLiteral(RAW_PINGPONG_PATH), arguments);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    const QJsonObject json = QJsonDocument::fromJson(run.out.trimmed().toUtf8()).object();
+    QCOMPARE(json.value(QLatin1String("transport")).toString(),
+             spin ? QStringLiteral("raw-tcp spin") : QStringLiteral("raw-tcp"));
+    const QJsonArray results = json.value(QLatin1String("results")).toArray();
+    QCOMPARE(results.size(), 2);
+    QCOMPARE(results.at(1).toObject().value(QLatin1String("size")).toInt(), 300000);
+    for (const auto &r : results) {
+        const QJsonObject o = r.toObject();
+        QCOMPARE(o.value(QLatin1String("iterations")).toInt(), 20);
+        QVERIFY(o.value(QLatin1String("min_us")).toDouble() > 0);
+        QVERIFY(o.value(QLatin1String("min_us")).toDouble() <= o.value(QLatin1String("median_us")).toDouble());
+    }
+}
+
+// Two processes spinning on one CPU would measure the scheduler, not TCP.
+void TestMmpiBench::spinningRawBaselineNeedsTwoCpus()
+{
+    if (QStandardPaths::findExecutable(QStringLiteral("taskset")).isEmpty())
+        QSKIP("taskset (util-linux) is not installed");
+    const ProcessRun run = runProcess(QStringLiteral("taskset"),
+                                      {QStringLiteral("-c"), QStringLiteral("0"), QStringLiteral(RAW_PINGPONG_PATH),
+                                       QStringLiteral("--spin"), QStringLiteral("--sizes"), QStringLiteral("1"),
+                                       QStringLiteral("--iterations"), QStringLiteral("20")},
+                                      {.timeoutMs = 30000});
+    QVERIFY(run.finished);
+    QVERIFY(run.exitCode != 0);
+    QVERIFY2(run.err.contains(QLatin1String("--spin needs two CPUs")), qPrintable(run.dump()));
 }
 
 QTEST_GUILESS_MAIN(TestMmpiBench)
