@@ -71,7 +71,8 @@ bool DirectPath::trySendFragmented(const Frame &message, int chunkSize)
     QMutexLocker lock(&m_mutex);
     const qint64 bytes = message.payload.size();
     const qint64 fragments = 1 + (bytes + chunkSize - 1) / chunkSize;
-    if (!m_link || m_queued.load() != 0 || !m_replay.hasRoomFor(bytes + fragments * FrameHeaderSize))
+    const qint64 kept = FragmentLengthSize + bytes + fragments * FrameHeaderSize;
+    if (!m_link || m_queued.load() != 0 || !m_replay.hasRoomFor(kept))
         return false;
     Frame announcement = fragmentAnnouncement(message);
     announcement.header.sequence = m_replay.nextSequence();

@@ -30,7 +30,9 @@ QList<T> uninitializedList(qsizetype size)
 {
     if (size == 0)
         return QList<T>();
-    return QList<T>(QArrayDataPointer<T>(QTypedArrayData<T>::allocate(size), size));
+    auto allocation = QTypedArrayData<T>::allocate(size);
+    Q_CHECK_PTR(allocation.second); // as QList(size) does when memory runs out
+    return QList<T>(QArrayDataPointer<T>(allocation, size));
 }
 } // namespace detail
 
