@@ -260,6 +260,15 @@ target("the same with QByteArray messages (no copy in or out)", ["mmpi tcp qba",
        lambda s: bandwidth_share(s, "mmpi tcp qba", "raw-tcp", 0.9))
 target("local at least as fast as tcp (local vs tcp)", ["mmpi local", "mmpi tcp"], sizes,
        lambda s: not_slower(s, "mmpi local", "mmpi tcp"))
+
+# Not a target: how far each library is from raw-tcp busy-polling on two CPUs.
+spun = [s for s in small if measured("raw-tcp spin", s)]
+if spun:
+    print("\nBeside raw-tcp busy-polling on two CPUs (not a target)")
+    for name in ("mmpi tcp", "openmpi tcp"):
+        ratios = [f"{human(s)} {median(name, s) / median('raw-tcp spin', s):.2f}x" for s in spun if measured(name, s)]
+        if ratios:
+            print(f"  {name}: {', '.join(ratios)}")
 PYTHON
 }
 
