@@ -225,10 +225,7 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         bcast->request()->whenFinished([bcast, outer, result, reduced] {
             Result<Status> outcome = reduced ? outcomeOf(bcast->request()) : reduced;
             if (outcome) {
-                const CollectiveResult &done = *bcast->result();
-                result->payload = done.payload;
-                result->parts = done.parts;
-                result->plan = done.plan;
+                *result = *bcast->result();
                 outcome->source = 0;
             }
             outer->complete(outcome, result->payload);

@@ -14,9 +14,11 @@ namespace mmpi::detail {
 
 struct CollectiveResult
 {
+    // A copy shares the buffers, which then go back to the pool only with
+    // the last result that holds them.
     CollectiveResult() = default;
-    CollectiveResult(const CollectiveResult &) = delete;
-    CollectiveResult &operator=(const CollectiveResult &) = delete;
+    CollectiveResult(const CollectiveResult &) = default;
+    CollectiveResult &operator=(const CollectiveResult &) = default;
     // Gives the large buffers nobody else holds back to the BufferPool, so
     // that the next large collective receives and encodes into memory that
     // is already mapped instead of page-faulting on every page of it.
