@@ -2,6 +2,8 @@
 
 #include "socketerror.h"
 
+#include <mmpi/wire/bufferpool.h>
+
 #include <QPointer>
 #include <QTimer>
 
@@ -160,7 +162,13 @@ qint64 NativeStream::send(const FrameHeader &header, const QByteArray &payload)
     }
     const qsizetype payloadSent = qMax<qsizetype>(0, qsizetype(n) - FrameHeaderSize);
     if (payloadSent < payload.size()) {
-        m_queue.push_back({payload, payloadSent});
+        // A borrowed payload is gone when the sender returns: only what the
+        // socket did not take is copied.
+        if (isBorrowed(payload))
+            m_queue.push_back({BufferPool::owned(QByteArray::fromRawData(payload.constData() + payloadSent,
+                                                                         payload.size() - payloadSent))});
+        else
+            m_queue.push_back({payload, payloadSent});
         m_queuedBytes += payload.size() - payloadSent;
     }
     return qint64(n);
@@ -173,7 +181,7 @@ void NativeStream::enqueue(const FrameHeader &header, const QByteArray &payload)
     m_queue.push_back({encodeHeader(h)});
     m_queuedBytes += FrameHeaderSize;
     if (!payload.isEmpty()) {
-        m_queue.push_back({payload});
+        m_queue.push_back({BufferPool::owned(payload)});
         m_queuedBytes += payload.size();
     }
     ++m_framesSent;

@@ -3,6 +3,8 @@
 #include <QList>
 #include <QMutex>
 
+#include <cstring>
+
 namespace mmpi {
 
 namespace {
@@ -130,6 +132,15 @@ void BufferPool::clear()
     Pool &p = pool();
     QMutexLocker lock(&p.mutex);
     p.trimTo(0);
+}
+
+QByteArray BufferPool::owned(QByteArray bytes)
+{
+    if (!isBorrowed(bytes))
+        return bytes;
+    QByteArray copy = take(bytes.size());
+    std::memcpy(copy.data(), bytes.constData(), size_t(bytes.size()));
+    return copy;
 }
 
 } // namespace mmpi

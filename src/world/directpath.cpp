@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <mmpi/core/logging.h>
+#include <mmpi/wire/bufferpool.h>
 
 namespace mmpi::detail {
 
@@ -62,8 +63,17 @@ bool DirectPath::trySend(Frame &frame)
     if (!m_link->trySendNow(frame, m_queueLimit))
         return false;
     if (sequenced)
-        m_replay.keep(frame);
+        m_replay.keep(kept(frame));
     return true;
+}
+
+// A borrowed payload (the sender's own items) has been written from where it
+// lies; only now, while the peer already reads it, is it copied to be kept.
+Frame DirectPath::kept(const Frame &frame)
+{
+    if (!isBorrowed(frame.payload))
+        return frame;
+    return {frame.header, BufferPool::owned(frame.payload)};
 }
 
 bool DirectPath::trySendFragmented(const Frame &message, int chunkSize)
@@ -71,22 +81,31 @@ bool DirectPath::trySendFragmented(const Frame &message, int chunkSize)
     QMutexLocker lock(&m_mutex);
     const qint64 bytes = message.payload.size();
     const qint64 fragments = 1 + (bytes + chunkSize - 1) / chunkSize;
-    const qint64 kept = FragmentLengthSize + bytes + fragments * FrameHeaderSize;
-    if (!m_link || m_queued.load() != 0 || !m_replay.hasRoomFor(kept))
+    const qint64 needed = FragmentLengthSize + bytes + fragments * FrameHeaderSize;
+    if (!m_link || m_queued.load() != 0 || !m_replay.hasRoomFor(needed))
         return false;
     Frame announcement = fragmentAnnouncement(message);
-    announcement.header.sequence = m_replay.nextSequence();
+    const quint64 first = m_replay.nextSequence();
+    announcement.header.sequence = first;
     if (!m_link->trySendNow(announcement, m_queueLimit))
         return false;
-    m_replay.keep(announcement);
     // Committed: the rest goes whatever the link has queued. Should the link
     // refuse a fragment (it is closing), the fragment is still numbered and
     // kept, like one lost on the way: a link made again replays it, and a
     // peer never reached is lost with everything sent to it.
+    quint64 sequence = first;
     for (qint64 offset = 0; offset < bytes; offset += chunkSize) {
         Frame fragment = fragmentOf(message, offset, qMin<qint64>(chunkSize, bytes - offset));
-        fragment.header.sequence = m_replay.nextSequence();
+        fragment.header.sequence = ++sequence;
         m_link->trySendNow(fragment, std::numeric_limits<qint64>::max());
+    }
+    // Kept once all is written: a borrowed payload is copied while the
+    // peer reads it, not before the first byte leaves.
+    const Frame whole = kept(message);
+    m_replay.keep(announcement);
+    for (qint64 offset = 0; offset < bytes; offset += chunkSize) {
+        Frame fragment = fragmentOf(whole, offset, qMin<qint64>(chunkSize, bytes - offset));
+        fragment.header.sequence = m_replay.nextSequence();
         m_replay.keep(fragment);
     }
     return true;

@@ -55,6 +55,8 @@ public:
 
     // Any thread: send `frame` (numbered here) if the path is open, nothing
     // is queued ahead of it and the replay buffer has room. False: not sent.
+    // A borrowed payload (isBorrowed()) is written from where it lies and
+    // copied only for the replay buffer, after the write, in both methods.
     bool trySend(Frame &frame);
     // Any thread: send the Data message `message`, larger than `chunkSize`,
     // as Fragment frames at once, if the path is open, nothing is queued ahead
@@ -85,6 +87,8 @@ public:
     std::optional<quint64> takeAck();
 
 private:
+    static Frame kept(const Frame &frame);
+
     const int m_rank;
     mutable QMutex m_mutex; // guards m_link, m_reader and m_replay
     Link *m_link = nullptr;

@@ -304,6 +304,8 @@ Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
 
 Result<void> World::sendFrameLater(int destination, Frame frame, SendCompletion done)
 {
+    // Queued past this call: a view of the caller's items becomes a copy.
+    frame.payload = BufferPool::owned(std::move(frame.payload));
     if (d->state != State::Formed)
         return Error{ErrorCode::NotFormed, QStringLiteral("cannot send: the world is not formed")};
     const int size = d->size;

@@ -239,6 +239,8 @@ private Q_SLOTS:
     void orderUnderInterleavedSenders();
     void largeMessageOvertakenBySmallOne();
     void chunkedMessageUpTo1MiBLeavesFromTheSendingThread();
+    void reusedSendBufferChangesNothingSent_data();
+    void reusedSendBufferChangesNothingSent();
     void chunkedAndSmallMessagesKeepTheirOrder();
     void blockingRoundTripsFromTwoThreads();
     void unexpectedMessagesAreBounded_data();
@@ -402,6 +404,64 @@ void TestPointToPoint::chunkedMessageUpTo1MiBLeavesFromTheSendingThread()
         QVERIFY2(got, qPrintable(problem(got)));
         QVERIFY(*got == sent);
     }
+}
+
+// Byte items are written from the sender's own buffer, with no encoding
+// copy (Communicator::isend): whatever the socket or the replay buffer keeps
+// must be a copy by the time send() completes, so a buffer reused at once
+// changes nothing sent. Small socket buffers make the link keep most bytes.
+void TestPointToPoint::reusedSendBufferChangesNothingSent_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::addColumn<int>("socketBuffer"); // 0: the transport's default
+    for (const char *t : {"local", "tcp"}) {
+        QTest::addRow("%s", t) << QString::fromLatin1(t) << 0;
+        QTest::addRow("%s, 16 KiB socket buffers", t) << QString::fromLatin1(t) << 16 * 1024;
+    }
+}
+
+void TestPointToPoint::reusedSendBufferChangesNothingSent()
+{
+    QFETCH(QString, transport);
+    QFETCH(int, socketBuffer);
+    CommWorld w(transport, 2, [socketBuffer](WorldConfig &config) {
+        config.chunkSize = 64 * 1024;
+        if (socketBuffer > 0)
+            config.transportOptions.insert(QStringLiteral("socketBuffer"), socketBuffer);
+    });
+    QVERIFY(w.formed());
+    // Given messages from 1 byte to 3 MiB, each a pattern of its own
+    const QList<qsizetype> sizes{1, 1000, 64 * 1024 + 1, 1024 * 1024, 3 * 1024 * 1024 + 7, 500};
+    const auto expected = [&sizes](int k) {
+        QList<quint8> items(sizes.at(k));
+        for (qsizetype i = 0; i < items.size(); ++i)
+            items[i] = quint8(i * 31 + k * 7 + 1);
+        return items;
+    };
+    // When one thread sends them all from one buffer, overwritten as soon
+    // as each send completes
+    QString sendProblem;
+    std::unique_ptr<QThread> sender(QThread::create([&] {
+        QList<quint8> buffer;
+        for (int k = 0; k < sizes.size(); ++k) {
+            buffer = expected(k);
+            const auto sent = w[0].send(1, 12, std::span<const quint8>(buffer.constData(), size_t(buffer.size()))).wait();
+            if (!sent) {
+                sendProblem = problem(sent);
+                return;
+            }
+            buffer.fill(0xee);
+        }
+    }));
+    sender->start();
+    // Then every message arrives as it was when it was sent
+    for (int k = 0; k < sizes.size(); ++k) {
+        const auto got = w[1].recv<QList<quint8>>(0, 12).wait();
+        QVERIFY2(got, qPrintable(problem(got)));
+        QVERIFY2(*got == expected(k), qPrintable(QStringLiteral("message %1 (%2 bytes) differs").arg(k).arg(sizes.at(k))));
+    }
+    QVERIFY(sender->wait(30000));
+    QCOMPARE(sendProblem, QString());
 }
 
 // A receiver blocked in wait() reads its links itself but hands chunked

@@ -5,6 +5,7 @@
 #include "transporttest.h"
 
 #include <mmpi/transport/linkreader.h>
+#include <mmpi/wire/bufferpool.h>
 #include <mmpi/wire/framedecoder.h>
 
 #include <QDir>
@@ -159,6 +160,7 @@ private Q_SLOTS:
     void spinEndsAtAPauseOrWhenTheOwnerIsBusy();
     void everyFrameKind();
     void trySendNowFromAnotherThread();
+    void borrowedPayloadIsCopiedWhatTheSocketDoesNotTake();
     void pausedLinkHoldsFramesUntilResumed();
     void anotherThreadReadsWhileClaimed();
     void parkedReaderComesBack();
@@ -560,6 +562,42 @@ void tst_Links::trySendNowFromAnotherThread()
     // And a closed link takes nothing
     pair.connecting->close();
     QVERIFY(!pair.connecting->trySendNow(numberedFrame(1), 64 * 1024 * 1024));
+}
+
+// A payload that borrows its sender's memory (QByteArray::fromRawData) is
+// gone once the send returns: what the socket did not take at once must have
+// been copied, whether the frame was cut short or queued behind another.
+void tst_Links::borrowedPayloadIsCopiedWhatTheSocketDoesNotTake()
+{
+    // Given a link whose socket buffers hold far less than one payload
+    LinkPair pair;
+    openPair(pair, {{QStringLiteral("socketBuffer"), 16 * 1024}});
+    if (QTest::currentTestFailed())
+        return;
+    QSignalSpy atClient(pair.connecting, &Link::frameReceived);
+    // When three 1 MiB frames borrowing their sender's buffers go out at
+    // once, and the buffers are overwritten as soon as the sends return
+    QList<QByteArray> sources, expected;
+    for (int i = 0; i < 3; ++i) {
+        QByteArray source(1024 * 1024, Qt::Uninitialized);
+        QRandomGenerator(7 + i).fillRange(reinterpret_cast<quint32 *>(source.data()), source.size() / 4);
+        sources << source;
+        expected << source;
+        expected.last().detach();
+    }
+    for (int i = 0; i < 3; ++i) {
+        const QByteArray view = QByteArray::fromRawData(sources[i].constData(), sources[i].size());
+        QVERIFY(isBorrowed(view));
+        QVERIFY(pair.accepted->trySendNow(makeFrame(FrameKind::Data, ItemType::Byte, quint32(view.size()), view),
+                                          64 * 1024 * 1024));
+    }
+    for (QByteArray &source : sources)
+        source.fill('\xee');
+    // Then the peer receives every byte as it was when sent
+    QTRY_COMPARE_WITH_TIMEOUT(atClient.size(), 3, Timeout);
+    const QList<Frame> got = receivedFrames(atClient);
+    for (int i = 0; i < 3; ++i)
+        QVERIFY2(got[i].payload == expected[i], qPrintable(QStringLiteral("frame %1 differs").arg(i)));
 }
 
 void tst_Links::pausedLinkHoldsFramesUntilResumed()

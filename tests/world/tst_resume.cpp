@@ -293,17 +293,23 @@ void TestResume::fullReplayBufferHoldsTheSender()
 // the message it reassembles. A link broken in the middle of one (the
 // sockets shut down under both worlds) resumes on a new link: every message
 // arrives once, in order, with every byte as sent. Up to 1 MiB the sending
-// thread writes the chunks itself, above it the progress thread does.
+// thread writes the chunks itself, above it the progress thread does. A
+// borrowed payload (a view of the sender's buffer, overwritten as soon as
+// the send returns) must be resent from the copy kept, not from the view.
 void TestResume::brokenTcpLinkMidChunkResumes_data()
 {
     QTest::addColumn<qsizetype>("big");
-    QTest::newRow("3 MiB, through the progress thread") << qsizetype(3 * 1024 * 1024 + 123);
-    QTest::newRow("700 KiB, from the sending thread") << qsizetype(700 * 1024 + 45);
+    QTest::addColumn<bool>("borrowed");
+    QTest::newRow("3 MiB, through the progress thread") << qsizetype(3 * 1024 * 1024 + 123) << false;
+    QTest::newRow("700 KiB, from the sending thread") << qsizetype(700 * 1024 + 45) << false;
+    QTest::newRow("700 KiB, borrowed") << qsizetype(700 * 1024 + 45) << true;
+    QTest::newRow("3 MiB, borrowed") << qsizetype(3 * 1024 * 1024 + 123) << true;
 }
 
 void TestResume::brokenTcpLinkMidChunkResumes()
 {
     QFETCH(qsizetype, big);
+    QFETCH(bool, borrowed);
     WorldHarness harness(QStringLiteral("tcp"), WorldConfig::Mode::Launched);
     std::vector<World *> worlds;
     for (int i = 0; i < 2; ++i) {
@@ -320,8 +326,12 @@ void TestResume::brokenTcpLinkMidChunkResumes()
     std::atomic<int> sent = 0;
     std::thread sender([&] {
         for (int n = 0; n < Count; ++n) {
-            if (!worlds[0]->sendFrame(1, numbered(n, n % 3 == 0 ? 100 : Big)))
+            Frame frame = numbered(n, n % 3 == 0 ? 100 : Big);
+            QByteArray own = std::exchange(frame.payload, {});
+            frame.payload = borrowed ? QByteArray::fromRawData(own.constData(), own.size()) : own;
+            if (!worlds[0]->sendFrame(1, std::move(frame)))
                 return;
+            own.fill('\xee'); // the sender's buffer, reused
             ++sent;
             std::this_thread::sleep_for(2ms);
         }

@@ -71,15 +71,21 @@ public:
     // Non-blocking send of `data` (see MessageCodec for what T may be). The
     // request finishes once the message is on its way: with large messages or
     // a slow peer that is flow control, and it is when the buffer may be reused.
+    // Items whose memory is their wire form (bytes) are written from where
+    // they lie when the message leaves at once, and copied after that only
+    // to be kept for a resend: the copy no longer delays the message.
     template<typename T>
     Request isend(int destination, int tag, const T &data) const
     {
-        return isendPayload(destination, tag, MessageCodec<T>::encode(data));
+        if constexpr (requires { MessageCodec<T>::view(data); })
+            return isendPayload(destination, tag, MessageCodec<T>::view(data));
+        else
+            return isendPayload(destination, tag, MessageCodec<T>::encode(data));
     }
     template<ItemValue T>
     Request isend(int destination, int tag, std::span<const T> items) const
     {
-        return isendPayload(destination, tag, MessageCodec<std::span<const T>>::encode(items));
+        return isendPayload(destination, tag, MessageCodec<std::span<const T>>::view(items));
     }
     // Post a receive; the message is read with request.value<T>().
     Request irecv(int source = AnySource, int tag = AnyTag) const;
@@ -349,6 +355,8 @@ private:
     };
 
     explicit Communicator(std::shared_ptr<const Data> data);
+    // A borrowed payload (a view of the caller's items) is copied before this
+    // returns if the world keeps it.
     Request isendPayload(int destination, int tag, Payload payload) const;
     static Operation<void> sendOperation(Request request);
     static Request failed(Error error);

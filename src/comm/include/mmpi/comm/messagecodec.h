@@ -87,6 +87,11 @@ struct MessageCodec<QList<T>>
     {
         return {ItemTraits<T>::type, quint32(items.size()), encodeItems<T>(std::span<const T>(items))};
     }
+    // As encode(), but possibly a view of `items` (viewOrEncodeItems()).
+    static Payload view(const QList<T> &items)
+    {
+        return {ItemTraits<T>::type, quint32(items.size()), viewOrEncodeItems<T>(std::span<const T>(items))};
+    }
     static Result<QList<T>> decode(const Payload &payload)
     {
         return decodeItems<T>(payload.itemType, payload.count, payload.bytes);
@@ -99,6 +104,10 @@ struct MessageCodec<std::span<const T>>
     static Payload encode(std::span<const T> items)
     {
         return {ItemTraits<T>::type, quint32(items.size()), encodeItems<T>(items)};
+    }
+    static Payload view(std::span<const T> items)
+    {
+        return {ItemTraits<T>::type, quint32(items.size()), viewOrEncodeItems<T>(items)};
     }
 };
 

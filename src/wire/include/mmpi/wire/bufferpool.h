@@ -29,6 +29,19 @@ public:
     // Bytes kept right now, and releasing them all.
     static qint64 keptBytes();
     static void clear();
+
+    // `bytes` itself if it has storage of its own; a copy (in a buffer taken
+    // here) if it borrows someone else's memory (isBorrowed()): for whoever
+    // keeps a payload beyond the call that handed it over.
+    static QByteArray owned(QByteArray bytes);
 };
+
+// Whether `bytes` views memory it does not own (QByteArray::fromRawData(),
+// or a slice of such a view): a sender's items passed without an encoding
+// copy, valid only until the call that took them returns.
+inline bool isBorrowed(const QByteArray &bytes)
+{
+    return !bytes.isEmpty() && !const_cast<QByteArray &>(bytes).data_ptr().isMutable();
+}
 
 } // namespace mmpi

@@ -10,6 +10,7 @@
 #include <QList>
 #include <QtEndian>
 
+#include <bit>
 #include <cstring>
 #include <span>
 #include <type_traits>
@@ -68,10 +69,31 @@ void storeWireItem(char *at, T value)
     }
 }
 
+// Whether T's items lie in memory exactly as on the wire: single bytes, and
+// every fixed-size type on a big-endian host; never bool, whose object
+// representation is not ours to copy.
+template<ItemValue T>
+inline constexpr bool wireFormIsMemory =
+    !std::is_same_v<T, bool> && (sizeof(T) == 1 || std::endian::native == std::endian::big);
+
 // Encode `items` as the payload of `ItemTraits<T>::type` (or of `as`, which must
 // have the same size and signedness family, e.g. SignedByte for qint8).
 template<typename T>
 QByteArray encodeItems(std::span<const T> items, ItemType as = ItemTraits<T>::type);
+
+// The payload of `items` without an encoding copy where their memory is their
+// wire form: a view (isBorrowed()) that is valid only while they are, for a
+// send that copies what it keeps. Else the same as encodeItems().
+template<ItemValue T>
+QByteArray viewOrEncodeItems(std::span<const T> items)
+{
+    if constexpr (wireFormIsMemory<T>) {
+        if (!items.empty())
+            return QByteArray::fromRawData(reinterpret_cast<const char *>(items.data()),
+                                           qsizetype(items.size_bytes()));
+    }
+    return encodeItems<T>(items);
+}
 
 // Decode a payload declared as (type, count) into T. Errors: TypeMismatch
 // (naming both types), CountMismatch (payload size != count * item size).

@@ -142,6 +142,9 @@ public:
     // are written at once by the calling thread when the link is free; larger
     // ones go through the progress thread, and smaller frames may overtake
     // them between chunks. `done` (optional) reports when the frame has left.
+    // The payload may borrow the caller's memory (mmpi::isBorrowed(): a
+    // QByteArray::fromRawData() view): it is written from there when the
+    // frame leaves at once and copied before this returns, in every case.
     Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {});
     // sendFrame()'s fast path alone, for a caller that would otherwise build
     // a completion only to hear at once that the frame has left: true if it
