@@ -59,6 +59,26 @@ bool AllreduceOp::combineWith(int from, Payload theirs, bool theirsFirst)
     return true;
 }
 
+bool AllreduceOp::lastCombineIsOurs() const
+{
+    return m_step != Result && senderOf(m_step + 1) < 0 && rank() >= 2 * m_remainder;
+}
+
+// The caller combines the two straight into its list (one pass where a
+// combine here and its decoding would be two): checked here, so that a
+// mismatch still fails the collective as any other combine's would.
+void AllreduceOp::leaveLastCombine(int from, Payload theirs, bool theirsFirst)
+{
+    Payload &left = theirsFirst ? theirs : m_accumulated;
+    Payload &right = theirsFirst ? m_accumulated : theirs;
+    if (auto ok = m_combiner.check(left, right); !ok)
+        return fail({ok.error().code, describe(QStringLiteral("combining rank %1's contribution: %2")
+                                                   .arg(from).arg(ok.error().message))});
+    m_result->payload = std::move(left);
+    m_result->operand = std::move(right);
+    succeed();
+}
+
 void AllreduceOp::advance()
 {
     for (;;) {
@@ -87,6 +107,8 @@ void AllreduceOp::advance()
             m_result->payload = std::move(payload);
             return succeed();
         }
+        if (m_combiner.lastCombineToCaller && lastCombineIsOurs())
+            return leaveLastCombine(sender, std::move(payload), sender < rank());
         if (!combineWith(sender, std::move(payload), sender < rank()))
             return;
         ++m_step;

@@ -39,6 +39,9 @@ private:
     int senderOf(int step) const; // who sends this rank `step`'s message, or -1
     void advance();
     bool combineWith(int from, Payload theirs, bool theirsFirst);
+    // Whether this step's combine is the last, with a result only this rank needs.
+    bool lastCombineIsOurs() const;
+    void leaveLastCombine(int from, Payload theirs, bool theirsFirst);
 
     Payload m_accumulated;
     Combiner m_combiner;

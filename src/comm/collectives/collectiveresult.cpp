@@ -9,6 +9,8 @@ namespace detail {
 CollectiveResult::~CollectiveResult()
 {
     BufferPool::recycle(std::move(payload.bytes));
+    if (operand)
+        BufferPool::recycle(std::move(operand->bytes));
     for (Payload &part : parts)
         BufferPool::recycle(std::move(part.bytes));
 }

@@ -10,31 +10,35 @@ namespace mmpi::detail {
 
 namespace {
 
-template<typename E>
+template<typename E, bool ToHost>
 MMPI_VECTOR_CLONES void combineBuiltin(Op op, char *to, const char *mine, const char *from, qsizetype bytes)
 {
-    ReduceOp<E>(op).withFunction([&](auto apply) { combineItems<E>(to, mine, from, bytes, apply); });
+    ReduceOp<E>(op).withFunction([&](auto apply) { combineItems<E, ToHost>(to, mine, from, bytes, apply); });
 }
 
 template<typename E>
-bool combineIfSupported(Op op, char *to, const char *mine, const char *from, qsizetype bytes)
+bool combineIfSupported(Op op, char *to, const char *mine, const char *from, qsizetype bytes, bool toHost)
 {
     if (!ReduceOp<E>(op).check())
         return false;
-    combineBuiltin<E>(op, to, mine, from, bytes);
+    if (toHost)
+        combineBuiltin<E, true>(op, to, mine, from, bytes);
+    else
+        combineBuiltin<E, false>(op, to, mine, from, bytes);
     return true;
 }
 
 } // namespace
 
-bool combineWireItems(Op op, ItemType type, char *to, const char *mine, const char *from, qsizetype bytes)
+bool combineWireItems(Op op, ItemType type, char *to, const char *mine, const char *from, qsizetype bytes,
+                      bool toHost)
 {
     // The arithmetic types; the others are rarely reduced in bulk.
     switch (type) {
-    case ItemType::Int: return combineIfSupported<qint32>(op, to, mine, from, bytes);
-    case ItemType::Long: return combineIfSupported<qint64>(op, to, mine, from, bytes);
-    case ItemType::Float: return combineIfSupported<float>(op, to, mine, from, bytes);
-    case ItemType::Double: return combineIfSupported<double>(op, to, mine, from, bytes);
+    case ItemType::Int: return combineIfSupported<qint32>(op, to, mine, from, bytes, toHost);
+    case ItemType::Long: return combineIfSupported<qint64>(op, to, mine, from, bytes, toHost);
+    case ItemType::Float: return combineIfSupported<float>(op, to, mine, from, bytes, toHost);
+    case ItemType::Double: return combineIfSupported<double>(op, to, mine, from, bytes, toHost);
     default: return false;
     }
 }

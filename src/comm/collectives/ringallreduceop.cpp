@@ -1,5 +1,7 @@
 #include "ringallreduceop.h"
 
+#include <mmpi/wire/bufferpool.h>
+
 #include <cstring>
 #include <utility>
 
@@ -89,6 +91,13 @@ void RingAllreduceOp::advance()
 // had reallocated and copied the growing result at every segment).
 void RingAllreduceOp::finish()
 {
+    if (m_combiner.lastCombineToCaller) {
+        // The caller decodes the segments straight into its list: one pass.
+        for (int i = 0; i < size(); ++i)
+            m_result->parts.append({m_itemType, m_counts.at(i), std::exchange(m_segments[i], {})});
+        BufferPool::recycle(std::move(m_contribution));
+        return succeed();
+    }
     QByteArray whole = std::move(m_contribution);
     if (!whole.isDetached())
         whole = QByteArray(whole.size(), Qt::Uninitialized);

@@ -26,7 +26,11 @@ struct CollectiveResult
 
     // bcast, scatter, reduce, allreduce: this rank's value.
     Payload payload;
+    // allreduce of a list whose last combine is left to the caller
+    // (Combiner::lastCombineToCaller): the result is payload op operand.
+    std::optional<Payload> operand;
     // gather (root), allgather, alltoall: one contribution per rank, by rank.
+    // A ring allreduce whose assembly is left to the caller: its segments.
     QList<Payload> parts;
     // bcast: the topology this node used for its forwarding range.
     std::optional<BcastPlan> plan;

@@ -267,15 +267,27 @@ public:
     template<detail::WholeValue T>
     Operation<T> allreduce(const T &value, ReduceOp<ElementOf<T>> op) const
     {
-        return collective<T>(startReduce(MessageCodec<T>::encode(value), combiner<T>(op), 0, true),
-                             [](const detail::CollectiveResult &r) { return MessageCodec<T>::decode(r.payload); });
+        if constexpr (std::is_same_v<T, QList<ElementOf<T>>> && ItemValue<ElementOf<T>>)
+            return allreduce(std::span<const ElementOf<T>>(value), op);
+        else
+            return collective<T>(startReduce(MessageCodec<T>::encode(value), combiner<T>(op), 0, true),
+                                 [](const detail::CollectiveResult &r) { return MessageCodec<T>::decode(r.payload); });
     }
     template<ItemValue T>
     Operation<QList<T>> allreduce(std::span<const T> items, std::type_identity_t<ReduceOp<T>> op) const
     {
-        return collective<QList<T>>(
-            startReduce(MessageCodec<std::span<const T>>::encode(items), combiner<QList<T>>(op), 0, true),
-            decodeList<T>());
+        auto combine = combiner<QList<T>>(op);
+        if (combine)
+            combine->lastCombineToCaller = true;
+        return collective<QList<T>>(startReduce(MessageCodec<std::span<const T>>::encode(items), std::move(combine), 0,
+                                                true),
+                                    [op](const detail::CollectiveResult &r) -> Result<QList<T>> {
+                                        if (r.operand)
+                                            return detail::combineIntoList<T>(op, r.payload, *r.operand);
+                                        if (!r.parts.isEmpty())
+                                            return detail::concatenateParts<T>(r.parts, false);
+                                        return MessageCodec<QList<T>>::decode(r.payload);
+                                    });
     }
 
     // Every rank gets every rank's value, by rank.

@@ -262,18 +262,27 @@ struct Combiner
     // whichever no one else shares (a contribution already sent stays in the
     // replay buffer), so that no new buffer is needed.
     std::function<Result<Payload>(Payload left, Payload right)> combine;
+    // Whether combine() would accept these two (types, sizes, counts).
+    std::function<Result<void>(const Payload &left, const Payload &right)> check;
     bool commutative = true;
     // The wire size of one item when items have a fixed size (they can then
     // be combined in runs, e.g. a ring allreduce's segments); 0 otherwise.
     qsizetype itemBytes = 0;
+    // Set by an allreduce of a list of items, whose caller decodes the result
+    // itself: the last combine (or a ring's assembly) is then left to it, so
+    // that the result is written once, in host byte order, into its list
+    // (CollectiveResult::operand, combineIntoList()) instead of as wire items
+    // that are then decoded in a second pass.
+    bool lastCombineToCaller = false;
 };
 
 Error combineCountMismatch(qsizetype left, qsizetype right);
 
-// to[i] = apply(mine[i], from[i]) over `bytes` bytes of wire items. The
-// pointers are parameters (not captures) so that the loop keeps them in
-// registers: a store through char * may alias anything in memory.
-template<ItemValue E, typename F>
+// to[i] = apply(mine[i], from[i]) over `bytes` bytes of wire items, written
+// as wire items, or as the host's items `ToHost`. The pointers are
+// parameters (not captures) so that the loop keeps them in registers: a
+// store through char * may alias anything in memory.
+template<ItemValue E, bool ToHost = false, typename F>
 void combineItems(char *to, const char *mine, const char *from, qsizetype bytes, F apply)
 {
     constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
@@ -282,14 +291,53 @@ void combineItems(char *to, const char *mine, const char *from, qsizetype bytes,
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC ivdep
 #endif
-    for (qsizetype at = 0; at < bytes; at += size)
-        storeWireItem<E>(to + at, apply(loadWireItem<E>(mine + at), loadWireItem<E>(from + at)));
+    for (qsizetype at = 0; at < bytes; at += size) {
+        const E value = apply(loadWireItem<E>(mine + at), loadWireItem<E>(from + at));
+        if constexpr (ToHost)
+            std::memcpy(to + at, &value, sizeof value);
+        else
+            storeWireItem<E>(to + at, value);
+    }
 }
 
 // combineItems() with built-in `op` for wire items of `type`, compiled in the
 // library for the vector units of the CPU at hand (32- and 64-bit integers
 // and floats); false, with nothing written, for other ops and types.
-bool combineWireItems(Op op, ItemType type, char *to, const char *mine, const char *from, qsizetype bytes);
+bool combineWireItems(Op op, ItemType type, char *to, const char *mine, const char *from, qsizetype bytes,
+                      bool toHost = false);
+
+// The checks of a combine of wire items E (T: E alone or a list of them).
+template<typename T, ItemValue E>
+Result<void> checkWireOperands(const Payload &left, const Payload &right)
+{
+    constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
+    for (const Payload *p : {&left, &right}) {
+        if (!itemTypeDecodesAs<E>(p->itemType) || p->bytes.size() != qsizetype(p->count) * size)
+            return MessageCodec<T>::decode(*p).error();
+    }
+    if constexpr (std::is_same_v<E, T>) {
+        if (left.count != 1 || right.count != 1)
+            return MessageCodec<T>::decode(left.count != 1 ? left : right).error();
+    }
+    if (left.count != right.count)
+        return combineCountMismatch(left.count, right.count);
+    return success();
+}
+
+// left op right, checked with checkWireOperands(), written once into a new
+// list in host byte order: the last combine of an allreduce, by its caller.
+template<ItemValue E>
+QList<E> combineIntoList(const ReduceOp<E> &op, const Payload &left, const Payload &right)
+{
+    QList<E> out = uninitializedList<E>(qsizetype(left.count));
+    const qsizetype bytes = left.bytes.size();
+    char *to = reinterpret_cast<char *>(out.data());
+    const char *mine = left.bytes.constData();
+    const char *from = right.bytes.constData();
+    if (bytes > 0 && (!op.builtin() || !combineWireItems(*op.builtin(), ItemTraits<E>::type, to, mine, from, bytes, true)))
+        op.withFunction([&](auto apply) { combineItems<E, true>(to, mine, from, bytes, apply); });
+    return out;
+}
 
 template<typename T>
 Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
@@ -299,19 +347,11 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
     c.commutative = op.isCommutative();
     if constexpr (ItemValue<E>) {
         c.itemBytes = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
+        c.check = &checkWireOperands<T, E>;
         // Items combine in their wire form, in place: one pass, no lists.
         c.combine = [op = std::move(op)](Payload left, Payload right) -> Result<Payload> {
-            constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
-            for (const Payload *p : {static_cast<const Payload *>(&left), static_cast<const Payload *>(&right)}) {
-                if (!itemTypeDecodesAs<E>(p->itemType) || p->bytes.size() != qsizetype(p->count) * size)
-                    return MessageCodec<T>::decode(*p).error();
-            }
-            if constexpr (std::is_same_v<E, T>) {
-                if (left.count != 1 || right.count != 1)
-                    return MessageCodec<T>::decode(left.count != 1 ? left : right).error();
-            }
-            if (left.count != right.count)
-                return combineCountMismatch(left.count, right.count);
+            if (auto ok = checkWireOperands<T, E>(left, right); !ok)
+                return ok.error();
             const qsizetype bytes = left.bytes.size();
             if (bytes == 0)
                 return left;
