@@ -2,52 +2,18 @@
 // keeps it for a resend. A payload that borrows the sender's memory is
 // written from there, and what is kept is a copy made after the write.
 #include "directpath.h"
+#include "recordinglink.h"
 
 #include <QTest>
 
 using namespace mmpi;
 using namespace mmpi::detail;
+using mmpi::test::patterned;
+using mmpi::test::RecordingLink;
 
 namespace {
 
-// A connected link that takes every frame at once and records, for each,
-// where its payload was written from and the bytes it held then.
-class RecordingLink : public Link
-{
-public:
-    RecordingLink() { setState(State::Connected); }
-    QString peerAddress() const override { return QStringLiteral("test://peer"); }
-    void sendFrame(const Frame &frame) override { record(frame); }
-    bool trySendNow(const Frame &frame, qint64) override
-    {
-        record(frame);
-        return true;
-    }
-    qint64 bytesToWrite() const override { return 0; }
-    void close() override { setState(State::Closed); }
-
-    QList<FrameHeader> headers;
-    QList<const char *> writtenFrom;
-    QList<QByteArray> written; // deep copies
-
-private:
-    void record(const Frame &frame)
-    {
-        headers.append(frame.header);
-        writtenFrom.append(frame.payload.constData());
-        written.append(QByteArray(frame.payload.constData(), frame.payload.size()));
-    }
-};
-
 constexpr int Chunk = 64 * 1024;
-
-QByteArray pattern(qsizetype bytes, int seed)
-{
-    QByteArray payload(bytes, Qt::Uninitialized);
-    for (qsizetype i = 0; i < bytes; ++i)
-        payload[i] = char(i * 7 + seed);
-    return payload;
-}
 
 Frame borrowing(const QByteArray &source)
 {
@@ -67,14 +33,14 @@ private Q_SLOTS:
         DirectPath path(1, 1 << 30, 1 << 30);
         path.setLink(&link);
         // Given a small and a chunked frame that borrow their sender's buffers
-        QByteArray small = pattern(100, 1), large = pattern(3 * Chunk + 100, 2);
+        QByteArray small = patterned(100, 1), large = patterned(3 * Chunk + 100, 2);
         const QByteArray smallSent = QByteArray(small.constData(), small.size());
         const QByteArray largeSent = QByteArray(large.constData(), large.size());
         Frame first = borrowing(small);
         QVERIFY(path.trySend(first));
         QVERIFY(path.trySendFragmented(borrowing(large), Chunk));
         // Then each was written from the sender's buffer, not from a copy
-        QCOMPARE(link.headers.size(), 1 + 1 + 4);
+        QCOMPARE(link.frames.size(), 1 + 1 + 4);
         QCOMPARE(link.writtenFrom.at(0), small.constData());
         for (int i = 0; i < 4; ++i)
             QCOMPARE(link.writtenFrom.at(2 + i), large.constData() + qsizetype(i) * Chunk);
@@ -86,9 +52,9 @@ private Q_SLOTS:
         QVERIFY(resent);
         // Then every frame is resent, numbered as before, with the bytes sent
         QCOMPARE(*resent, qsizetype(6));
-        QCOMPARE(again.headers.size(), 6);
+        QCOMPARE(again.frames.size(), 6);
         for (int i = 0; i < 6; ++i)
-            QCOMPARE(again.headers.at(i).sequence, quint64(i + 1));
+            QCOMPARE(again.frames.at(i).header.sequence, quint64(i + 1));
         QCOMPARE(again.written.at(0), smallSent);
         QCOMPARE(again.written.at(1), link.written.at(1)); // the length announced
         QByteArray joined;
@@ -107,7 +73,7 @@ private Q_SLOTS:
         RecordingLink link;
         DirectPath path(1, 1 << 30, 1 << 30);
         path.setLink(&link);
-        Frame frame = makeFrame(FrameKind::Data, ItemType::Byte, 100, pattern(100, 3));
+        Frame frame = makeFrame(FrameKind::Data, ItemType::Byte, 100, patterned(100, 3));
         const char *bytes = frame.payload.constData();
         QVERIFY(path.trySend(frame));
         RecordingLink again;

@@ -3,36 +3,22 @@
 // message's own bytes (no copy), numbered in order; small frames overtake it
 // between slices; nothing is written while the replay buffer is full.
 #include "outbox.h"
+#include "recordinglink.h"
 
 #include <QtEndian>
 #include <QTest>
 
 using namespace mmpi;
 using namespace mmpi::detail;
+using mmpi::test::RecordingLink;
 
 namespace {
-
-// A connected link that keeps what is written to it.
-class RecordingLink : public Link
-{
-public:
-    RecordingLink() { setState(State::Connected); }
-    QString peerAddress() const override { return QStringLiteral("test://peer"); }
-    void sendFrame(const Frame &frame) override { frames.append(frame); }
-    qint64 bytesToWrite() const override { return 0; }
-    void close() override { setState(State::Closed); }
-
-    QList<Frame> frames;
-};
 
 constexpr int Chunk = 64 * 1024;
 
 Frame dataFrame(qsizetype bytes, int tag)
 {
-    QByteArray payload(bytes, Qt::Uninitialized);
-    for (qsizetype i = 0; i < bytes; ++i)
-        payload[i] = char(i * 7 + tag);
-    return makeFrame(FrameKind::Data, ItemType::Byte, quint32(bytes), payload);
+    return makeFrame(FrameKind::Data, ItemType::Byte, quint32(bytes), mmpi::test::patterned(bytes, tag));
 }
 
 bool within(const QByteArray &slice, const QByteArray &whole)
