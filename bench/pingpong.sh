@@ -2,7 +2,7 @@
 # Point-to-point ping-pong on this machine: `mmpi-bench pingpong` over local and
 # tcp against raw-tcp, qt-tcp and Open MPI, one after the other; prints a table
 # per message size and the issue's targets. See docs/benchmarks.md.
-#   bash bench/pingpong.sh [build dir] [--sizes 1,64,...] [--iterations K]
+#   bash bench/pingpong.sh [build dir] [--sizes 1,64,...] [--iterations K] [--repeat N]
 #
 # All five get the same --sizes (default 1,64,1024,65536,1048576,4194304) and
 # --iterations K (default 1000), and all apply the same rule per size:
@@ -11,6 +11,12 @@
 # A round trip (rank 0 sends size bytes, rank 1 receives them all and sends size
 # bytes back, rank 0 receives them all) is timed alone with a steady clock;
 # median, min and max are over the timed ones; MB/s = size / (median / 2), 1e6 B.
+#
+# --repeat N (default 3) runs the whole line-up N times, one round after the
+# other, so that a slow minute of the machine hits every implementation alike;
+# the tables give, per implementation and size, the median of the N runs'
+# medians and the range they spanned (TCP over loopback in particular has runs
+# that are much slower than others), min of the mins and max of the maxes.
 #
 # raw-tcp and qt-tcp run twice: where the kernel places their two processes
 # (usually on two CPUs, each round trip then pays two cross-CPU wake-ups), and
@@ -31,10 +37,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$here/build
 sizes=1,64,1024,65536,1048576,4194304
 iterations=1000
+repeat=3
 time_limit=${MMPI_BENCH_TIMEOUT:-600}
 
 usage() {
-    echo "usage: bash bench/pingpong.sh [build dir] [--sizes N,N,...] [--iterations K]"
+    echo "usage: bash bench/pingpong.sh [build dir] [--sizes N,N,...] [--iterations K] [--repeat N]"
 }
 
 parse_arguments() {
@@ -48,10 +55,16 @@ parse_arguments() {
         --sizes=*) sizes=${1#*=}; shift ;;
         --iterations) iterations=${2:?--iterations needs a value}; shift 2 ;;
         --iterations=*) iterations=${1#*=}; shift ;;
+        --repeat) repeat=${2:?--repeat needs a value}; shift 2 ;;
+        --repeat=*) repeat=${1#*=}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
         esac
     done
+    if ! [[ $repeat =~ ^[0-9]+$ ]] || [ "$repeat" -lt 1 ] || [ "$repeat" -gt 100 ]; then
+        echo "bench/pingpong.sh: --repeat must be 1 to 100, not '$repeat'" >&2
+        exit 2
+    fi
 }
 
 # measure NAME COMMAND...: runs one implementation and appends its JSON line to
@@ -59,7 +72,7 @@ parse_arguments() {
 measure() {
     local name=$1 status=0 out line
     shift
-    echo "== $name"
+    echo "== $name${round:+ (run $round of $repeat)}"
     out=$(timeout "$time_limit" "$@" 2>"$errors") || status=$?
     line=$(printf '%s\n' "$out" | sed 's/^\[[0-9]*\] //' | grep -m1 '^{"op":"pingpong"' || true)
     if [ -n "$line" ]; then
@@ -176,10 +189,26 @@ import sys
 
 ORDER = ["mmpi local", "mmpi tcp", "mmpi tcp qba", "raw-tcp", "raw-tcp 1 cpu", "raw-tcp spin", "qt-tcp",
          "qt-tcp 1 cpu", "openmpi", "openmpi tcp"]
-runs = {}
+# Every run of an implementation, then per size one result over its runs: the
+# median of their medians (MB/s from it), the min of the mins, the max of the
+# maxes, and the lowest and highest median.
+every = {}
 for line in open(sys.argv[1]):
     run = json.loads(line)
-    runs[run["name"]] = {r["size"]: r for r in run["results"]}
+    for r in run["results"]:
+        every.setdefault(run["name"], {}).setdefault(r["size"], []).append(r)
+
+
+def combine(results):
+    medians = sorted(r["median_us"] for r in results)
+    middle = medians[len(medians) // 2] if len(medians) % 2 else (medians[len(medians) // 2 - 1] + medians[len(medians) // 2]) / 2
+    size = results[0]["size"]
+    return {"size": size, "iterations": results[0]["iterations"], "runs": len(results), "median_us": middle,
+            "min_us": min(r["min_us"] for r in results), "max_us": max(r["max_us"] for r in results),
+            "low_us": medians[0], "high_us": medians[-1], "mbps": size / (middle / 2) if middle > 0 else 0.0}
+
+
+runs = {name: {size: combine(results) for size, results in by_size.items()} for name, by_size in every.items()}
 sizes = sorted({size for results in runs.values() for size in results})
 
 
@@ -206,12 +235,14 @@ def table(size):
     rows = [(name, measured(name, size)) for name in ORDER if measured(name, size)]
     raw = result("raw-tcp", size)
     counts = "/".join(str(n) for n in sorted({r["iterations"] for _, r in rows}))
-    print(f"\n{human(size)} ({counts} timed round trips)")
-    print(f"  {'implementation':<15}{'median us':>11}{'min us':>11}{'max us':>11}{'MB/s':>11}{'x raw':>8}")
+    repeats = "/".join(str(n) for n in sorted({r["runs"] for _, r in rows}))
+    print(f"\n{human(size)} ({counts} timed round trips; medians of {repeats} runs)")
+    print(f"  {'implementation':<15}{'median us':>11}{'runs from':>11}{'to':>9}{'min us':>10}{'max us':>10}"
+          f"{'MB/s':>10}{'x raw':>7}")
     for name, r in rows:
         ratio = f"{r['median_us'] / raw['median_us']:.2f}" if raw else "-"
-        print(f"  {name:<15}{r['median_us']:>11.2f}{r['min_us']:>11.2f}{r['max_us']:>11.2f}"
-              f"{r['mbps']:>11.1f}{ratio:>8}")
+        print(f"  {name:<15}{r['median_us']:>11.2f}{r['low_us']:>11.2f}{r['high_us']:>9.2f}{r['min_us']:>10.2f}"
+              f"{r['max_us']:>10.2f}{r['mbps']:>10.1f}{ratio:>7}")
 
 
 # judge(size) -> (ok, text) for every size in `candidates` that all of `needs` measured.
@@ -281,12 +312,16 @@ main() {
     errors=$(mktemp)
     trap 'rm -f "$errors"' EXIT
     : >"$results"
-    echo "ping-pong, 2 ranks on $(hostname), sizes $sizes, K=$iterations; build $build"
-    run_mmpi
-    run_baseline raw-tcp raw-pingpong
-    run_spinning_raw
-    run_baseline qt-tcp qt-pingpong
-    run_openmpi
+    echo "ping-pong, 2 ranks on $(hostname), sizes $sizes, K=$iterations, $repeat runs; build $build"
+    local round
+    for round in $(seq "$repeat"); do
+        [ "$repeat" -gt 1 ] || round=""
+        run_mmpi
+        run_baseline raw-tcp raw-pingpong
+        run_spinning_raw
+        run_baseline qt-tcp qt-pingpong
+        run_openmpi
+    done
     if [ ! -s "$results" ]; then
         echo "no implementation produced results" >&2
         exit 1
