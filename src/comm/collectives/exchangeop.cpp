@@ -1,5 +1,7 @@
 #include "exchangeop.h"
 
+#include <mmpi/wire/bufferpool.h>
+
 namespace mmpi::detail {
 
 ExchangeOp::ExchangeOp(CollectiveSetup setup, Result<QList<Payload>> parts)
@@ -24,7 +26,10 @@ void ExchangeOp::begin()
         const int r = (rank() + i) % size();
         send(r, m_parts->at(same ? 0 : r));
     }
-    m_result->parts[rank()] = m_parts->at(same ? 0 : rank());
+    // Parts may be views of the caller's items (alltoall of bytes): the
+    // world copies what it keeps of those sent, and this rank's own is kept.
+    const Payload &own = m_parts->at(same ? 0 : rank());
+    m_result->parts[rank()] = {own.itemType, own.count, BufferPool::owned(own.bytes)};
     m_parts = QList<Payload>();
     if (m_missing == 0)
         succeed();

@@ -11,7 +11,9 @@ class ExchangeOp : public CollectiveOp
 {
 public:
     // `parts`: one per rank (alltoall) or a single one for everybody
-    // (allgather); an error is reported to every rank.
+    // (allgather); an error is reported to every rank. Parts may borrow the
+    // caller's memory (isBorrowed()) if start() is called while it lives:
+    // nothing keeps them past start().
     ExchangeOp(CollectiveSetup setup, Result<QList<Payload>> parts);
 
 protected:

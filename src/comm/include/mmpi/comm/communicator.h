@@ -316,10 +316,11 @@ public:
     }
     // The items in size() equal blocks, block d to rank d; the result is the
     // blocks received, concatenated in rank order.
+    // Byte blocks are sent from `items` itself as isend() sends them.
     template<ItemValue T>
     Operation<QList<T>> alltoall(std::span<const T> items) const
     {
-        return collective<QList<T>>(startExchange(blockParts(items, {})), [](const detail::CollectiveResult &r) {
+        return collective<QList<T>>(startExchange(blockParts(items, {}, true)), [](const detail::CollectiveResult &r) {
             return detail::concatenateParts<T>(r.parts, true);
         });
     }
@@ -414,7 +415,9 @@ private:
     }
     // `counts` empty: size() equal blocks.
     template<ItemValue T>
-    Result<QList<Payload>> blockParts(std::span<const T> items, const QList<int> &counts) const
+    // `views`: blocks of byte items may be views of `items` (viewOrEncodeItems()),
+    // for an exchange that sends or copies them all before it returns.
+    Result<QList<Payload>> blockParts(std::span<const T> items, const QList<int> &counts, bool views = false) const
     {
         const qsizetype n = size();
         if (n <= 0)
@@ -440,7 +443,9 @@ private:
         QList<Payload> parts;
         qsizetype at = 0;
         for (qsizetype b : blocks) {
-            parts.append(MessageCodec<std::span<const T>>::encode(items.subspan(size_t(at), size_t(b))));
+            const auto block = items.subspan(size_t(at), size_t(b));
+            parts.append(views ? MessageCodec<std::span<const T>>::view(block)
+                               : MessageCodec<std::span<const T>>::encode(block));
             at += b;
         }
         return parts;
