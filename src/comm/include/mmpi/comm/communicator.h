@@ -413,10 +413,10 @@ private:
             parts.append(MessageCodec<T>::encode(value));
         return parts;
     }
-    // `counts` empty: size() equal blocks.
+    // `counts` empty: size() equal blocks. `views`: blocks of byte items may
+    // be views of `items` (viewOrEncodeItems()), for an exchange that sends
+    // or copies them all before it returns.
     template<ItemValue T>
-    // `views`: blocks of byte items may be views of `items` (viewOrEncodeItems()),
-    // for an exchange that sends or copies them all before it returns.
     Result<QList<Payload>> blockParts(std::span<const T> items, const QList<int> &counts, bool views = false) const
     {
         const qsizetype n = size();

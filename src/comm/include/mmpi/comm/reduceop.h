@@ -334,7 +334,8 @@ QList<E> combineIntoList(const ReduceOp<E> &op, const Payload &left, const Paylo
     char *to = reinterpret_cast<char *>(out.data());
     const char *mine = left.bytes.constData();
     const char *from = right.bytes.constData();
-    if (bytes > 0 && (!op.builtin() || !combineWireItems(*op.builtin(), ItemTraits<E>::type, to, mine, from, bytes, true)))
+    const ItemType type = ItemTraits<E>::type;
+    if (bytes > 0 && (!op.builtin() || !combineWireItems(*op.builtin(), type, to, mine, from, bytes, true)))
         op.withFunction([&](auto apply) { combineItems<E, true>(to, mine, from, bytes, apply); });
     return out;
 }
