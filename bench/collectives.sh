@@ -5,7 +5,7 @@
 #  - sim: the broadcast time of every topology and of auto on the `bluetooth`
 #    profile of the sim transport at 4, 8 and 16 ranks, 16 B to 1 MiB.
 # Prints a table per section and the issue's targets.
-#   bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick]
+#   bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick] [--repeat N]
 #
 # --quick measures fewer sizes and calls (a first look in a few minutes); the
 # full sim section takes about an hour, mostly 1 MiB broadcasts at 90 kB/s.
@@ -13,6 +13,13 @@
 # CLOCK_MONOTONIC, makes the call and reads it again; bcast is timed from the
 # root's start (a pause after the barrier, so the others already wait) to the
 # last rank's end, the others from the last start to the last end. Medians.
+#
+# --repeat N (default 3) runs the tcp section N times, one round after the
+# other; its table gives the median of the N runs' medians and their range,
+# and the targets use it (one run decided cells either way: with more ranks
+# than CPUs the same call varies 2x from run to run). The sim section runs
+# once (its links are simulated in real time; a run takes the better part of
+# an hour).
 #
 # Open MPI: if mpirun or mpicc is missing, the script installs Debian's
 # openmpi-bin and libopenmpi-dev with apt-get when run as root (not with
@@ -26,9 +33,10 @@ time_limit=${MMPI_BENCH_TIMEOUT:-3600}
 do_tcp=1
 do_sim=1
 quick=0
+repeat=3
 
 usage() {
-    echo "usage: bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick]"
+    echo "usage: bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick] [--repeat N]"
 }
 
 parse_arguments() {
@@ -41,10 +49,16 @@ parse_arguments() {
         --tcp-only) do_sim=0; shift ;;
         --sim-only) do_tcp=0; shift ;;
         --quick) quick=1; shift ;;
+        --repeat) repeat=${2:?--repeat needs a value}; shift 2 ;;
+        --repeat=*) repeat=${1#*=}; shift ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
         esac
     done
+    if ! [[ $repeat =~ ^[0-9]+$ ]] || [ "$repeat" -lt 1 ] || [ "$repeat" -gt 100 ]; then
+        echo "bench/collectives.sh: --repeat must be 1 to 100, not '$repeat'" >&2
+        exit 2
+    fi
 }
 
 # measure NAME COMMAND...: runs one benchmark and appends its JSON line to
@@ -52,7 +66,7 @@ parse_arguments() {
 measure() {
     local name=$1 status=0 out line
     shift
-    echo "== $name"
+    echo "== $name${round:+ (run $round of $repeat)}"
     out=$(timeout "$time_limit" "$@" 2>"$errors") || status=$?
     line=$(printf '%s\n' "$out" | sed 's/^\[[0-9]*\] //' | grep -m1 '^{"op":' || true)
     if [ -n "$line" ]; then
@@ -114,14 +128,19 @@ run_tcp() {
         openmpi=0
     fi
     [ "$(id -u)" -eq 0 ] && mpi_options+=(--allow-run-as-root)
-    for n in 2 4 8; do
-        for op in bcast allreduce barrier alltoall; do
-            measure "mmpi tcp $op $n" "$bin/mmpirun" -n "$n" --transport tcp --no-prefix --timeout "$time_limit" \
-                -- "$bin/mmpi-bench" "$op" --sizes "$sizes" --iterations "$iterations" --json
-            [ "$openmpi" = 1 ] && measure "openmpi $op $n" mpirun -n "$n" "${mpi_options[@]}" \
-                "$bin/mpi-collectives" "$op" --sizes "$sizes" --iterations "$iterations" --json
+    local round
+    for round in $(seq "$repeat"); do
+        [ "$repeat" -gt 1 ] || round=""
+        for n in 2 4 8; do
+            for op in bcast allreduce barrier alltoall; do
+                measure "mmpi tcp $op $n" "$bin/mmpirun" -n "$n" --transport tcp --no-prefix --timeout "$time_limit" \
+                    -- "$bin/mmpi-bench" "$op" --sizes "$sizes" --iterations "$iterations" --json
+                [ "$openmpi" = 1 ] && measure "openmpi $op $n" mpirun -n "$n" "${mpi_options[@]}" \
+                    "$bin/mpi-collectives" "$op" --sizes "$sizes" --iterations "$iterations" --json
+            done
         done
     done
+    round=""
 }
 
 run_sim() {
@@ -159,11 +178,25 @@ def human(size):
     return f"{size} B"
 
 
+# Every run of (op, transport, ranks) as one: per size, the median of the
+# runs' medians, the lowest and highest of them, and the choice made most.
 def find(op, transport, ranks):
-    for run in runs:
-        if run["op"] == op and run["transport"] == transport and run["ranks"] == ranks:
-            return run
-    return None
+    mine = [run for run in runs if run["op"] == op and run["transport"] == transport and run["ranks"] == ranks]
+    if not mine:
+        return None
+    by_size = {}
+    for run in mine:
+        for r in run["results"]:
+            by_size.setdefault(r["size"], []).append(r)
+    results = []
+    for size in sorted(by_size):
+        medians = sorted(r["median_us"] for r in by_size[size])
+        half = len(medians) // 2
+        middle = medians[half] if len(medians) % 2 else (medians[half - 1] + medians[half]) / 2
+        chosen = [r.get("chosen") or "-" for r in by_size[size]]
+        results.append({"size": size, "median_us": middle, "low_us": medians[0], "high_us": medians[-1],
+                        "runs": len(medians), "chosen": max(set(chosen), key=chosen.count)})
+    return {"op": op, "transport": transport, "ranks": ranks, "results": results}
 
 
 verdicts = []
@@ -175,8 +208,11 @@ def judge(ok, text):
 
 tcp_ops = ["bcast", "allreduce", "barrier", "alltoall"]
 if any(run["transport"] in ("tcp", "openmpi-tcp") for run in runs):
-    print("\ntcp loopback: median microseconds per call (x = mmpi / Open MPI)")
-    print(f"  {'op':<10}{'ranks':>6}{'size':>10}{'mmpi':>12}{'chosen':>11}{'openmpi':>12}{'x':>7}")
+    counts = sorted({r["runs"] for op in tcp_ops for n in (2, 4, 8) for t in ("tcp", "openmpi-tcp")
+                     for r in (find(op, t, n) or {}).get("results", [])})
+    print(f"\ntcp loopback: median microseconds per call, medians of {'/'.join(map(str, counts))} runs "
+          "(mmpi's runs from-to; x = mmpi / Open MPI)")
+    print(f"  {'op':<10}{'ranks':>6}{'size':>10}{'mmpi':>12}{'from':>10}{'to':>10}{'chosen':>11}{'openmpi':>12}{'x':>7}")
     for op in tcp_ops:
         for n in (2, 4, 8):
             mine, theirs = find(op, "tcp", n), find(op, "openmpi-tcp", n)
@@ -185,7 +221,8 @@ if any(run["transport"] in ("tcp", "openmpi-tcp") for run in runs):
             for r in mine["results"]:
                 other = next((o for o in (theirs or {}).get("results", []) if o["size"] == r["size"]), None)
                 ratio = r["median_us"] / other["median_us"] if other else None
-                print(f"  {op:<10}{n:>6}{human(r['size']):>10}{r['median_us']:>12.1f}{r.get('chosen', '-') or '-':>11}"
+                print(f"  {op:<10}{n:>6}{human(r['size']):>10}{r['median_us']:>12.1f}{r['low_us']:>10.1f}"
+                      f"{r['high_us']:>10.1f}{r['chosen']:>11}"
                       f"{(other['median_us'] if other else float('nan')):>12.1f}{(ratio or float('nan')):>7.2f}")
                 if ratio is None or op not in ("bcast", "allreduce"):
                     continue
