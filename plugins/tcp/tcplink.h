@@ -1,5 +1,6 @@
-// TcpLink: a StreamLink over a QTcpSocket (Nagle off, keep-alive on). Made
-// either by connecting, with a deadline, or from a socket a server accepted.
+// TcpLink: a StreamLink over a QTcpSocket (Nagle off, keep-alive on; over
+// loopback, the congestion control it is given). Made either by connecting,
+// with a deadline, or from a socket a server accepted.
 #pragma once
 
 #include "tcpaddress.h"
@@ -11,17 +12,24 @@
 
 namespace mmpi {
 
+// Sets a socket's TCP congestion control (Linux; elsewhere nothing); a
+// failure is logged, not fatal. `what` names the socket in the log.
+void setTcpCongestionControl(qintptr descriptor, const QByteArray &name, const QString &what);
+
 class TcpLink : public StreamLink
 {
     Q_OBJECT
 public:
     // Starts connecting on the next event-loop turn, so that every outcome,
     // even an immediate refusal, arrives after the caller connected its slots.
-    // `socketBuffer`: see StreamLink::setSocketBufferSize().
+    // `socketBuffer`: see StreamLink::setSocketBufferSize(). `loopbackCongestion`:
+    // the congestion control (a Linux TCP_CONGESTION name) when the peer is on
+    // this machine; empty: the system's.
     static TcpLink *connectTo(const TcpEndpoint &endpoint, int timeoutMs, DecoderLimits limits,
-                              int socketBuffer, QObject *parent);
+                              int socketBuffer, const QByteArray &loopbackCongestion, QObject *parent);
     // A link over a socket that is already connected (Connected at once).
-    static TcpLink *accept(QTcpSocket *socket, DecoderLimits limits, int socketBuffer, QObject *parent);
+    static TcpLink *accept(QTcpSocket *socket, DecoderLimits limits, int socketBuffer,
+                           const QByteArray &loopbackCongestion, QObject *parent);
 
     QString peerAddress() const override { return m_peerAddress; }
 
@@ -37,8 +45,10 @@ private:
     void handleSocketError(QAbstractSocket::SocketError error);
     void handleConnectTimeout();
     void applySocketOptions();
+    void applyLoopbackCongestionControl();
 
     QTcpSocket *m_socket;
+    QByteArray m_loopbackCongestion;
     QString m_peerAddress;
     QTimer m_connectTimer;
 };

@@ -6,6 +6,8 @@
 #include <mmpi/core/logging.h>
 #include <mmpi/transport/optionreader.h>
 
+#include <QRegularExpression>
+
 namespace mmpi {
 
 namespace {
@@ -48,6 +50,15 @@ Result<void> TcpTransport::configure(const QVariantMap &options)
     parsed.connectTimeout = int(reader.integer(QStringLiteral("connectTimeout"), parsed.connectTimeout, 1, 600000));
     parsed.limits = reader.decoderLimits();
     parsed.socketBuffer = reader.socketBufferSize();
+    const QString congestion = reader.string(QStringLiteral("loopbackCongestionControl"),
+                                             QString::fromLatin1(parsed.loopbackCongestion));
+    // A kernel TCP_CONGESTION name (at most 15 characters), or empty.
+    static const QRegularExpression algorithm(QStringLiteral("^[A-Za-z0-9_-]{0,15}$"));
+    if (!algorithm.match(congestion).hasMatch())
+        reader.reject(QStringLiteral("loopbackCongestionControl"),
+                      QStringLiteral("'%1' is not a congestion control name (such as cubic or reno; empty: "
+                                     "the system's)").arg(congestion));
+    parsed.loopbackCongestion = congestion.toLatin1();
     if (auto ok = reader.finish(); !ok)
         return ok;
     m_options = parsed;
@@ -73,6 +84,9 @@ Result<QString> TcpTransport::listen(const QString &address)
         return Error(ErrorCode::ListenFailed, QStringLiteral("cannot listen on %1: %2")
                                                   .arg(formatTcpAddress(endpoint.host, endpoint.port),
                                                        m_server.errorString()));
+    // Accepted sockets inherit the listener's congestion control.
+    if (host->isLoopback())
+        setTcpCongestionControl(m_server.socketDescriptor(), m_options.loopbackCongestion, listenAddress());
     qCDebug(lcTransport).noquote() << "listening at" << listenAddress();
     return listenAddress();
 }
@@ -96,7 +110,8 @@ Result<Link *> TcpTransport::connectTo(const QString &address)
         return endpoint.error();
     if (endpoint->port == 0)
         return Error(ErrorCode::BadAddress, QStringLiteral("cannot connect to '%1': port 0").arg(address));
-    return TcpLink::connectTo(*endpoint, m_options.connectTimeout, m_options.limits, m_options.socketBuffer, this);
+    return TcpLink::connectTo(*endpoint, m_options.connectTimeout, m_options.limits, m_options.socketBuffer,
+                              m_options.loopbackCongestion, this);
 }
 
 Result<void> TcpTransport::advertise(const PeerAdvert &advert)
@@ -130,7 +145,8 @@ void TcpTransport::acceptPendingLinks()
     QPointer<TcpTransport> self(this);
     while (self && m_server.hasPendingConnections()) {
         QTcpSocket *socket = m_server.nextPendingConnection();
-        Link *link = TcpLink::accept(socket, m_options.limits, m_options.socketBuffer, this);
+        Link *link = TcpLink::accept(socket, m_options.limits, m_options.socketBuffer, m_options.loopbackCongestion,
+                                     this);
         qCDebug(lcTransport).noquote() << "accepted a link from" << link->peerAddress();
         Q_EMIT incomingLink(link);
     }

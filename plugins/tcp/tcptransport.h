@@ -49,6 +49,7 @@ private:
         int connectTimeout = 5000;
         DecoderLimits limits;
         int socketBuffer = OptionReader::DefaultSocketBuffer;
+        QByteArray loopbackCongestion = QByteArrayLiteral("cubic");
     };
 
     void acceptPendingLinks();

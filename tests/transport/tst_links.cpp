@@ -25,6 +25,10 @@
 #ifdef Q_OS_UNIX
 #include <poll.h>
 #include <sys/socket.h>
+#ifdef Q_OS_LINUX
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#endif
 #include <sys/un.h>
 #include <unistd.h>
 #endif
@@ -156,6 +160,7 @@ private Q_SLOTS:
     void manyFramesBothWaysInOrder();
     void largeFrame();
     void socketBufferOptionSizesTheKernelBuffers();
+    void loopbackLinksUseTheirOwnCongestionControl();
     void spinningReaderReadsAPayloadWithoutLettingGo();
     void spinEndsAtAPauseOrWhenTheOwnerIsBusy();
     void everyFrameKind();
@@ -344,6 +349,66 @@ void tst_Links::socketBufferOptionSizesTheKernelBuffers()
         const int client = socketOption(pair.connecting, option);
         QVERIFY2(client > 2 * 64 * 1024, qPrintable(QStringLiteral("default buffer: %1 bytes").arg(client)));
     }
+#endif
+}
+
+namespace {
+
+// The TCP congestion control of the socket a link reads, or empty.
+QByteArray congestionControl(Link *link)
+{
+#ifdef TCP_CONGESTION
+    const std::shared_ptr<LinkReader> reader = link ? link->reader() : nullptr;
+    char name[32] = {};
+    socklen_t length = sizeof name;
+    if (!reader || ::getsockopt(reader->descriptor(), IPPROTO_TCP, TCP_CONGESTION, name, &length) != 0)
+        return {};
+    return QByteArray(name, int(qstrnlen(name, length)));
+#else
+    Q_UNUSED(link);
+    return {};
+#endif
+}
+
+QByteArray procFileWord(const char *path)
+{
+    QFile file(QString::fromLatin1(path));
+    return file.open(QIODevice::ReadOnly) ? file.readAll().trimmed() : QByteArray();
+}
+
+} // namespace
+
+// Over loopback a tcp link uses the congestion control of the transport's
+// `loopbackCongestionControl` (cubic by default; BBR paces loopback ping-pong
+// badly, tcplink.cpp), chosen before it connects; "" leaves the system's.
+void tst_Links::loopbackLinksUseTheirOwnCongestionControl()
+{
+    QFETCH_GLOBAL(QString, transport);
+    if (transport != QLatin1String("tcp"))
+        QSKIP("congestion control is a tcp matter");
+#ifndef Q_OS_LINUX
+    QSKIP("TCP_CONGESTION is Linux's");
+#else
+    const QByteArray system = procFileWord("/proc/sys/net/ipv4/tcp_congestion_control");
+    const QList<QByteArray> allowed = procFileWord("/proc/sys/net/ipv4/tcp_allowed_congestion_control").split(' ');
+    // Another algorithm than the system's, so that using it shows the option works
+    const QByteArray other = system == "reno" ? "cubic" : "reno";
+    if (!allowed.contains("cubic") || !allowed.contains(other))
+        QSKIP("this system does not allow cubic and reno");
+    // Given a server asked for another algorithm, and a client at the default
+    LinkPair pair;
+    openPair(pair, {{QStringLiteral("loopbackCongestionControl"), QString::fromLatin1(other)}});
+    if (QTest::currentTestFailed())
+        return;
+    // Then the server's end uses that one and the client's end cubic
+    QCOMPARE(congestionControl(pair.accepted), other);
+    QCOMPARE(congestionControl(pair.connecting), QByteArray("cubic"));
+    // And a server told to leave the choice to the system does
+    LinkPair second;
+    openPair(second, {{QStringLiteral("loopbackCongestionControl"), QString()}});
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(congestionControl(second.accepted), system);
 #endif
 }
 

@@ -168,6 +168,9 @@ void tst_TransportRegistry::badOptionsAreRefusedByName_data()
     row("local interval", local, QStringLiteral("discoveryInterval"), QStringLiteral("soon"));
     row("local frame size", local, QStringLiteral("maxFrameSize"), 3);
     row("tcp socket buffer negative", tcp, QStringLiteral("socketBuffer"), -1);
+    row("tcp congestion control name", tcp, QStringLiteral("loopbackCongestionControl"), QStringLiteral("cu bic"));
+    row("tcp congestion control too long", tcp, QStringLiteral("loopbackCongestionControl"),
+        QStringLiteral("a-very-long-algorithm"));
     row("local socket buffer too large", local, QStringLiteral("socketBuffer"), 65 * 1024 * 1024);
 }
 
