@@ -99,16 +99,53 @@ bool DirectPath::trySendFragmented(const Frame &message, int chunkSize)
         fragment.header.sequence = ++sequence;
         m_link->trySendNow(fragment, std::numeric_limits<qint64>::max());
     }
-    // Kept once all is written: a borrowed payload is copied while the
-    // peer reads it, not before the first byte leaves.
+    keepWritten(announcement, kept(message), chunkSize, bytes);
+    return true;
+}
+
+DirectPath::Head DirectPath::trySendHead(const Frame &message, int chunkSize, const RestQueue &queueRest)
+{
+    QMutexLocker lock(&m_mutex);
+    const qint64 bytes = message.payload.size();
+    const qint64 needed = FragmentLengthSize + bytes + (1 + (bytes + chunkSize - 1) / chunkSize) * FrameHeaderSize;
+    if (!m_link || m_queued.load() != 0 || !m_replay.hasRoomFor(needed))
+        return Head::NotSent;
+    // A limit of 1: each frame only while the link has nothing queued, so
+    // that no other frame to the peer waits behind more than one chunk here.
+    Frame announcement = fragmentAnnouncement(message);
+    announcement.header.sequence = m_replay.nextSequence();
+    if (!m_link->trySendNow(announcement, 1))
+        return Head::NotSent;
+    quint64 sequence = announcement.header.sequence;
+    qint64 offset = 0;
+    while (offset < bytes) {
+        const qint64 length = qMin<qint64>(chunkSize, bytes - offset);
+        Frame fragment = fragmentOf(message, offset, length);
+        fragment.header.sequence = sequence + 1;
+        if (!m_link->trySendNow(fragment, 1))
+            break;
+        ++sequence;
+        offset += length;
+    }
     const Frame whole = kept(message);
+    keepWritten(announcement, whole, chunkSize, offset);
+    if (offset == bytes)
+        return Head::Whole;
+    ++m_queued;
+    queueRest(whole, offset);
+    return Head::Started;
+}
+
+// Kept once written: a borrowed payload is copied while the peer reads it,
+// not before the first byte leaves. `whole` holds the message's own bytes.
+void DirectPath::keepWritten(const Frame &announcement, const Frame &whole, int chunkSize, qint64 upTo)
+{
     m_replay.keep(announcement);
-    for (qint64 offset = 0; offset < bytes; offset += chunkSize) {
-        Frame fragment = fragmentOf(whole, offset, qMin<qint64>(chunkSize, bytes - offset));
+    for (qint64 offset = 0; offset < upTo; offset += chunkSize) {
+        Frame fragment = fragmentOf(whole, offset, qMin<qint64>(chunkSize, whole.payload.size() - offset));
         fragment.header.sequence = m_replay.nextSequence();
         m_replay.keep(fragment);
     }
-    return true;
 }
 
 bool DirectPath::send(Link *link, Frame frame)

@@ -63,6 +63,17 @@ public:
     // of it and the link and the replay buffer have room for all of it. False:
     // nothing sent.
     bool trySendFragmented(const Frame &message, int chunkSize);
+    // Any thread: the start of a Data message whose payload is borrowed and
+    // too large to be written whole here. The announcement and then whole
+    // chunks are written from the caller's memory while the link takes each
+    // at once, if the path is open and nothing is queued ahead; only then is
+    // the message copied, what was written kept from the copy, and the rest
+    // handed to `queueRest` (the copy and the offset it starts at), called
+    // under this path's lock so that no frame sent later overtakes it, and
+    // counted as queued (aboutToQueue()).
+    enum class Head { NotSent, Whole, Started };
+    using RestQueue = std::function<void(Frame message, qint64 offset)>;
+    Head trySendHead(const Frame &message, int chunkSize, const RestQueue &queueRest);
     // Progress thread: number and write a sequenced frame to `link`. False
     // (nothing written) while the replay buffer is full.
     bool send(Link *link, Frame frame);
@@ -88,6 +99,7 @@ public:
 
 private:
     static Frame kept(const Frame &frame);
+    void keepWritten(const Frame &announcement, const Frame &whole, int chunkSize, qint64 upTo);
 
     const int m_rank;
     mutable QMutex m_mutex; // guards m_link, m_reader and m_replay

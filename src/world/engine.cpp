@@ -1067,6 +1067,21 @@ void Engine::sendFrame(int destination, Frame frame, SendCallback done)
     pump(destination);
 }
 
+void Engine::sendRest(int destination, Frame message, qint64 offset, SendCallback done)
+{
+    Peer &peer = m_peers[destination];
+    // Its head is in the replay buffer: a link made again resends it, and the
+    // rest follows; a peer with no link left is lost with both.
+    if (!peer.outbox || (!peer.reconnecting && (!peer.link || peer.link->state() != Link::State::Connected))) {
+        if (done)
+            done({ErrorCode::LinkClosed,
+                  QStringLiteral("cannot send to rank %1: it has no link (it left or was lost)").arg(destination)});
+        return;
+    }
+    peer.outbox->enqueueRest(std::move(message), offset, std::move(done));
+    pump(destination);
+}
+
 void Engine::setReceiving(int rank, bool enabled)
 {
     if (rank < 0 || rank >= m_peers.size() || rank == m_rank)

@@ -39,6 +39,8 @@ public:
     int chunkSize() const { return m_config.chunkSize; }
     // `done` (may be empty) runs on this thread once the frame is on its way.
     void sendFrame(int destination, Frame frame, SendCallback done);
+    // The rest of a chunked message another thread started (Outbox::enqueueRest()).
+    void sendRest(int destination, Frame message, qint64 offset, SendCallback done);
     // One per rank (null for this node), made before formed() is emitted and
     // never changed after: another thread may read the list once it has
     // heard of formed().

@@ -38,6 +38,14 @@ void Outbox::enqueue(Frame frame, SendCallback done)
         m_small.push_back({std::move(frame), std::move(done)});
 }
 
+void Outbox::enqueueRest(Frame message, qint64 offset, SendCallback done)
+{
+    // Nothing was queued when its head was written (DirectPath checks), so
+    // no other chunked message can have started since.
+    Q_ASSERT(m_bulk.empty() || !m_bulk.front().announced);
+    m_bulk.push_front({std::move(message), std::move(done), true, offset});
+}
+
 void Outbox::pump(Link *link, DirectPath &path)
 {
     // A write may flush and report bytesWritten at once, which calls pump()

@@ -27,6 +27,10 @@ public:
     Outbox(int chunkSize, qint64 highWater);
 
     void enqueue(Frame frame, SendCallback done);
+    // The rest of a chunked message whose announcement and first `offset`
+    // bytes another thread has written (DirectPath::trySendHead()): it is
+    // already on the wire, so it goes before any other chunked message.
+    void enqueueRest(Frame message, qint64 offset, SendCallback done);
     // Write what the link can take now, numbered by `path`.
     void pump(Link *link, DirectPath &path);
     void failAll(const Error &error);

@@ -304,8 +304,6 @@ Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
 
 Result<void> World::sendFrameLater(int destination, Frame frame, SendCompletion done)
 {
-    // Queued past this call: a view of the caller's items becomes a copy.
-    frame.payload = BufferPool::owned(std::move(frame.payload));
     if (d->state != State::Formed)
         return Error{ErrorCode::NotFormed, QStringLiteral("cannot send: the world is not formed")};
     const int size = d->size;
@@ -313,16 +311,58 @@ Result<void> World::sendFrameLater(int destination, Frame frame, SendCompletion 
         return Error{ErrorCode::InvalidRank,
                      QStringLiteral("rank %1 is not in this world of %2").arg(destination).arg(size)};
     const auto path = destination == d->rank ? nullptr : d->paths.value(destination);
+    if (path && isBorrowed(frame.payload) && sendHeadNow(destination, path, frame, done))
+        return success();
+    // Queued past this call: a view of the caller's items becomes a copy.
+    frame.payload = BufferPool::owned(std::move(frame.payload));
     if (!path)
         return queueFrame(destination, std::move(frame), std::move(done));
     // Counted until the engine has put it on the link, so that no later
     // frame takes the direct path past it.
     path->aboutToQueue();
-    return queueFrame(destination, std::move(frame), [path, done = std::move(done)](const Error &error) {
+    return queueFrame(destination, std::move(frame), handedOverThen(path, std::move(done)));
+}
+
+SendCompletion World::handedOverThen(const std::shared_ptr<detail::DirectPath> &path, SendCompletion done)
+{
+    return [path, done = std::move(done)](const Error &error) {
         path->handedOver();
         if (done)
             done(error);
-    });
+    };
+}
+
+// A large message of the caller's own bytes: what the link takes at once
+// leaves from the caller's memory, and only then is the message copied; the
+// progress thread sends the rest from the copy. True if it went (whole or
+// started).
+bool World::sendHeadNow(int destination, const std::shared_ptr<detail::DirectPath> &path, Frame &frame,
+                        SendCompletion &done)
+{
+    if (frame.header.kind != FrameKind::Data || frame.payload.size() <= d->chunkSize)
+        return false;
+    const FrameHeader before = frame.header;
+    frame.header.source = d->rank;
+    frame.header.destination = destination;
+    detail::Engine *engine = d->engine;
+    const auto queueRest = [&](Frame message, qint64 offset) {
+        QMetaObject::invokeMethod(engine, [engine, destination, message = std::move(message), offset,
+                                           then = handedOverThen(path, std::move(done))]() mutable {
+            engine->sendRest(destination, std::move(message), offset, std::move(then));
+        }, Qt::QueuedConnection);
+    };
+    switch (path->trySendHead(frame, d->chunkSize, queueRest)) {
+    case detail::DirectPath::Head::NotSent:
+        frame.header = before;
+        return false;
+    case detail::DirectPath::Head::Whole:
+        if (done)
+            done({});
+        return true;
+    case detail::DirectPath::Head::Started:
+        return true;
+    }
+    return false;
 }
 
 bool World::sendFrameNow(int destination, Frame &frame)

@@ -4,6 +4,8 @@
 #include "directpath.h"
 #include "recordinglink.h"
 
+#include <mmpi/wire/bufferpool.h>
+
 #include <QTest>
 
 using namespace mmpi;
@@ -66,6 +68,64 @@ private Q_SLOTS:
         };
         for (const char *at : std::as_const(again.writtenFrom))
             QVERIFY(!within(at, small) && !within(at, large));
+    }
+
+    // A borrowed message too large to be written whole: the chunks the link
+    // takes at once leave from the caller's memory, the rest is handed over
+    // as a copy, and later frames wait until it is on its way.
+    void headOfABorrowedMessageLeavesFirst()
+    {
+        RecordingLink link;
+        link.refuseAfter = 3; // the announcement and two chunks
+        DirectPath path(1, 1 << 30, 1 << 30);
+        path.setLink(&link);
+        QByteArray source = patterned(5 * Chunk, 4);
+        const QByteArray sent(source.constData(), source.size());
+        QList<std::pair<Frame, qint64>> rests;
+        const auto head = path.trySendHead(borrowing(source), Chunk, [&](Frame message, qint64 offset) {
+            rests.append({message, offset});
+        });
+        QCOMPARE(head, DirectPath::Head::Started);
+        QCOMPARE(link.frames.size(), 3);
+        QCOMPARE(link.writtenFrom.at(1), source.constData());
+        QCOMPARE(link.writtenFrom.at(2), source.constData() + Chunk);
+        // Then the rest is a copy that starts after the chunks written
+        QCOMPARE(rests.size(), 1);
+        QCOMPARE(rests.first().second, qint64(2 * Chunk));
+        QVERIFY(!isBorrowed(rests.first().first.payload));
+        QCOMPARE(rests.first().first.payload, sent);
+        // And nothing takes the direct path past it until it is handed over
+        link.refuseAfter = -1;
+        Frame small = makeFrame(FrameKind::Data, ItemType::Byte, 8, patterned(8, 5));
+        QVERIFY(!path.trySend(small));
+        path.handedOver();
+        QVERIFY(path.trySend(small));
+        // And what was written is kept as a copy: resent, it has the bytes sent
+        source.fill('\xee');
+        RecordingLink again;
+        QCOMPARE(*path.resume(&again, 0, true), qsizetype(4));
+        QCOMPARE(again.written.at(1) + again.written.at(2), sent.first(2 * Chunk));
+    }
+
+    void headOfABorrowedMessageWholeOrNotAtAll()
+    {
+        DirectPath path(1, 1 << 30, 1 << 30);
+        RecordingLink refusing;
+        refusing.refuseAfter = 0;
+        path.setLink(&refusing);
+        const QByteArray source = patterned(3 * Chunk, 6);
+        int rests = 0;
+        const auto count = [&](Frame, qint64) { ++rests; };
+        // A link that takes nothing: nothing sent, nothing kept
+        QCOMPARE(path.trySendHead(borrowing(source), Chunk, count), DirectPath::Head::NotSent);
+        RecordingLink none;
+        QCOMPARE(*path.resume(&none, 0, false), qsizetype(0));
+        // A link that takes everything: all of it written, nothing handed over
+        RecordingLink taking;
+        path.setLink(&taking);
+        QCOMPARE(path.trySendHead(borrowing(source), Chunk, count), DirectPath::Head::Whole);
+        QCOMPARE(taking.frames.size(), 4);
+        QCOMPARE(rests, 0);
     }
 
     void ownedPayloadsAreKeptWithoutACopy()

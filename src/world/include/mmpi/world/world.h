@@ -30,7 +30,10 @@ struct NodeInfo
 struct LinkQuality;
 class WorldPrivate;
 class FrameWaiter;
-namespace detail { class Engine; }
+namespace detail {
+class DirectPath;
+class Engine;
+} // namespace detail
 
 // Receives this node's Data frames and peer departures on the progress thread,
 // before any signal, so that a thread blocked waiting for a message still
@@ -253,6 +256,9 @@ private:
     void handleEngineState(State state);
     void connectEngineTraffic(detail::Engine *engine);
     Result<void> queueFrame(int destination, Frame frame, SendCompletion done);
+    bool sendHeadNow(int destination, const std::shared_ptr<detail::DirectPath> &path, Frame &frame,
+                     SendCompletion &done);
+    static SendCompletion handedOverThen(const std::shared_ptr<detail::DirectPath> &path, SendCompletion done);
 
     std::unique_ptr<WorldPrivate> d;
 };
