@@ -144,7 +144,9 @@ public:
     // larger than WorldConfig::chunkSize travels in chunks. Up to 1 MiB they
     // are written at once by the calling thread when the link is free; larger
     // ones go through the progress thread, and smaller frames may overtake
-    // them between chunks. `done` (optional) reports when the frame has left.
+    // them between chunks (a larger borrowed payload first has the chunks the
+    // link takes at once written by the calling thread, sendFrameLater()).
+    // `done` (optional) reports when the frame has left.
     // The payload may borrow the caller's memory (mmpi::isBorrowed(): a
     // QByteArray::fromRawData() view): it is written from there when the
     // frame leaves at once and copied before this returns, in every case.
@@ -156,6 +158,8 @@ public:
     bool sendFrameNow(int destination, Frame &frame);
     // sendFrame() without its fast path, for a caller whose sendFrameNow()
     // has just returned false: the frame is queued (or the error returned).
+    // A chunked borrowed payload first has what the link takes at once
+    // written from the caller's memory; the rest is queued as a copy.
     Result<void> sendFrameLater(int destination, Frame frame, SendCompletion done = {});
 
     // Flow control for receivers (thread-safe): stop or resume reading frames
