@@ -95,6 +95,9 @@ Result<void> WorldConfig::validate() const
                              .arg(waitSpin.count()));
     if (waitSpinMax.count() < 0 || waitSpinMax.count() > 1000000)
         return badConfig(QStringLiteral("most wait spin of %1 µs is out of range 0..1 s").arg(waitSpinMax.count()));
+    if (sharedCpus < 0 || sharedCpus > 65536)
+        return badConfig(QStringLiteral("shared CPUs %1 is out of range 0..65536 (0: every node has its own)")
+                             .arg(sharedCpus));
     if (reconnectGracePeriod.count() < 0 || reconnectGracePeriod.count() > 24LL * 3600000)
         return badConfig(QStringLiteral("reconnect grace period %1 ms is out of range 0..24 h (0 turns "
                                         "reconnection off)").arg(reconnectGracePeriod.count()));
@@ -148,7 +151,8 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
                     readOptional(env, "MMPI_REPLAY_BUFFER_BYTES", config.replayBufferSize),
                     readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize),
                     readOptional(env, "MMPI_WAIT_SPIN_US", config.waitSpin),
-                    readOptional(env, "MMPI_WAIT_SPIN_MAX_US", config.waitSpinMax)})
+                    readOptional(env, "MMPI_WAIT_SPIN_MAX_US", config.waitSpinMax),
+                    readOptional(env, "MMPI_SHARED_CPUS", config.sharedCpus)})
         if (!ok)
             return ok.error();
     if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {

@@ -175,6 +175,7 @@ private Q_SLOTS:
     void splitAndDup();
     void intercommunicator();
     void measuredLinks();
+    void ranksSharingCpusBroadcastSerially();
     void peerLostMidCollective();
     void lostRankFailsCollectivesWhereItIsNoPartner();
     void revokeReachesEveryMember();
@@ -1082,9 +1083,10 @@ void TestCollectives::measuredLinks()
 {
     CommWorld w(QStringLiteral("local"), 3);
     QVERIFY(w.formed());
-    // Given no measurement yet, the model is the defaults
+    // Given no measurement yet, the model is the defaults, without a CPU limit
     const LinkModel defaults;
     QCOMPARE(w[0].linkModel().latencyUs, defaults.latencyUs);
+    QCOMPARE(w[0].linkModel().parallelTransfers, 0);
     // When rank 0 measures its links (the peers answer on their progress threads)
     const auto measured = within(w[0].measureLinks());
     QVERIFY2(measured, qPrintable(problem(measured)));
@@ -1105,6 +1107,24 @@ void TestCollectives::measuredLinks()
     QVERIFY(lost.wait(Patience));
     const auto afterLoss = within(w[1].measureLinks());
     QVERIFY2(afterLoss, qPrintable(problem(afterLoss)));
+}
+
+// A world whose nodes share two CPUs (as mmpirun tells a local or tcp world)
+// plans for one frame at a time: auto broadcasts serially, at every size.
+void TestCollectives::ranksSharingCpusBroadcastSerially()
+{
+    CommWorld w(QStringLiteral("local"), 4, [](WorldConfig &config) { config.sharedCpus = 2; });
+    QVERIFY(w.formed());
+    QCOMPARE(w[0].linkModel().parallelTransfers, 1);
+    for (int size : {16, 65536, 1 << 20}) {
+        const QByteArray bytes = bytesOf(size, size);
+        const QString p = onAll<QByteArray>(
+            w, [&](const Communicator &c, int r) { return c.bcast(r == 0 ? bytes : QByteArray(), 0); },
+            [&](int, const QByteArray &v) { return v == bytes ? QString() : QStringLiteral("wrong bytes"); });
+        QVERIFY2(p.isEmpty(), qPrintable(p));
+        QVERIFY(w[0].lastBcastPlan().has_value());
+        QCOMPARE(w[0].lastBcastPlan()->topology, BcastTopology::Serial);
+    }
 }
 
 void TestCollectives::peerLostMidCollective()

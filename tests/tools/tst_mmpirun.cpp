@@ -15,6 +15,7 @@
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 
 #include <cerrno>
 #include <csignal>
@@ -111,6 +112,7 @@ private Q_SLOTS:
     void worldNameOption();
     void simTransportOptions();
     void transportOptionsOnlyForSim();
+    void sharedCpusForLocalAndTcp();
     void rankAddresses_data();
     void rankAddresses();
     void listenAddressOnlyWithRankAddress();
@@ -628,6 +630,41 @@ void TestMmpirun::nodesAreBoundToCpus()
     QCOMPARE(cpusOfNodes(1, {}), everywhere(1));
     QCOMPARE(cpusOfNodes(mine.size() + 1, {u"--bind-to"_s, u"core"_s}), oneEach(mine.size() + 1));
 #endif
+}
+
+// Nodes of a local or tcp world learn how many CPUs they share (the ones
+// mmpirun may run on), for their broadcast plans; sim links are modelled
+// radios, so sim nodes are not told; a value set by the user is kept.
+void TestMmpirun::sharedCpusForLocalAndTcp()
+{
+    const QStringList print{u"/bin/sh"_s, u"-c"_s, uR"(printf 'rank=%s cpus=%s\n' "$MMPI_RANK" "$MMPI_SHARED_CPUS")"_s};
+    static const QRegularExpression line(uR"(^\[(\d+)\] rank=\d+ cpus=(\S*)$)"_s, QRegularExpression::MultilineOption);
+    const auto cpusOfNodes = [&](const QString &transport, const QProcessEnvironment &env) {
+        const ProcessRun run =
+            mmpirun(QStringList{u"-n"_s, u"2"_s, u"--transport"_s, transport, u"--"_s} + print, env);
+        QStringList cpus;
+        for (auto it = line.globalMatch(run.out); it.hasNext();)
+            cpus.append(it.next().captured(2));
+        if (run.exitCode != 0 || cpus.size() != 2)
+            qWarning().noquote() << run.dump();
+        return cpus;
+    };
+    QProcessEnvironment plain = QProcessEnvironment::systemEnvironment();
+    plain.remove(u"MMPI_SHARED_CPUS"_s);
+    qsizetype allowed = 0;
+#ifdef Q_OS_LINUX
+    QFile status(u"/proc/self/status"_s);
+    QVERIFY(status.open(QIODevice::ReadOnly));
+    static const QRegularExpression list(uR"(^Cpus_allowed_list:\s*(\S+)$)"_s, QRegularExpression::MultilineOption);
+    allowed = cpuList(list.match(QString::fromLatin1(status.readAll())).captured(1)).size();
+#endif
+    const QString mine = QString::number(allowed > 0 ? allowed : QThread::idealThreadCount());
+    QCOMPARE(cpusOfNodes(u"local"_s, plain), (QStringList{mine, mine}));
+    QCOMPARE(cpusOfNodes(u"tcp"_s, plain), (QStringList{mine, mine}));
+    QCOMPARE(cpusOfNodes(u"sim"_s, plain), (QStringList{QString(), QString()}));
+    QProcessEnvironment chosen = plain;
+    chosen.insert(u"MMPI_SHARED_CPUS"_s, u"0"_s);
+    QCOMPARE(cpusOfNodes(u"tcp"_s, chosen), (QStringList{u"0"_s, u"0"_s}));
 }
 
 void TestMmpirun::successIsSilent()

@@ -32,7 +32,7 @@ void TestWorldConfig::init()
                              "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
                              "MMPI_LISTEN_ADDRESS", "MMPI_HEARTBEAT_INTERVAL_MS", "MMPI_HEARTBEAT_TIMEOUT_MS",
                              "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES", "MMPI_WAIT_SPIN_US", "MMPI_WAIT_SPIN_MAX_US",
-                             "MMPI_REJOIN"})
+                             "MMPI_SHARED_CPUS", "MMPI_REJOIN"})
         qunsetenv(name);
 }
 
@@ -81,6 +81,7 @@ void TestWorldConfig::malformedVariablesAreNamed_data()
     QTest::newRow("chunk") << QByteArray("MMPI_CHUNK_BYTES") << QByteArray("64K");
     QTest::newRow("wait spin") << QByteArray("MMPI_WAIT_SPIN_US") << QByteArray("a while");
     QTest::newRow("most wait spin") << QByteArray("MMPI_WAIT_SPIN_MAX_US") << QByteArray("-");
+    QTest::newRow("shared cpus") << QByteArray("MMPI_SHARED_CPUS") << QByteArray("two");
 }
 
 void TestWorldConfig::malformedVariablesAreNamed()
@@ -154,6 +155,7 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     qputenv("MMPI_CHUNK_BYTES", "262144");
     qputenv("MMPI_WAIT_SPIN_US", "0");
     qputenv("MMPI_WAIT_SPIN_MAX_US", "300");
+    qputenv("MMPI_SHARED_CPUS", "2");
     const auto config = WorldConfig::fromEnvironment();
     QVERIFY2(config, config ? "" : qPrintable(config.error().toString()));
     QCOMPARE(config->listenAddress, QStringLiteral("tcp://10.77.0.2:0"));
@@ -163,6 +165,14 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     QCOMPARE(config->chunkSize, 262144);
     QCOMPARE(config->waitSpin.count(), 0);
     QCOMPARE(config->waitSpinMax.count(), 300);
+    QCOMPARE(config->sharedCpus, 2);
+
+    qputenv("MMPI_SHARED_CPUS", "-1");
+    const auto negativeCpus = WorldConfig::fromEnvironment();
+    QVERIFY(!negativeCpus);
+    QVERIFY2(negativeCpus.error().message.contains(QLatin1String("shared CPUs -1")),
+             qPrintable(negativeCpus.error().message));
+    qunsetenv("MMPI_SHARED_CPUS");
 
     qputenv("MMPI_WAIT_SPIN_MAX_US", "1000001");
     const auto longMost = WorldConfig::fromEnvironment();

@@ -1,5 +1,7 @@
 #include "launchenvironment.h"
 
+#include "cpubinding.h"
+
 #include <mmpi/core/logging.h>
 #include <mmpi/transport/listenport.h>
 
@@ -9,6 +11,7 @@
 #include <QJsonObject>
 #include <QRandomGenerator>
 #include <QTcpServer>
+#include <QThread>
 
 #include <array>
 
@@ -25,6 +28,18 @@ QString makeWorldKey()
     QRandomGenerator::system()->fillRange(words.data(), qsizetype(words.size()));
     const QByteArray key(reinterpret_cast<const char *>(words.data()), qsizetype(sizeof(words)));
     return QString::fromLatin1(key.toHex());
+}
+
+// Every node mmpirun starts runs on this machine. Over local and tcp their
+// frames cost CPU copies, so the CPUs they share bound what a broadcast tree
+// can do at once (WorldConfig::sharedCpus); sim links are modelled radios,
+// slower than any copy, so it is not set there. A value the user set stays.
+void exportSharedCpus(const QString &transport, QProcessEnvironment &env)
+{
+    if ((transport != u"local"_s && transport != u"tcp"_s) || env.contains(u"MMPI_SHARED_CPUS"_s))
+        return;
+    const qsizetype allowed = allowedCpus().size();
+    env.insert(u"MMPI_SHARED_CPUS"_s, QString::number(allowed > 0 ? allowed : QThread::idealThreadCount()));
 }
 
 // The local and sim transports both name a local server; only the scheme differs.
@@ -90,6 +105,7 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     // Options meant for another job's transport must not leak into this one.
     env.m_common.remove(u"MMPI_TRANSPORT_OPTIONS"_s);
     env.m_common.remove(u"MMPI_LISTEN_ADDRESS"_s);
+    exportSharedCpus(options.transport, env.m_common);
     if (options.transport == u"sim"_s) {
         env.m_transportOptions = options.transportOptions;
         env.m_transportOptions.insert(u"worldSize"_s, options.nodes);

@@ -85,6 +85,7 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
 {
     Next next;
     LinkModel model;
+    model.parallelTransfers = parallelTransfers();
     {
         QMutexLocker lock(&m_mutex);
         if (m_fixed)
@@ -129,6 +130,20 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
     }
     run(std::move(next));
     return model;
+}
+
+int LinkEstimator::parallelTransfers()
+{
+    // A frame between two nodes on one machine keeps two CPUs copying (the
+    // sender's into the kernel, the receiver's out of it). The world's
+    // configuration is fixed once broadcasts run, so it is read once.
+    int known = m_parallelTransfers.load(std::memory_order_relaxed);
+    if (known < 0) {
+        const int cpus = m_world->config().sharedCpus;
+        known = cpus > 0 ? std::max(1, cpus / 2) : 0;
+        m_parallelTransfers.store(known, std::memory_order_relaxed);
+    }
+    return known;
 }
 
 void LinkEstimator::measure(const QList<int> &peers, std::function<void()> done)

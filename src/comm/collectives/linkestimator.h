@@ -15,6 +15,7 @@
 #include <QMutex>
 #include <QSet>
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <thread>
@@ -99,6 +100,7 @@ private:
         QList<Frame> pings;
         QList<std::function<void()>> finished; // measure() callers whose peers are all probed
     };
+    int parallelTransfers();                   // without m_mutex: LinkModel::parallelTransfers of this world
     Next nextProbe();                          // m_mutex held: start the next queued probe
     void run(Next next);                       // without m_mutex
     void startProbe(int peer);                 // m_mutex held
@@ -125,6 +127,7 @@ private:
     std::condition_variable_any m_probeStarted;
     bool m_stopping = false;
     std::optional<LinkModel> m_fixed;
+    std::atomic<int> m_parallelTransfers{-1}; // -1: not read yet
     quint64 m_nextNonce = 1;
 };
 

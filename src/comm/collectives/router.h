@@ -92,14 +92,12 @@ private:
         LinkModel model;
         bool operator==(const PlanKey &o) const
         {
-            return ranks == o.ranks && bytes == o.bytes && topology == o.topology
-                   && model.latencyUs == o.model.latencyUs && model.bytesPerUs == o.model.bytesPerUs
-                   && model.overheadUs == o.model.overheadUs;
+            return ranks == o.ranks && bytes == o.bytes && topology == o.topology && model == o.model;
         }
         friend size_t qHash(const PlanKey &k, size_t seed = 0)
         {
             return qHashMulti(seed, k.ranks, k.bytes, int(k.topology), k.model.latencyUs, k.model.bytesPerUs,
-                              k.model.overheadUs);
+                              k.model.overheadUs, k.model.parallelTransfers);
         }
     };
     QHash<PlanKey, BcastPlan> m_plans; // guarded by m_planMutex

@@ -33,6 +33,13 @@ struct LinkModel
     double latencyUs = 30.0;    // one-way latency of a small frame
     double bytesPerUs = 1000.0; // what the sender's link carries (1000 = 1 GB/s)
     double overheadUs = 4.0;    // per-frame cost at the sender
+    // How many frames the ranks can move at once, all links together: when
+    // they share a few CPUs that copy every frame (a world on one machine),
+    // no tree delivers faster than all its frames one after the other divided
+    // by this. 0: no such limit (every node has a processor of its own).
+    int parallelTransfers = 0;
+
+    bool operator==(const LinkModel &) const = default;
 };
 
 // A sub-range handed to a child: ranks [offset, offset + length) of the range,
