@@ -232,8 +232,9 @@ static inline void pp_print_json(const struct pp_schedule *s, const char *transp
     printf("{\"op\":\"pingpong\",\"transport\":\"%s\",\"ranks\":2,\"results\":[", transport);
     for (i = 0; i < s->options->size_count; ++i) {
         const struct pp_result *r = &s->results[i];
+        /* %g for MB/s: a byte over a slow link is far below 0.001 MB/s */
         printf("%s{\"size\":%zu,\"iterations\":%ld,\"median_us\":%.3f,\"min_us\":%.3f,"
-               "\"max_us\":%.3f,\"mbps\":%.3f}",
+               "\"max_us\":%.3f,\"mbps\":%.6g}",
                i ? "," : "", r->size, r->iterations, r->median_us, r->min_us, r->max_us, r->mbps);
     }
     printf("]}\n");

@@ -51,22 +51,29 @@ void TestMmpiBench::pingpongJson_data()
 {
     QTest::addColumn<QString>("transport");
     QTest::addColumn<bool>("shared");
-    QTest::newRow("local") << QStringLiteral("local") << false;
-    QTest::newRow("tcp") << QStringLiteral("tcp") << false;
-    QTest::newRow("tcp, QByteArray messages") << QStringLiteral("tcp") << true;
+    QTest::addColumn<QStringList>("link");
+    QTest::newRow("local") << QStringLiteral("local") << false << QStringList();
+    QTest::newRow("tcp") << QStringLiteral("tcp") << false << QStringList();
+    QTest::newRow("tcp, QByteArray messages") << QStringLiteral("tcp") << true << QStringList();
+    // A byte per 20 ms round trip is 0.0001 MB/s one way: still a positive number
+    QTest::newRow("sim, slow link") << QStringLiteral("sim") << false
+                                    << QStringList{QStringLiteral("--link"), QStringLiteral("ideal"),
+                                                   QStringLiteral("--link-latency"), QStringLiteral("10")};
 }
 
 void TestMmpiBench::pingpongJson()
 {
     QFETCH(QString, transport);
     QFETCH(bool, shared);
+    QFETCH(QStringList, link);
     // Given two ranks and a size that is fragmented (above the 64 KiB and
     // 256 KiB chunks of local and tcp)
-    QStringList arguments{QStringLiteral("-n"), QStringLiteral("2"), QStringLiteral("--transport"), transport,
-                          QStringLiteral("--timeout"), QStringLiteral("120"), QStringLiteral("--"),
-                          QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong"), QStringLiteral("--sizes"),
-                          QStringLiteral("1,300000"), QStringLiteral("--iterations"), QStringLiteral("20"),
-                          QStringLiteral("--json")};
+    QStringList arguments{QStringLiteral("-n"), QStringLiteral("2"), QStringLiteral("--transport"), transport};
+    arguments << link
+              << QStringList{QStringLiteral("--timeout"), QStringLiteral("120"), QStringLiteral("--"),
+                             QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong"), QStringLiteral("--sizes"),
+                             QStringLiteral("1,300000"), QStringLiteral("--iterations"), QStringLiteral("20"),
+                             QStringLiteral("--json")};
     if (shared)
         arguments << QStringLiteral("--qbytearray");
     const ProcessRun run = runMmpirun(arguments, {.timeoutMs = 180000});
