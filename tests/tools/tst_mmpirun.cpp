@@ -578,6 +578,17 @@ QList<int> cpuList(const QString &text)
     return cpus;
 }
 
+// The CPUs this test may run on (and mmpirun with it); empty where the
+// system cannot say.
+QList<int> cpusOfThisProcess()
+{
+    QFile status(u"/proc/self/status"_s);
+    if (!status.open(QIODevice::ReadOnly))
+        return {};
+    static const QRegularExpression allowed(uR"(^Cpus_allowed_list:\s*(\S+)$)"_s, QRegularExpression::MultilineOption);
+    return cpuList(allowed.match(QString::fromLatin1(status.readAll())).captured(1));
+}
+
 // What each node of an mmpirun job with `options` may run on, by rank.
 QMap<int, QList<int>> cpusOfNodes(int nodes, const QStringList &options)
 {
@@ -601,10 +612,7 @@ void TestMmpirun::nodesAreBoundToCpus()
 #ifndef Q_OS_LINUX
     QSKIP("CPU binding is implemented on Linux");
 #else
-    QFile status(u"/proc/self/status"_s);
-    QVERIFY(status.open(QIODevice::ReadOnly));
-    static const QRegularExpression allowed(uR"(^Cpus_allowed_list:\s*(\S+)$)"_s, QRegularExpression::MultilineOption);
-    const QList<int> mine = cpuList(allowed.match(QString::fromLatin1(status.readAll())).captured(1));
+    const QList<int> mine = cpusOfThisProcess();
     QVERIFY(!mine.isEmpty());
     if (mine.size() < 2 || mine.size() > 16)
         QSKIP("needs 2 to 16 CPUs to run on (mmpirun inherits this test's)");
@@ -651,13 +659,7 @@ void TestMmpirun::sharedCpusForLocalAndTcp()
     };
     QProcessEnvironment plain = QProcessEnvironment::systemEnvironment();
     plain.remove(u"MMPI_SHARED_CPUS"_s);
-    qsizetype allowed = 0;
-#ifdef Q_OS_LINUX
-    QFile status(u"/proc/self/status"_s);
-    QVERIFY(status.open(QIODevice::ReadOnly));
-    static const QRegularExpression list(uR"(^Cpus_allowed_list:\s*(\S+)$)"_s, QRegularExpression::MultilineOption);
-    allowed = cpuList(list.match(QString::fromLatin1(status.readAll())).captured(1)).size();
-#endif
+    const qsizetype allowed = cpusOfThisProcess().size();
     const QString mine = QString::number(allowed > 0 ? allowed : QThread::idealThreadCount());
     QCOMPARE(cpusOfNodes(u"local"_s, plain), (QStringList{mine, mine}));
     QCOMPARE(cpusOfNodes(u"tcp"_s, plain), (QStringList{mine, mine}));
