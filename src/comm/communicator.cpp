@@ -213,6 +213,7 @@ std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *
     frame.header.tag = tag;
     frame.header.itemType = payload.itemType;
     frame.header.count = payload.count;
+    frame.header.flags = detail::frameFlagsOf(payload);
     frame.payload = std::move(payload.bytes);
     const Status status{d->rank(), tag, frame.header.itemType, frame.header.count, frame.payload.size()};
     auto state = std::make_shared<RequestState>(RequestState::Kind::Send, d->id, destination, tag);

@@ -13,11 +13,6 @@ Result<Status> received(const Frame &frame)
     return statusOf(frame.header, frame.payload.size());
 }
 
-Payload payloadOf(const Frame &frame)
-{
-    return {frame.header.itemType, frame.header.count, frame.payload};
-}
-
 } // namespace
 
 Matcher::Matcher(World *world, std::shared_ptr<ReceiveGate> gate)
@@ -219,7 +214,7 @@ void Matcher::completePlaced(const Frame &frame)
         return;
     }
     const qint64 bytes = qint64(frame.header.count) * itemSize(frame.header.itemType);
-    receive->completePlaced(statusOf(frame.header, bytes));
+    receive->completePlaced(statusOf(frame.header, bytes), itemOrderOf(frame.header));
 }
 
 void Matcher::handleFrame(const Frame &frame)

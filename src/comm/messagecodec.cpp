@@ -39,13 +39,38 @@ Result<void> checkStreamConsumed(const QDataStream &stream, qsizetype leftover, 
     return success();
 }
 
+Payload payloadOf(const Frame &frame)
+{
+    return {frame.header.itemType, frame.header.count, frame.payload, itemOrderOf(frame.header)};
+}
+
+Payload payloadOf(Frame &&frame)
+{
+    return {frame.header.itemType, frame.header.count, std::move(frame.payload), itemOrderOf(frame.header)};
+}
+
+quint8 frameFlagsOf(const Payload &payload)
+{
+    // Only where the order means something: the decoder refuses the flag on
+    // Object records, and single bytes read the same either way.
+    return itemSize(payload.itemType) > 1 ? itemOrderFlag(payload.order) : 0;
+}
+
+Payload inHostOrder(Payload payload)
+{
+    payload.bytes = reorderItems(payload.itemType, std::move(payload.bytes), payload.order, HostItemOrder);
+    payload.order = HostItemOrder;
+    return payload;
+}
+
 } // namespace detail
 
 Payload MessageCodec<QString>::encode(const QString &text)
 {
     const auto units = std::span<const char16_t>(reinterpret_cast<const char16_t *>(text.utf16()),
                                                  size_t(text.size()));
-    return {ItemType::Char, quint32(text.size()), encodeItems<char16_t>(units)};
+    return {ItemType::Char, quint32(text.size()), encodeItems<char16_t>(units, ItemType::Char, HostItemOrder),
+            HostItemOrder};
 }
 
 Result<QString> MessageCodec<QString>::decode(const Payload &payload)
@@ -53,10 +78,10 @@ Result<QString> MessageCodec<QString>::decode(const Payload &payload)
     if (payload.itemType != ItemType::Char)
         return detail::typeMismatch(payload.itemType, QStringLiteral("Char (QString)"));
     if (qint64(payload.count) * 2 != payload.bytes.size()) // before allocating
-        return decodeItemsInto<char16_t>(payload.itemType, payload.count, payload.bytes, {}).error();
+        return decodeItemsInto<char16_t>(payload.itemType, payload.count, payload.bytes, {}, payload.order).error();
     QString text(qsizetype(payload.count), Qt::Uninitialized);
     auto out = std::span<char16_t>(reinterpret_cast<char16_t *>(text.data()), size_t(text.size()));
-    if (auto ok = decodeItemsInto<char16_t>(payload.itemType, payload.count, payload.bytes, out); !ok)
+    if (auto ok = decodeItemsInto<char16_t>(payload.itemType, payload.count, payload.bytes, out, payload.order); !ok)
         return ok.error();
     return text;
 }

@@ -73,25 +73,12 @@ char *RequestState::takePlace(const FrameHeader &header, qint64 bytes)
     return p.data;
 }
 
-bool RequestState::completePlaced(const Status &status)
+bool RequestState::completePlaced(const Status &status, ItemOrder order)
 {
-    char *data = const_cast<char *>(m_delivered.load());
-    const qsizetype n = qsizetype(status.count);
-    // In place, as decodeItemsInto() would have converted them on the way.
-    switch (itemSize(status.itemType)) {
-    case 2:
-        qFromBigEndian<quint16>(data, n, data);
-        break;
-    case 4:
-        qFromBigEndian<quint32>(data, n, data);
-        break;
-    case 8:
-        qFromBigEndian<quint64>(data, n, data);
-        break;
-    default:
-        break;
-    }
-    return complete(status, Payload{status.itemType, status.count, {}});
+    // Swapped in place where decodeItemsInto() would have swapped them on the way.
+    if (order != HostItemOrder)
+        swapItemsInPlace(status.itemType, const_cast<char *>(m_delivered.load()), qsizetype(status.count));
+    return complete(status, Payload{status.itemType, status.count, {}, HostItemOrder});
 }
 
 const char *RequestState::deliveredData() const

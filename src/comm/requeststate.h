@@ -59,7 +59,7 @@ public:
     // the message fits it (then it is this message's), else nullptr.
     char *takePlace(const FrameHeader &header, qint64 bytes);
     // The placed message is all there: its items become host-order values.
-    bool completePlaced(const Status &status);
+    bool completePlaced(const Status &status, ItemOrder order);
     // Where the message's items are as host-order values (nullptr: only in
     // payload()), and whether they never were in payload().
     const char *deliveredData() const;

@@ -366,7 +366,8 @@ bool StreamReader::decodeStaged(const OwnerDelivery &deliver)
         // A large payload, or the first fragment of a message (which
         // announces its length only): large ones follow.
         m_expectLarge = length >= LargePayload
-                        || (header->kind == FrameKind::Fragment && header->flags == FirstFragment);
+                        || (header->kind == FrameKind::Fragment
+                            && (header->flags & (FirstFragment | LastFragment)) == FirstFragment);
         if (available - FrameHeaderSize < length) {
             beginPayload(*header, head + FrameHeaderSize, available - FrameHeaderSize);
             return true;

@@ -18,6 +18,21 @@ QString hex(quint64 value, int width)
     return QStringLiteral("0x") + QString::number(value, 16).toUpper().rightJustified(width, u'0');
 }
 
+// Fragment frames have their own flags; Data frames and their fragments may
+// say their items are little-endian, unless the items are Object records.
+Result<void> checkFlags(FrameKind kind, ItemType type, quint8 flags)
+{
+    quint8 allowed = 0;
+    if (kind == FrameKind::Fragment)
+        allowed |= FirstFragment | LastFragment;
+    if ((kind == FrameKind::Data || kind == FrameKind::Fragment) && type != ItemType::Object)
+        allowed |= LittleEndianItems;
+    if (flags & ~allowed)
+        return Error(ErrorCode::BadHeader, QStringLiteral("reserved flags %1 are set (allowed: %2)")
+                                               .arg(hex(flags, 2), hex(allowed, 2)));
+    return success();
+}
+
 // Checks the fixed fields of the first `size` header bytes, each field only
 // once it is complete. Used on a full header and, earlier, on a partial one, so
 // a peer that is not speaking MMPI is rejected after 4 bytes rather than left
@@ -44,14 +59,8 @@ Result<void> checkLeadingFields(const char *p, qsizetype size)
         return Error(ErrorCode::BadItemType,
                      QStringLiteral("unknown item type code %1 (expected 0 to %2)")
                          .arg(quint8(p[6])).arg(quint8(ItemType::UnsignedShort)));
-    if (size >= 8) {
-        const bool fragment = quint8(p[5]) == quint8(FrameKind::Fragment);
-        const quint8 allowed = fragment ? quint8(FirstFragment | LastFragment) : 0;
-        if (quint8(p[7]) & ~allowed)
-            return Error(ErrorCode::BadHeader,
-                         QStringLiteral("reserved flags %1 are set (allowed: %2)")
-                             .arg(hex(quint8(p[7]), 2), hex(allowed, 2)));
-    }
+    if (size >= 8)
+        return checkFlags(FrameKind(quint8(p[5])), ItemType(quint8(p[6])), quint8(p[7]));
     return success();
 }
 

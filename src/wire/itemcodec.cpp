@@ -84,10 +84,20 @@ void checkEncodeAs(ItemType as)
     Q_UNUSED(as);
 }
 
+// `count` items of T from `from` to `to` in another order or the same.
+template<typename T>
+void copyItems(const char *from, qsizetype count, char *to, bool swap)
+{
+    if (swap)
+        detail::swapItemBytes(int(sizeof(T)), from, count, to);
+    else if (to != from)
+        std::memcpy(to, from, size_t(count) * sizeof(T));
+}
+
 } // namespace
 
 template<typename T>
-QByteArray encodeItems(std::span<const T> items, ItemType as)
+QByteArray encodeItems(std::span<const T> items, ItemType as, ItemOrder order)
 {
     checkEncodeAs<T>(as);
     const qsizetype n = qsizetype(items.size());
@@ -99,14 +109,15 @@ QByteArray encodeItems(std::span<const T> items, ItemType as)
         for (qsizetype i = 0; i < n; ++i)
             out[i] = items[size_t(i)] ? 1 : 0;
     } else {
-        // Byte-wise swap: exact bits for floats too (NaN payloads, -0.0).
-        detail::swapItemBytes(int(sizeof(T)), reinterpret_cast<const char *>(items.data()), n, out.data());
+        // Byte-wise: exact bits for floats too (NaN payloads, -0.0).
+        copyItems<T>(reinterpret_cast<const char *>(items.data()), n, out.data(), order != HostItemOrder);
     }
     return out;
 }
 
 template<typename T>
-Result<void> decodeItemsInto(ItemType type, quint32 count, const QByteArray &payload, std::span<T> out)
+Result<void> decodeItemsInto(ItemType type, quint32 count, const QByteArray &payload, std::span<T> out,
+                             ItemOrder order)
 {
     if (!itemTypeDecodesAs<T>(type))
         return Error(ErrorCode::TypeMismatch,
@@ -126,14 +137,14 @@ Result<void> decodeItemsInto(ItemType type, quint32 count, const QByteArray &pay
         for (quint32 i = 0; i < count; ++i)
             out[i] = payload.at(i) != 0;
     } else {
-        detail::swapItemBytes(int(sizeof(T)), payload.constData(), qsizetype(count),
-                              reinterpret_cast<char *>(out.data()));
+        copyItems<T>(payload.constData(), qsizetype(count), reinterpret_cast<char *>(out.data()),
+                     order != HostItemOrder);
     }
     return success();
 }
 
 template<typename T>
-Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &payload)
+Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &payload, ItemOrder order)
 {
     // Type and size are checked before allocating: count is then bounded by real bytes.
     if (!itemTypeDecodesAs<T>(type) || qint64(count) * itemSize(type) != payload.size()) {
@@ -141,22 +152,23 @@ Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &pay
         return checked.error();
     }
     // Bytes need no swap: one copy. Other sizes go to a list left
-    // uninitialized, swapped into place by the vector kernel in one pass.
+    // uninitialized, copied or swapped into place in one pass.
     if constexpr (sizeof(T) == 1 && !std::is_same_v<T, bool>) {
         const T *begin = reinterpret_cast<const T *>(payload.constData());
         return QList<T>(begin, begin + count);
     } else {
         QList<T> out = detail::uninitializedList<T>(static_cast<qsizetype>(count));
-        if (auto ok = decodeItemsInto<T>(type, count, payload, std::span<T>(out.data(), size_t(out.size()))); !ok)
+        if (auto ok = decodeItemsInto<T>(type, count, payload, std::span<T>(out.data(), size_t(out.size())), order);
+            !ok)
             return ok.error();
         return out;
     }
 }
 
 #define MMPI_INSTANTIATE_ITEM_CODEC(T)                                                    \
-    template QByteArray encodeItems<T>(std::span<const T>, ItemType);                     \
-    template Result<QList<T>> decodeItems<T>(ItemType, quint32, const QByteArray &);      \
-    template Result<void> decodeItemsInto<T>(ItemType, quint32, const QByteArray &, std::span<T>);
+    template QByteArray encodeItems<T>(std::span<const T>, ItemType, ItemOrder);                     \
+    template Result<QList<T>> decodeItems<T>(ItemType, quint32, const QByteArray &, ItemOrder);      \
+    template Result<void> decodeItemsInto<T>(ItemType, quint32, const QByteArray &, std::span<T>, ItemOrder);
 
 MMPI_INSTANTIATE_ITEM_CODEC(bool)
 MMPI_INSTANTIATE_ITEM_CODEC(qint8)
@@ -170,6 +182,28 @@ MMPI_INSTANTIATE_ITEM_CODEC(float)
 MMPI_INSTANTIATE_ITEM_CODEC(double)
 
 #undef MMPI_INSTANTIATE_ITEM_CODEC
+
+QByteArray reorderItems(ItemType type, QByteArray payload, ItemOrder from, ItemOrder to)
+{
+    const int size = itemSize(type);
+    if (from == to || size <= 1 || payload.isEmpty())
+        return payload;
+    const qsizetype count = payload.size() / size;
+    if (payload.isDetached()) {
+        swapItemsInPlace(type, payload.data(), count);
+        return payload;
+    }
+    QByteArray out = BufferPool::take(payload.size());
+    detail::swapItemBytes(size, payload.constData(), count, out.data());
+    std::memcpy(out.data() + count * size, payload.constData() + count * size, size_t(payload.size() - count * size));
+    return out;
+}
+
+void swapItemsInPlace(ItemType type, char *data, qsizetype count)
+{
+    if (const int size = itemSize(type); size > 1 && count > 0)
+        detail::swapItemBytes(size, data, count, data);
+}
 
 QByteArray encodeObjects(const QList<QByteArray> &objects)
 {

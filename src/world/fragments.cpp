@@ -24,7 +24,8 @@ Frame fragmentHeaderOf(const Frame &message, quint8 flags)
     Frame fragment;
     fragment.header = message.header;
     fragment.header.kind = FrameKind::Fragment;
-    fragment.header.flags = flags;
+    // Every fragment says the order of the items it carries a slice of.
+    fragment.header.flags = flags | (message.header.flags & LittleEndianItems);
     return fragment;
 }
 

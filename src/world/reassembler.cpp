@@ -43,12 +43,12 @@ Result<void> Reassembler::begin(const Frame &fragment)
     m_filled = 0;
     m_message = Frame{fragment.header, QByteArray()};
     m_message->header.kind = FrameKind::Data;
-    m_message->header.flags = 0;
+    m_message->header.flags = fragment.header.flags & LittleEndianItems;
     m_target = m_placement && sizeKnownAhead(m_message->header, m_expected)
                    ? m_placement(m_message->header, m_expected)
                    : nullptr;
     if (m_target) {
-        m_message->header.flags = PlacedPayload;
+        m_message->header.flags |= PlacedPayload;
         return success();
     }
     // All of it at once, so that appending never copies what came before.
@@ -65,7 +65,8 @@ Result<void> Reassembler::checkContinues(const FrameHeader &h) const
         return violation(QStringLiteral("a fragment arrived with no message in progress"));
     const FrameHeader &m = m_message->header;
     if (h.communicator != m.communicator || h.tag != m.tag || h.itemType != m.itemType
-        || h.count != m.count || h.source != m.source || h.root != m.root)
+        || h.count != m.count || h.source != m.source || h.root != m.root
+        || (h.flags & LittleEndianItems) != (m.flags & LittleEndianItems))
         return violation(QStringLiteral("a fragment does not belong to the message in progress"));
     return success();
 }

@@ -169,6 +169,7 @@ private Q_SLOTS:
     void droppedResultsGiveTheirBuffersBack();
     void integerReductionsWrapAround();
     void libraryKernelsMatchTheItemLoop();
+    void contributionsCombineInEitherByteOrder();
     void reduceUserOps();
     void errors();
     void coroutineAwaitsCollectives();
@@ -652,7 +653,8 @@ QByteArray edgyItems(qsizetype count, quint32 seed)
         else
             items.append(E(random.generate64()));
     }
-    return encodeItems<E>(std::span<const E>(items.constData(), size_t(items.size())));
+    return encodeItems<E>(std::span<const E>(items.constData(), size_t(items.size())), ItemTraits<E>::type,
+                          HostItemOrder);
 }
 
 // Equal bits, or both NaN (which NaN an addition of two returns is the CPU's choice).
@@ -662,7 +664,7 @@ bool sameItems(const QByteArray &a, const QByteArray &b)
     if (a.size() != b.size())
         return false;
     for (qsizetype at = 0; at < a.size(); at += qsizetype(sizeof(E))) {
-        const E x = loadWireItem<E>(a.constData() + at), y = loadWireItem<E>(b.constData() + at);
+        const E x = loadHostItem<E>(a.constData() + at), y = loadHostItem<E>(b.constData() + at);
         bool nan = false;
         if constexpr (std::is_floating_point_v<E>)
             nan = std::isnan(x) && std::isnan(y);
@@ -689,13 +691,13 @@ void checkKernels()
                 detail::combineItems<E>(expected.data(), mine.constData(), from.constData(), mine.size(), apply);
             });
             QByteArray apart(mine.size(), Qt::Uninitialized);
-            QVERIFY(detail::combineWireItems(op, ItemTraits<E>::type, apart.data(), mine.constData(),
-                                             from.constData(), mine.size()));
+            QVERIFY(detail::combineBuiltinItems(op, ItemTraits<E>::type, apart.data(), mine.constData(),
+                                                from.constData(), mine.size()));
             QVERIFY2(sameItems<E>(apart, expected), qPrintable(opName(op) + u' ' + QString::number(count)));
             QByteArray inPlace = mine;
             inPlace.detach();
-            QVERIFY(detail::combineWireItems(op, ItemTraits<E>::type, inPlace.data(), inPlace.constData(),
-                                             from.constData(), inPlace.size()));
+            QVERIFY(detail::combineBuiltinItems(op, ItemTraits<E>::type, inPlace.data(), inPlace.constData(),
+                                                from.constData(), inPlace.size()));
             QVERIFY2(sameItems<E>(inPlace, expected), qPrintable(opName(op) + QStringLiteral(" in place")));
         }
     }
@@ -713,8 +715,40 @@ void TestCollectives::libraryKernelsMatchTheItemLoop()
     checkKernels<float>();
     checkKernels<double>();
     char out[2] = {};
-    QVERIFY(!detail::combineWireItems(Op::Sum, ItemType::Short, out, out, out, 2));
-    QVERIFY(!detail::combineWireItems(Op::BitwiseAnd, ItemType::Double, out, out, out, 0));
+    QVERIFY(!detail::combineBuiltinItems(Op::Sum, ItemType::Short, out, out, out, 2));
+    QVERIFY(!detail::combineBuiltinItems(Op::BitwiseAnd, ItemType::Double, out, out, out, 0));
+}
+
+// A contribution from a host of the other byte order combines with this
+// host's: through the combiner and through the caller's last combine, with a
+// built-in kernel and with a user's function, the result is right and in
+// this host's order, and neither operand shared with a sender is changed.
+void TestCollectives::contributionsCombineInEitherByteOrder()
+{
+    const QList<double> a{1.5, -2.0, 1e10, 0.0}, b{0.25, 4.0, -1.0, -0.0};
+    const QList<double> sums{1.75, 2.0, 1e10 - 1.0, 0.0};
+    const auto payload = [](const QList<double> &items, ItemOrder order) {
+        return Payload{ItemType::Double, quint32(items.size()),
+                       encodeItems<double>(std::span<const double>(items), ItemType::Double, order), order};
+    };
+    const ReduceOp<double> builtin(Op::Sum);
+    const ReduceOp<double> user([](double x, double y) { return x + y; });
+    for (const ReduceOp<double> &op : {builtin, user}) {
+        for (ItemOrder left : {QSysInfo::BigEndian, QSysInfo::LittleEndian}) {
+            for (ItemOrder right : {QSysInfo::BigEndian, QSysInfo::LittleEndian}) {
+                const Payload mine = payload(a, left), theirs = payload(b, right);
+                const QByteArray mineBefore(mine.bytes.constData(), mine.bytes.size());
+                const QByteArray theirsBefore(theirs.bytes.constData(), theirs.bytes.size());
+                const auto combined = detail::makeCombiner<QList<double>>(op).combine(mine, theirs);
+                QVERIFY(combined);
+                QCOMPARE(combined->order, HostItemOrder);
+                QCOMPARE(MessageCodec<QList<double>>::decode(*combined).value(), sums);
+                QCOMPARE(detail::combineIntoList<double>(op, mine, theirs), sums);
+                QCOMPARE(mine.bytes, mineBefore);
+                QCOMPARE(theirs.bytes, theirsBefore);
+            }
+        }
+    }
 }
 
 // Integer sums and products wrap around as two's complement does, with no

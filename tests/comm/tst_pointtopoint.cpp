@@ -13,7 +13,6 @@
 #include <QDataStream>
 #include <QLoggingCategory>
 #include <QSignalSpy>
-#include <QSignalSpy>
 #include <QTest>
 #include <QThread>
 #include <QtEndian>
@@ -255,6 +254,8 @@ private Q_SLOTS:
     void largeMessagesGoStraightIntoPostedBuffers_data();
     void largeMessagesGoStraightIntoPostedBuffers();
     void postedBufferErrors();
+    void itemsArriveInEitherByteOrder_data();
+    void itemsArriveInEitherByteOrder();
     void postedBufferOnASplitCommunicator();
     void closingAWorldEmptiesTheBufferPool();
     void secondCloseLetsTheFirstFinishSending();
@@ -411,8 +412,8 @@ void TestPointToPoint::chunkedMessageUpTo1MiBLeavesFromTheSendingThread()
     }
 }
 
-// Byte items are written from the sender's own buffer, with no encoding
-// copy (Communicator::isend): whatever the socket or the replay buffer keeps
+// Items are written from the sender's own buffer, with no encoding copy
+// (Communicator::isend): whatever the socket or the replay buffer keeps
 // must be a copy by the time send() completes, so a buffer reused at once
 // changes nothing sent. Small socket buffers make the link keep most bytes.
 void TestPointToPoint::reusedSendBufferChangesNothingSent_data()
@@ -425,6 +426,50 @@ void TestPointToPoint::reusedSendBufferChangesNothingSent_data()
     }
 }
 
+namespace {
+
+// Sends messages of T from 1 item to about 3 MiB from one buffer that is
+// overwritten as soon as each send completes; empty if every message
+// arrives as it was when it was sent, else what differed.
+template<typename T>
+QString sendFromReusedBuffer(const CommWorld &w)
+{
+    const QList<qsizetype> bytes{1, 1000, 64 * 1024 + 1, 1024 * 1024, 3 * 1024 * 1024 + 7, 500};
+    const auto expected = [&bytes](int k) {
+        QList<T> items(qMax<qsizetype>(1, bytes.at(k) / qsizetype(sizeof(T))));
+        for (qsizetype i = 0; i < items.size(); ++i)
+            items[i] = T(i * 31 + k * 7 + 1);
+        return items;
+    };
+    QString sendProblem;
+    std::unique_ptr<QThread> sender(QThread::create([&] {
+        QList<T> buffer;
+        for (int k = 0; k < bytes.size(); ++k) {
+            buffer = expected(k);
+            const auto sent = w[0].send(1, 12, std::span<const T>(buffer.constData(), size_t(buffer.size()))).wait();
+            if (!sent) {
+                sendProblem = problem(sent);
+                return;
+            }
+            buffer.fill(T(0xee));
+        }
+    }));
+    sender->start();
+    QString differs;
+    for (int k = 0; k < bytes.size() && differs.isEmpty(); ++k) {
+        const auto got = w[1].recv<QList<T>>(0, 12).wait();
+        if (!got)
+            differs = problem(got);
+        else if (*got != expected(k))
+            differs = QStringLiteral("message %1 (%2 items) differs").arg(k).arg(expected(k).size());
+    }
+    if (!sender->wait(30000))
+        return QStringLiteral("the sender did not finish");
+    return differs.isEmpty() ? sendProblem : differs;
+}
+
+} // namespace
+
 void TestPointToPoint::reusedSendBufferChangesNothingSent()
 {
     QFETCH(QString, transport);
@@ -435,38 +480,13 @@ void TestPointToPoint::reusedSendBufferChangesNothingSent()
             config.transportOptions.insert(QStringLiteral("socketBuffer"), socketBuffer);
     });
     QVERIFY(w.formed());
-    // Given messages from 1 byte to 3 MiB, each a pattern of its own
-    const QList<qsizetype> sizes{1, 1000, 64 * 1024 + 1, 1024 * 1024, 3 * 1024 * 1024 + 7, 500};
-    const auto expected = [&sizes](int k) {
-        QList<quint8> items(sizes.at(k));
-        for (qsizetype i = 0; i < items.size(); ++i)
-            items[i] = quint8(i * 31 + k * 7 + 1);
-        return items;
-    };
-    // When one thread sends them all from one buffer, overwritten as soon
-    // as each send completes
-    QString sendProblem;
-    std::unique_ptr<QThread> sender(QThread::create([&] {
-        QList<quint8> buffer;
-        for (int k = 0; k < sizes.size(); ++k) {
-            buffer = expected(k);
-            const auto sent = w[0].send(1, 12, std::span<const quint8>(buffer.constData(), size_t(buffer.size()))).wait();
-            if (!sent) {
-                sendProblem = problem(sent);
-                return;
-            }
-            buffer.fill(0xee);
-        }
-    }));
-    sender->start();
-    // Then every message arrives as it was when it was sent
-    for (int k = 0; k < sizes.size(); ++k) {
-        const auto got = w[1].recv<QList<quint8>>(0, 12).wait();
-        QVERIFY2(got, qPrintable(problem(got)));
-        QVERIFY2(*got == expected(k), qPrintable(QStringLiteral("message %1 (%2 bytes) differs").arg(k).arg(sizes.at(k))));
-    }
-    QVERIFY(sender->wait(30000));
-    QCOMPARE(sendProblem, QString());
+    // Given messages from 1 item to 3 MiB, each a pattern of its own, when
+    // one thread sends them all from one buffer, overwritten as soon as each
+    // send completes, then every message arrives as it was when it was sent:
+    // bytes, and doubles, which leave from the buffer too since items travel
+    // in the sender's byte order
+    QCOMPARE(sendFromReusedBuffer<quint8>(w), QString());
+    QCOMPARE(sendFromReusedBuffer<double>(w), QString());
 }
 
 // A receiver blocked in wait() reads its links itself but hands chunked
@@ -842,6 +862,61 @@ void TestPointToPoint::postedBufferErrors()
     QCOMPARE(placed.valueInto(std::span<double>(doubles.data(), size_t(doubles.size()))).error().code,
              ErrorCode::TypeMismatch);
     QCOMPARE(placed.value<QList<qint32>>().error().code, ErrorCode::TypeMismatch);
+}
+
+// Data frames whose items are in `order`, on the world communicator, as a
+// peer of that byte order sends them (docs/protocol.md).
+template<typename T>
+Frame frameInOrder(const QList<T> &items, int tag, ItemOrder order)
+{
+    Frame frame = makeFrame(FrameKind::Data, ItemTraits<T>::type, quint32(items.size()),
+                            encodeItems<T>(std::span<const T>(items), ItemTraits<T>::type, order));
+    frame.header.tag = tag;
+    frame.header.flags = itemOrderFlag(order);
+    return frame;
+}
+
+void TestPointToPoint::itemsArriveInEitherByteOrder_data()
+{
+    QTest::addColumn<bool>("littleEndian");
+    QTest::newRow("big-endian (the wire's own order)") << false;
+    QTest::newRow("little-endian (flagged)") << true;
+}
+
+// Items come right from a peer of either byte order (a big-endian host, or
+// one that sends big-endian items as MMPI did before LittleEndianItems):
+// into a list, converted in place in a buffer a large message was written
+// into as it arrived (its fragments each carry the flag), and as a QString.
+void TestPointToPoint::itemsArriveInEitherByteOrder()
+{
+    QFETCH(bool, littleEndian);
+    const ItemOrder order = littleEndian ? QSysInfo::LittleEndian : QSysInfo::BigEndian;
+    PlacementLog log;
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) { config.chunkSize = 4096; });
+    QVERIFY(w.formed());
+    const QList<double> small{1.5, -0.0, 1e300, std::numeric_limits<double>::denorm_min()};
+    const QList<qint32> large = numbered<qint32>(100000);
+    const QString text = QStringLiteral("Grüße, 世界");
+    const QList<char16_t> units(text.utf16(), text.utf16() + text.size());
+    // Given a receive posted into a buffer for the large message
+    QList<qint32> buffer(large.size());
+    Request intoBuffer = w[1].irecv(std::span<qint32>(buffer.data(), size_t(buffer.size())), 0, 2);
+    // When rank 0 sends three messages with their items in `order`
+    QVERIFY(w.world(0)->sendFrame(1, frameInOrder(small, 1, order)));
+    QVERIFY(w.world(0)->sendFrame(1, frameInOrder(large, 2, order)));
+    QVERIFY(w.world(0)->sendFrame(1, frameInOrder(units, 3, order)));
+    // Then each arrives as it was sent, bit for bit
+    const auto doubles = w[1].recv<QList<double>>(0, 1).wait();
+    QVERIFY2(doubles, qPrintable(problem(doubles)));
+    QCOMPARE(doubles->size(), small.size());
+    QVERIFY(std::memcmp(doubles->constData(), small.constData(), size_t(small.size()) * sizeof(double)) == 0);
+    const auto placed = intoBuffer.wait();
+    QVERIFY2(placed, qPrintable(problem(placed)));
+    QVERIFY(buffer == large);
+    QCOMPARE(log.placed(), 1);
+    const auto received = w[1].recv<QString>(0, 3).wait();
+    QVERIFY2(received, qPrintable(problem(received)));
+    QCOMPARE(*received, text);
 }
 
 // A communicator whose ranks are not the world's matches on world ranks

@@ -50,13 +50,15 @@ private Q_SLOTS:
 void TestMmpiBench::pingpongJson_data()
 {
     QTest::addColumn<QString>("transport");
-    QTest::addColumn<bool>("shared");
+    QTest::addColumn<QString>("messages"); // mmpi-bench's flag for the kind of message, or none
     QTest::addColumn<QStringList>("link");
-    QTest::newRow("local") << QStringLiteral("local") << false << QStringList();
-    QTest::newRow("tcp") << QStringLiteral("tcp") << false << QStringList();
-    QTest::newRow("tcp, QByteArray messages") << QStringLiteral("tcp") << true << QStringList();
+    QTest::newRow("local") << QStringLiteral("local") << QString() << QStringList();
+    QTest::newRow("tcp") << QStringLiteral("tcp") << QString() << QStringList();
+    QTest::newRow("tcp, QByteArray messages") << QStringLiteral("tcp") << QStringLiteral("--qbytearray")
+                                              << QStringList();
+    QTest::newRow("tcp, doubles") << QStringLiteral("tcp") << QStringLiteral("--doubles") << QStringList();
     // A byte per 20 ms round trip is 0.0001 MB/s one way: still a positive number
-    QTest::newRow("sim, slow link") << QStringLiteral("sim") << false
+    QTest::newRow("sim, slow link") << QStringLiteral("sim") << QString()
                                     << QStringList{QStringLiteral("--link"), QStringLiteral("ideal"),
                                                    QStringLiteral("--link-latency"), QStringLiteral("10")};
 }
@@ -64,7 +66,7 @@ void TestMmpiBench::pingpongJson_data()
 void TestMmpiBench::pingpongJson()
 {
     QFETCH(QString, transport);
-    QFETCH(bool, shared);
+    QFETCH(QString, messages);
     QFETCH(QStringList, link);
     // Given two ranks and a size that is fragmented (above the 64 KiB and
     // 256 KiB chunks of local and tcp)
@@ -74,8 +76,8 @@ void TestMmpiBench::pingpongJson()
                              QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("pingpong"), QStringLiteral("--sizes"),
                              QStringLiteral("1,300000"), QStringLiteral("--iterations"), QStringLiteral("20"),
                              QStringLiteral("--json")};
-    if (shared)
-        arguments << QStringLiteral("--qbytearray");
+    if (!messages.isEmpty())
+        arguments << messages;
     const ProcessRun run = runMmpirun(arguments, {.timeoutMs = 180000});
     QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
     // Then rank 0 prints one JSON object of the documented shape

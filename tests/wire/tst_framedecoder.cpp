@@ -11,6 +11,8 @@
 
 #include <QtEndian>
 
+#include <cmath>
+
 using namespace mmpi;
 
 namespace {
@@ -152,6 +154,7 @@ private slots:
     void headerLiteralBytes();
     void encodeFrameSetsPayloadLength();
     void decodeHeaderNeedsWholeHeader();
+    void littleEndianItemsFlag();
     void oneByteAtATime();
     void everySplitPoint();
     void randomChunks();
@@ -233,6 +236,38 @@ void tst_FrameDecoder::decodeHeaderNeedsWholeHeader()
     QVERIFY(!r.hasValue());
     QCOMPARE(r.error().code, ErrorCode::BadHeader);
     QVERIFY(FrameDecoder::decodeHeader(h, {}).hasValue());
+}
+
+// A Data frame (and each Fragment of one) may carry its items little-endian;
+// the flag survives decoding and says the order, which the items then have.
+void tst_FrameDecoder::littleEndianItemsFlag()
+{
+    const double values[] = {1.5, -0.0, 1e300};
+    Frame data = makeFrame(FrameKind::Data, ItemType::Double, 3,
+                           encodeItems<double>(values, ItemType::Double, QSysInfo::LittleEndian));
+    data.header.flags = itemOrderFlag(QSysInfo::LittleEndian);
+    QCOMPARE(data.header.flags, LittleEndianItems);
+    QCOMPARE(data.payload.left(8), bytes({0, 0, 0, 0, 0, 0, 0xF8, 0x3F})); // 1.5, least significant byte first
+    FrameDecoder decoder;
+    QVERIFY(decoder.feed(encodeFrame(data)).hasValue());
+    const auto decoded = decoder.next();
+    QVERIFY2(decoded.hasValue() && decoded->has_value(), "a little-endian Data frame decodes");
+    QCOMPARE((*decoded)->header.flags, LittleEndianItems);
+    QCOMPARE(itemOrderOf((*decoded)->header), QSysInfo::LittleEndian);
+    const auto items = decodeItems<double>(ItemType::Double, 3, (*decoded)->payload, itemOrderOf((*decoded)->header));
+    QVERIFY(items.hasValue());
+    QCOMPARE(*items, QList<double>(std::begin(values), std::end(values)));
+    QVERIFY(std::signbit(items->at(1)));
+
+    FrameHeader fragment;
+    fragment.kind = FrameKind::Fragment;
+    fragment.itemType = ItemType::Int;
+    fragment.flags = FirstFragment | LittleEndianItems;
+    fragment.payloadLength = FragmentLengthSize;
+    const auto header = FrameDecoder::decodeHeader(encodeHeader(fragment), DecoderLimits{});
+    QVERIFY2(header.hasValue(), why(header).constData());
+    QCOMPARE(itemOrderOf(*header), QSysInfo::LittleEndian);
+    QCOMPARE(itemOrderOf(FrameHeader{}), QSysInfo::BigEndian);
 }
 
 void tst_FrameDecoder::oneByteAtATime()
@@ -382,12 +417,24 @@ void tst_FrameDecoder::headerErrors_data()
     QTest::newRow("item type 255") << headerWith(6, bytes({255})) << ErrorCode::BadItemType
                                    << QStringLiteral("unknown item type code 255 (expected 0 to 13)");
     QTest::newRow("flags") << headerWith(7, bytes({0x80})) << ErrorCode::BadHeader
-                           << QStringLiteral("reserved flags 0x80 are set (allowed: 0x00)");
+                           << QStringLiteral("reserved flags 0x80 are set (allowed: 0x04)");
     FrameHeader fragment;
     fragment.kind = FrameKind::Fragment;
     fragment.itemType = ItemType::Int;
-    QTest::newRow("fragment flags") << headerWith(7, bytes({0x04}), fragment) << ErrorCode::BadHeader
-                                    << QStringLiteral("reserved flags 0x04 are set (allowed: 0x03)");
+    QTest::newRow("fragment flags") << headerWith(7, bytes({0x08}), fragment) << ErrorCode::BadHeader
+                                    << QStringLiteral("reserved flags 0x08 are set (allowed: 0x07)");
+    // Little-endian items: not on Object records (their lengths are
+    // big-endian) nor on frames that carry no message.
+    FrameHeader objects;
+    objects.itemType = ItemType::Object;
+    QTest::newRow("little-endian objects") << headerWith(7, bytes({LittleEndianItems}), objects)
+                                           << ErrorCode::BadHeader
+                                           << QStringLiteral("reserved flags 0x04 are set (allowed: 0x00)");
+    FrameHeader control;
+    control.kind = FrameKind::Control;
+    QTest::newRow("little-endian control") << headerWith(7, bytes({LittleEndianItems}), control)
+                                           << ErrorCode::BadHeader
+                                           << QStringLiteral("reserved flags 0x04 are set (allowed: 0x00)");
     QTest::newRow("fragment without items")
         << headerWith(6, bytes({0}), fragment) << ErrorCode::BadItemType
         << QStringLiteral("a Fragment frame must carry items");

@@ -247,6 +247,46 @@ void tst_ItemCodec::bigEndianLayout()
 
 namespace {
 
+// The same items little-endian (as a Data frame with LittleEndianItems
+// carries them): each item's bytes reversed from the big-endian `wire`, and
+// back; reordered from `wire` without touching it when shared; in the host's
+// order a view of the items themselves.
+template<typename T>
+void checkLittleEndian(const QList<T> &items, const QByteArray &wire)
+{
+    const auto count = quint32(items.size());
+    const QByteArray little = encodeItems<T>(items, ItemTraits<T>::type, QSysInfo::LittleEndian);
+    for (qsizetype i = 0; i < items.size(); ++i) {
+        char one[sizeof(T)];
+        qToLittleEndian(std::bit_cast<detail::WireBits<T>>(items.at(i)), one);
+        QVERIFY(std::memcmp(little.constData() + i * sizeof(T), one, sizeof(T)) == 0);
+    }
+    const auto list = decodeItems<T>(ItemTraits<T>::type, count, little, QSysInfo::LittleEndian);
+    QVERIFY(list.hasValue());
+    QVERIFY(sameBits(*list, items));
+    QList<T> into(items.size());
+    QVERIFY(decodeItemsInto<T>(ItemTraits<T>::type, count, little, std::span<T>(into), QSysInfo::LittleEndian));
+    QVERIFY(sameBits(into, items));
+
+    const QByteArray shared = wire;
+    QCOMPARE(reorderItems(ItemTraits<T>::type, shared, QSysInfo::BigEndian, QSysInfo::LittleEndian), little);
+    QCOMPARE(shared, wire);
+    QByteArray own = wire;
+    own.detach();
+    const char *where = own.constData();
+    const QByteArray reordered = reorderItems(ItemTraits<T>::type, std::move(own), QSysInfo::BigEndian,
+                                              QSysInfo::LittleEndian);
+    QCOMPARE(reordered, little);
+    QCOMPARE(reordered.constData(), where); // in place: no one else held it
+    QByteArray swapped = little;
+    swapItemsInPlace(ItemTraits<T>::type, swapped.data(), qsizetype(count));
+    QCOMPARE(swapped, wire);
+
+    const QByteArray view = viewOrEncodeItems<T>(std::span<const T>(items), HostItemOrder);
+    QCOMPARE(view.constData(), reinterpret_cast<const char *>(items.constData()));
+    QCOMPARE(view, HostItemOrder == QSysInfo::LittleEndian ? little : wire);
+}
+
 // Runs long enough for the vector kernels (and every tail length after
 // them): each item's wire bytes against a swap of that item alone, and the
 // way back, into a list and into a buffer.
@@ -272,6 +312,7 @@ void checkLongRuns()
         QList<T> into(count);
         QVERIFY(decodeItemsInto<T>(ItemTraits<T>::type, quint32(count), wire, std::span<T>(into)).hasValue());
         QVERIFY(sameBits(into, items));
+        checkLittleEndian<T>(items, wire);
     }
 }
 

@@ -18,12 +18,13 @@ constexpr int PongTag = 2;
 
 // One round trip from rank 0's side (send, then receive in place), or rank 1's
 // echo; the buffer is reused so nothing is allocated per message.
-Result<void> roundTrip(const Communicator &comm, std::span<quint8> buffer)
+template<typename T>
+Result<void> roundTrip(const Communicator &comm, std::span<T> buffer)
 {
     const bool root = comm.rank() == 0;
     const int peer = root ? 1 : 0;
     if (root) {
-        if (auto sent = comm.send(peer, PingTag, std::span<const quint8>(buffer)).wait(); !sent)
+        if (auto sent = comm.send(peer, PingTag, std::span<const T>(buffer)).wait(); !sent)
             return sent.error();
         if (auto got = comm.recv(buffer, peer, PongTag).wait(); !got)
             return got.error();
@@ -31,7 +32,7 @@ Result<void> roundTrip(const Communicator &comm, std::span<quint8> buffer)
     }
     if (auto got = comm.recv(buffer, peer, PingTag).wait(); !got)
         return got.error();
-    if (auto sent = comm.send(peer, PongTag, std::span<const quint8>(buffer)).wait(); !sent)
+    if (auto sent = comm.send(peer, PongTag, std::span<const T>(buffer)).wait(); !sent)
         return sent.error();
     return success();
 }
@@ -62,7 +63,8 @@ Result<void> roundTripShared(const Communicator &comm, const QByteArray &message
     return success();
 }
 
-// Takes mmpi-bench's own `--qbytearray` out of the options the baselines share.
+// Takes mmpi-bench's own flags (`--qbytearray`, `--doubles`) out of the
+// options the baselines share.
 bool takeFlag(int &argc, char **argv, const char *flag)
 {
     for (int i = 1; i < argc; ++i) {
@@ -81,6 +83,7 @@ int runPingPong(const Communicator &comm, int argc, char **argv, const QString &
 {
     pp_options options;
     const bool shared = takeFlag(argc, argv, "--qbytearray");
+    const bool doubles = takeFlag(argc, argv, "--doubles");
     if (const int status = pp_parse_options(argc, argv, &options); status != PP_RUN)
         return status;
     if (comm.size() != 2) {
@@ -91,13 +94,18 @@ int runPingPong(const Communicator &comm, int argc, char **argv, const QString &
     if (!pp_schedule_start(&schedule, &options))
         return 1;
     std::vector<quint8> buffer(pp_largest_size(&options), 0x5a);
+    // --doubles: the size in whole doubles (at least one), a typed message
+    // that travels in the host's byte order (docs/protocol.md).
+    std::vector<double> numbers(pp_largest_size(&options) / sizeof(double) + 1, 0.5);
     QByteArray message;
     while (!pp_schedule_finished(&schedule)) {
         const auto bytes = std::span<quint8>(buffer.data(), pp_schedule_size(&schedule));
+        const auto items = std::span<double>(numbers.data(), std::max<size_t>(1, bytes.size() / sizeof(double)));
         if (shared && message.size() != qsizetype(bytes.size()))
             message = QByteArray(qsizetype(bytes.size()), char(0x5a));
         const double start = pp_now_us();
-        if (auto ok = shared ? roundTripShared(comm, message) : roundTrip(comm, bytes); !ok) {
+        const auto ok = shared ? roundTripShared(comm, message) : doubles ? roundTrip(comm, items) : roundTrip(comm, bytes);
+        if (!ok) {
             std::fprintf(stderr, "mmpi-bench: %s\n", qPrintable(ok.error().toString()));
             pp_schedule_free(&schedule);
             return 1;

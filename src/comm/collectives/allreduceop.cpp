@@ -123,7 +123,7 @@ void AllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected message of step %1 from rank %2 (contributions of "
                                              "different sizes?)").arg(tag.argument).arg(from))});
-    m_arrived.insert(tag.argument, {from, {frame.header.itemType, frame.header.count, std::move(frame.payload)}});
+    m_arrived.insert(tag.argument, {from, payloadOf(std::move(frame))});
     advance();
 }
 

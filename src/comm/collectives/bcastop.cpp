@@ -8,10 +8,12 @@ namespace mmpi::detail {
 
 namespace {
 
-Payload streamHeader(ItemType type, quint32 count, qint64 bytes)
+// The segments' message: item type, count, bytes and, since segments go as
+// bytes, the items' order (a fourth field; 3 fields mean big-endian).
+Payload streamHeader(ItemType type, quint32 count, qint64 bytes, ItemOrder order)
 {
-    const qint64 fields[] = {qint64(type), qint64(count), bytes};
-    return {ItemType::Long, 3, encodeItems<qint64>(std::span<const qint64>(fields))};
+    const qint64 fields[] = {qint64(type), qint64(count), bytes, order == QSysInfo::LittleEndian ? 1 : 0};
+    return {ItemType::Long, 4, encodeItems<qint64>(std::span<const qint64>(fields))};
 }
 
 } // namespace
@@ -22,6 +24,7 @@ BcastOp::BcastOp(CollectiveSetup setup, int root, Payload payload, BcastOptions 
     if (m_root == rank()) {
         m_itemType = payload.itemType;
         m_count = payload.count;
+        m_order = payload.order;
         m_whole = std::move(payload.bytes);
     }
 }
@@ -80,6 +83,7 @@ void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
             m_haveMeta = true;
             m_itemType = frame.header.itemType;
             m_count = frame.header.count;
+            m_order = itemOrderOf(frame.header);
             m_whole = frame.payload;
             m_totalBytes = m_received = m_whole.size();
         }
@@ -107,8 +111,10 @@ void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 void BcastOp::startStream(const Frame &header)
 {
     const auto fields = decodeItems<qint64>(header.header.itemType, header.header.count, header.payload);
-    const auto type = fields && fields->size() == 3 ? itemTypeFromCode(quint8(fields->at(0))) : std::nullopt;
+    const qsizetype n = fields ? fields->size() : 0;
+    const auto type = n == 3 || n == 4 ? itemTypeFromCode(quint8(fields->at(0))) : std::nullopt;
     const bool sane = type && fields->at(0) >= 0 && fields->at(0) <= 255 && fields->at(1) >= 0
+                      && (n == 3 || fields->at(3) == 0 || fields->at(3) == 1)
                       && fields->at(1) <= 0xffffffffLL && fields->at(2) >= 0 && fields->at(2) <= MaxMessageBytes
                       && (itemSize(*type) == 0 || fields->at(1) * itemSize(*type) == fields->at(2));
     if (!sane) {
@@ -121,6 +127,7 @@ void BcastOp::startStream(const Frame &header)
     m_streamedIn = true;
     m_itemType = *type;
     m_count = quint32(fields->at(1));
+    m_order = n == 4 && fields->at(3) == 1 ? QSysInfo::LittleEndian : QSysInfo::BigEndian;
     m_totalBytes = fields->at(2);
     // Memory follows what arrives, not what was announced.
     m_assembly.reserve(qsizetype(qMin<qint64>(m_totalBytes, 16LL * 1024 * 1024)));
@@ -187,13 +194,13 @@ void BcastOp::queueTo(int index)
     if (m_streamed && !child.headerSent) {
         child.headerSent = true;
         ++child.inFlight;
-        send(child.rank, streamHeader(m_itemType, m_count, m_totalBytes), argument,
+        send(child.rank, streamHeader(m_itemType, m_count, m_totalBytes, m_order), argument,
              CollectiveFrameKind::StreamHeader, m_treeRoot, index);
     }
     for (; child.nextPiece < m_pieces.size(); ++child.nextPiece) {
         const QByteArray &piece = m_pieces.at(child.nextPiece);
         const Payload payload = m_streamed ? Payload{ItemType::UnsignedByte, quint32(piece.size()), piece}
-                                           : Payload{m_itemType, m_count, piece};
+                                           : Payload{m_itemType, m_count, piece, m_order};
         ++child.inFlight;
         send(child.rank, payload, argument, CollectiveFrameKind::Data, m_treeRoot, index);
     }
@@ -217,7 +224,7 @@ void BcastOp::maybeFinish()
     for (const Child &c : std::as_const(m_children))
         if (!c.done)
             return;
-    Payload result{m_itemType, m_count, m_streamedIn ? m_assembly : m_whole};
+    Payload result{m_itemType, m_count, m_streamedIn ? m_assembly : m_whole, m_order};
     if (auto valid = validatePayload(result.itemType, result.count, result.bytes); !valid) {
         fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("the message does not hold what it announced: %1")
                                                          .arg(valid.error().message))});

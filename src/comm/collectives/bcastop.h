@@ -63,6 +63,7 @@ private:
     bool m_haveMeta = false;
     ItemType m_itemType = ItemType::None;
     quint32 m_count = 0;
+    ItemOrder m_order = WireItemOrder;
     qint64 m_totalBytes = 0;
     qint64 m_received = 0;
     bool m_streamedIn = false; // the message came as a stream header and segments

@@ -179,6 +179,7 @@ void CollectiveOp::send(int to, const Payload &payload, int argument, Collective
     frame.header.root = root;
     frame.header.itemType = payload.itemType;
     frame.header.count = payload.count;
+    frame.header.flags = frameFlagsOf(payload);
     frame.payload = payload.bytes;
     const bool counted = kind != CollectiveFrameKind::Abort;
     if (counted)

@@ -29,7 +29,7 @@ void ExchangeOp::begin()
     // Parts may be views of the caller's items (alltoall of bytes): the
     // world copies what it keeps of those sent, and this rank's own is kept.
     const Payload &own = m_parts->at(same ? 0 : rank());
-    m_result->parts[rank()] = {own.itemType, own.count, BufferPool::owned(own.bytes)};
+    m_result->parts[rank()] = {own.itemType, own.count, BufferPool::owned(own.bytes), own.order};
     m_parts = QList<Payload>();
     if (m_missing == 0)
         succeed();
@@ -40,7 +40,7 @@ void ExchangeOp::handleData(int from, Frame &frame, const CollectiveTag &)
     if (m_got.at(from))
         return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("a second part from rank %1").arg(from))});
     m_got[from] = true;
-    m_result->parts[from] = {frame.header.itemType, frame.header.count, frame.payload};
+    m_result->parts[from] = payloadOf(frame);
     if (--m_missing == 0)
         succeed();
 }

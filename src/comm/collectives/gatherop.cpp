@@ -31,7 +31,7 @@ void GatherOp::handleData(int from, Frame &frame, const CollectiveTag &)
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected contribution from rank %1").arg(from))});
     m_got[from] = true;
-    m_result->parts[from] = {frame.header.itemType, frame.header.count, frame.payload};
+    m_result->parts[from] = payloadOf(frame);
     if (--m_missing == 0)
         succeed();
 }

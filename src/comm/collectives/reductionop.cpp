@@ -72,7 +72,7 @@ void ReductionOp::step()
 
 void ReductionOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
-    Payload payload{frame.header.itemType, frame.header.count, std::move(frame.payload)};
+    Payload payload = payloadOf(std::move(frame));
     if (tag.argument == FinalResult) {
         if (!m_awaitFinal || from != treeRoot())
             return fail({ErrorCode::ProtocolViolation,

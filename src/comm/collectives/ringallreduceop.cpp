@@ -7,9 +7,12 @@
 
 namespace mmpi::detail {
 
+// Segments are kept in the host's byte order, in which the combiner leaves
+// what it combines; so one assembled from them is in one order.
 RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner)
     : CollectiveOp(std::move(setup)), m_combiner(std::move(combiner)), m_itemType(contribution.itemType),
-      m_itemBytes(m_combiner.itemBytes), m_count(contribution.count), m_contribution(std::move(contribution.bytes))
+      m_itemBytes(m_combiner.itemBytes), m_count(contribution.count),
+      m_contribution(inHostOrder(std::move(contribution)).bytes)
 {
     const int n = qMax(size(), 1);
     for (int i = 0; i < n; ++i) {
@@ -49,7 +52,7 @@ Payload RingAllreduceOp::segment(int index) const
     // Only the first send is of a segment still in the contribution: a copy,
     // since what is sent stays (replay buffer) after this op is gone.
     const QByteArray bytes = own.isNull() ? m_contribution.mid(m_offsets.at(index), segmentBytes(index)) : own;
-    return {m_itemType, m_counts.at(index), bytes};
+    return {m_itemType, m_counts.at(index), bytes, HostItemOrder};
 }
 
 QByteArray RingAllreduceOp::contributed(int index) const
@@ -60,7 +63,7 @@ QByteArray RingAllreduceOp::contributed(int index) const
 void RingAllreduceOp::begin()
 {
     if (size() == 1) {
-        m_result->payload = {m_itemType, m_count, std::move(m_contribution)};
+        m_result->payload = {m_itemType, m_count, std::move(m_contribution), HostItemOrder};
         return succeed();
     }
     advance();
@@ -94,7 +97,7 @@ void RingAllreduceOp::finish()
     if (m_combiner.lastCombineToCaller) {
         // The caller decodes the segments straight into its list: one pass.
         for (int i = 0; i < size(); ++i)
-            m_result->parts.append({m_itemType, m_counts.at(i), std::exchange(m_segments[i], {})});
+            m_result->parts.append({m_itemType, m_counts.at(i), std::exchange(m_segments[i], {}), HostItemOrder});
         BufferPool::recycle(std::move(m_contribution));
         return succeed();
     }
@@ -107,7 +110,7 @@ void RingAllreduceOp::finish()
         if (!segment.isEmpty())
             std::memcpy(whole.data() + m_offsets.at(i), segment.constData(), size_t(segment.size()));
     }
-    m_result->payload = {m_itemType, m_count, std::move(whole)};
+    m_result->payload = {m_itemType, m_count, std::move(whole), HostItemOrder};
     succeed();
 }
 
@@ -122,14 +125,15 @@ bool RingAllreduceOp::take(int step, Payload theirs)
         return false;
     }
     if (step >= size()) { // allgather: the whole segment
-        m_segments[index] = std::move(theirs.bytes);
+        m_segments[index] = inHostOrder(std::move(theirs)).bytes;
         return true;
     }
     // A segment combined before is moved out, not shared: the combiner writes
     // over it. This rank's own part is read where it lies (a view, so the
     // result goes over `theirs`).
     QByteArray mine = m_segments.at(index).isNull() ? contributed(index) : std::exchange(m_segments[index], {});
-    auto combined = m_combiner.combine({m_itemType, m_counts.at(index), std::move(mine)}, std::move(theirs));
+    auto combined = m_combiner.combine({m_itemType, m_counts.at(index), std::move(mine), HostItemOrder},
+                                       std::move(theirs));
     if (!combined) {
         fail({combined.error().code, describe(QStringLiteral("combining rank %1's segment: %2")
                                                   .arg(previous()).arg(combined.error().message))});
@@ -147,7 +151,7 @@ void RingAllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &ta
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected message of step %1 from rank %2 (contributions of "
                                              "different sizes?)").arg(tag.argument).arg(from))});
-    m_arrived.insert(tag.argument, {frame.header.itemType, frame.header.count, std::move(frame.payload)});
+    m_arrived.insert(tag.argument, payloadOf(std::move(frame)));
     advance();
 }
 

@@ -33,7 +33,7 @@ void ScatterOp::handleData(int from, Frame &frame, const CollectiveTag &)
 {
     if (from != m_root || rank() == m_root || isOver())
         return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("unexpected part from rank %1").arg(from))});
-    m_result->payload = {frame.header.itemType, frame.header.count, frame.payload};
+    m_result->payload = payloadOf(frame);
     succeed();
 }
 

@@ -75,7 +75,7 @@ Result<QList<T>> concatenateParts(const QList<Payload> &parts, bool sameCounts)
     for (qsizetype r = 0; r < parts.size(); ++r) {
         const Payload &p = parts.at(r);
         const auto into = std::span<T>(out.data() + at, p.count);
-        if (auto ok = decodeItemsInto<T>(p.itemType, p.count, p.bytes, into); !ok)
+        if (auto ok = decodeItemsInto<T>(p.itemType, p.count, p.bytes, into, p.order); !ok)
             return partError(int(r), ok.error());
         at += p.count;
     }

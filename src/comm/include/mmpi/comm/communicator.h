@@ -413,9 +413,9 @@ private:
             parts.append(MessageCodec<T>::encode(value));
         return parts;
     }
-    // `counts` empty: size() equal blocks. `views`: blocks of byte items may
-    // be views of `items` (viewOrEncodeItems()), for an exchange that sends
-    // or copies them all before it returns.
+    // `counts` empty: size() equal blocks. `views`: blocks may be views of
+    // `items` (viewOrEncodeItems(): all fixed-size types but bool), for an
+    // exchange that sends or copies them all before it returns.
     template<ItemValue T>
     Result<QList<Payload>> blockParts(std::span<const T> items, const QList<int> &counts, bool views = false) const
     {

@@ -2,10 +2,13 @@
 // types (bool, qint8 ... double, char16_t) travel as one item or, in a QList or
 // std::span, as a run of items; QString as Char items (UTF-16); QByteArray as
 // UnsignedByte items; anything else with QDataStream operators as one Object
-// record. Decoding checks the item type and names both types on a mismatch.
+// record. Items are encoded in the host's byte order (the frame says which,
+// docs/protocol.md), so that neither side swaps them between little-endian
+// hosts. Decoding checks the item type and names both types on a mismatch.
 #pragma once
 
 #include <mmpi/core/result.h>
+#include <mmpi/wire/frame.h>
 #include <mmpi/wire/itemcodec.h>
 
 #include <QByteArray>
@@ -24,9 +27,19 @@ struct Payload
     ItemType itemType = ItemType::None;
     quint32 count = 0;
     QByteArray bytes;
+    // The byte order of the fixed-size items in `bytes`.
+    ItemOrder order = WireItemOrder;
 };
 
 namespace detail {
+// A received Data frame's message, in the order its flags give.
+Payload payloadOf(const Frame &frame);
+Payload payloadOf(Frame &&frame);
+// The header flags that send `payload` as it is (its items' order).
+quint8 frameFlagsOf(const Payload &payload);
+// `payload` with its items in the host's order (itself if they are).
+Payload inHostOrder(Payload payload);
+
 Error typeMismatch(ItemType carried, const QString &wanted);
 Error countNotOne(ItemType carried, quint32 count);
 Result<QByteArray> singleObject(const Payload &payload, const char *typeName);
@@ -67,14 +80,17 @@ struct MessageCodec<T>
 {
     static Payload encode(const T &value)
     {
-        return {ItemTraits<T>::type, 1, encodeItems<T>(std::span<const T>(&value, 1))};
+        return {ItemTraits<T>::type, 1, encodeItems<T>(std::span<const T>(&value, 1), ItemTraits<T>::type, HostItemOrder),
+                HostItemOrder};
     }
     static Result<T> decode(const Payload &payload)
     {
         if (payload.count != 1 && itemTypeDecodesAs<T>(payload.itemType))
             return detail::countNotOne(payload.itemType, payload.count);
         T value{};
-        if (auto ok = decodeItemsInto<T>(payload.itemType, payload.count, payload.bytes, std::span<T>(&value, 1)); !ok)
+        if (auto ok = decodeItemsInto<T>(payload.itemType, payload.count, payload.bytes, std::span<T>(&value, 1),
+                                         payload.order);
+            !ok)
             return ok.error();
         return value;
     }
@@ -85,16 +101,16 @@ struct MessageCodec<QList<T>>
 {
     static Payload encode(const QList<T> &items)
     {
-        return {ItemTraits<T>::type, quint32(items.size()), encodeItems<T>(std::span<const T>(items))};
+        return MessageCodec<std::span<const T>>::encode(items);
     }
     // As encode(), but possibly a view of `items` (viewOrEncodeItems()).
     static Payload view(const QList<T> &items)
     {
-        return {ItemTraits<T>::type, quint32(items.size()), viewOrEncodeItems<T>(std::span<const T>(items))};
+        return MessageCodec<std::span<const T>>::view(items);
     }
     static Result<QList<T>> decode(const Payload &payload)
     {
-        return decodeItems<T>(payload.itemType, payload.count, payload.bytes);
+        return decodeItems<T>(payload.itemType, payload.count, payload.bytes, payload.order);
     }
 };
 
@@ -103,11 +119,13 @@ struct MessageCodec<std::span<const T>>
 {
     static Payload encode(std::span<const T> items)
     {
-        return {ItemTraits<T>::type, quint32(items.size()), encodeItems<T>(items)};
+        return {ItemTraits<T>::type, quint32(items.size()), encodeItems<T>(items, ItemTraits<T>::type, HostItemOrder),
+                HostItemOrder};
     }
     static Payload view(std::span<const T> items)
     {
-        return {ItemTraits<T>::type, quint32(items.size()), viewOrEncodeItems<T>(items)};
+        return {ItemTraits<T>::type, quint32(items.size()), viewOrEncodeItems<T>(items, HostItemOrder),
+                HostItemOrder};
     }
 };
 

@@ -270,19 +270,18 @@ struct Combiner
     qsizetype itemBytes = 0;
     // Set by an allreduce of a list of items, whose caller decodes the result
     // itself: the last combine (or a ring's assembly) is then left to it, so
-    // that the result is written once, in host byte order, into its list
-    // (CollectiveResult::operand, combineIntoList()) instead of as wire items
-    // that are then decoded in a second pass.
+    // that the result is written once, into its list (CollectiveResult::operand,
+    // combineIntoList()) instead of into a payload that is then copied again.
     bool lastCombineToCaller = false;
 };
 
 Error combineCountMismatch(qsizetype left, qsizetype right);
 
-// to[i] = apply(mine[i], from[i]) over `bytes` bytes of wire items, written
-// as wire items, or as the host's items `ToHost`. The pointers are
-// parameters (not captures) so that the loop keeps them in registers: a
-// store through char * may alias anything in memory.
-template<ItemValue E, bool ToHost = false, typename F>
+// to[i] = apply(mine[i], from[i]) over `bytes` bytes of items in the host's
+// byte order (to may be mine or from). The pointers are parameters (not
+// captures) so that the loop keeps them in registers: a store through
+// char * may alias anything in memory.
+template<ItemValue E, typename F>
 void combineItems(char *to, const char *mine, const char *from, qsizetype bytes, F apply)
 {
     constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
@@ -292,23 +291,19 @@ void combineItems(char *to, const char *mine, const char *from, qsizetype bytes,
 #pragma GCC ivdep
 #endif
     for (qsizetype at = 0; at < bytes; at += size) {
-        const E value = apply(loadWireItem<E>(mine + at), loadWireItem<E>(from + at));
-        if constexpr (ToHost)
-            std::memcpy(to + at, &value, sizeof value);
-        else
-            storeWireItem<E>(to + at, value);
+        const E value = apply(loadHostItem<E>(mine + at), loadHostItem<E>(from + at));
+        storeHostItem<E>(to + at, value);
     }
 }
 
-// combineItems() with built-in `op` for wire items of `type`, compiled in the
+// combineItems() with built-in `op` for items of `type`, compiled in the
 // library for the vector units of the CPU at hand (32- and 64-bit integers
 // and floats); false, with nothing written, for other ops and types.
-bool combineWireItems(Op op, ItemType type, char *to, const char *mine, const char *from, qsizetype bytes,
-                      bool toHost = false);
+bool combineBuiltinItems(Op op, ItemType type, char *to, const char *mine, const char *from, qsizetype bytes);
 
-// The checks of a combine of wire items E (T: E alone or a list of them).
+// The checks of a combine of items E (T: E alone or a list of them).
 template<typename T, ItemValue E>
-Result<void> checkWireOperands(const Payload &left, const Payload &right)
+Result<void> checkItemOperands(const Payload &left, const Payload &right)
 {
     constexpr qsizetype size = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
     for (const Payload *p : {&left, &right}) {
@@ -324,19 +319,24 @@ Result<void> checkWireOperands(const Payload &left, const Payload &right)
     return success();
 }
 
-// left op right, checked with checkWireOperands(), written once into a new
-// list in host byte order: the last combine of an allreduce, by its caller.
+template<ItemValue E>
+void combineRun(const ReduceOp<E> &op, char *to, const char *mine, const char *from, qsizetype bytes)
+{
+    if (bytes > 0 && (!op.builtin() || !combineBuiltinItems(*op.builtin(), ItemTraits<E>::type, to, mine, from, bytes)))
+        op.withFunction([&](auto apply) { combineItems<E>(to, mine, from, bytes, apply); });
+}
+
+// left op right, checked with checkItemOperands(), written once into a new
+// list: the last combine of an allreduce, by its caller.
 template<ItemValue E>
 QList<E> combineIntoList(const ReduceOp<E> &op, const Payload &left, const Payload &right)
 {
+    // Items in another order (sent by a host of the other one) first come
+    // into this host's order; items sent by a host like this one are as is.
+    const Payload mine = inHostOrder(left), theirs = inHostOrder(right);
     QList<E> out = uninitializedList<E>(qsizetype(left.count));
-    const qsizetype bytes = left.bytes.size();
-    char *to = reinterpret_cast<char *>(out.data());
-    const char *mine = left.bytes.constData();
-    const char *from = right.bytes.constData();
-    const ItemType type = ItemTraits<E>::type;
-    if (bytes > 0 && (!op.builtin() || !combineWireItems(*op.builtin(), type, to, mine, from, bytes, true)))
-        op.withFunction([&](auto apply) { combineItems<E, true>(to, mine, from, bytes, apply); });
+    combineRun<E>(op, reinterpret_cast<char *>(out.data()), mine.bytes.constData(), theirs.bytes.constData(),
+                  mine.bytes.size());
     return out;
 }
 
@@ -348,11 +348,15 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
     c.commutative = op.isCommutative();
     if constexpr (ItemValue<E>) {
         c.itemBytes = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
-        c.check = &checkWireOperands<T, E>;
-        // Items combine in their wire form, in place: one pass, no lists.
+        c.check = &checkItemOperands<T, E>;
+        // Items combine as they are, in place: one pass, no lists; in the
+        // host's order, which is what both sides have unless a host of the
+        // other order sent one of them.
         c.combine = [op = std::move(op)](Payload left, Payload right) -> Result<Payload> {
-            if (auto ok = checkWireOperands<T, E>(left, right); !ok)
+            if (auto ok = checkItemOperands<T, E>(left, right); !ok)
                 return ok.error();
+            left = inHostOrder(std::move(left));
+            right = inHostOrder(std::move(right));
             const qsizetype bytes = left.bytes.size();
             if (bytes == 0)
                 return left;
@@ -368,8 +372,7 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
                 to = right.bytes.data();
             else
                 to = (fresh = QByteArray(bytes, Qt::Uninitialized)).data();
-            if (!op.builtin() || !combineWireItems(*op.builtin(), ItemTraits<E>::type, to, mine, from, bytes))
-                op.withFunction([&](auto apply) { combineItems<E>(to, mine, from, bytes, apply); });
+            combineRun<E>(op, to, mine, from, bytes);
             if (to == from)
                 left.bytes = std::move(right.bytes);
             else if (!fresh.isNull())

@@ -75,7 +75,7 @@ public:
             std::memcpy(buffer.data(), placed, size_t(p.count) * sizeof(T));
             return outcome;
         }
-        if (auto ok = decodeItemsInto<T>(p.itemType, p.count, p.bytes, buffer); !ok)
+        if (auto ok = decodeItemsInto<T>(p.itemType, p.count, p.bytes, buffer, p.order); !ok)
             return ok.error();
         return outcome;
     }
@@ -116,7 +116,8 @@ private:
     template<ItemValue T>
     static Result<void> decodeInto(const Payload &p, char *data, qint64 items)
     {
-        return decodeItemsInto<T>(p.itemType, p.count, p.bytes, std::span<T>(reinterpret_cast<T *>(data), size_t(items)));
+        return decodeItemsInto<T>(p.itemType, p.count, p.bytes, std::span<T>(reinterpret_cast<T *>(data), size_t(items)),
+                                  p.order);
     }
     void offerPlace(void *data, qint64 items, int itemBytes, bool (*accepts)(ItemType),
                     Result<void> (*decode)(const Payload &, char *, qint64)) const;

@@ -41,6 +41,10 @@ enum FragmentFlag : quint8 {
     LastFragment = 0x02,
 };
 constexpr int FragmentLengthSize = 8;
+// Flag of a Data frame and of every Fragment of one: its fixed-size items are
+// little-endian, not big-endian (ItemOrder). Refused on other kinds and on
+// Object items, whose record lengths are always big-endian.
+constexpr quint8 LittleEndianItems = 0x04;
 // Never on the wire (the decoder refuses it): marks a Data frame handed to a
 // MessageSink whose payload was written, as it arrived, into the buffer the
 // sink offered for it (MessageSink::placeFor); the frame itself carries none.
@@ -50,7 +54,7 @@ struct FrameHeader
 {
     FrameKind kind = FrameKind::Data;
     ItemType itemType = ItemType::None;
-    quint8 flags = 0;          // FragmentFlag bits on Fragment frames, 0 otherwise
+    quint8 flags = 0;          // FragmentFlag bits, LittleEndianItems; 0 on other kinds
     quint32 communicator = 0;  // communicator id (0 = world)
     qint32 source = NoRank;
     qint32 destination = NoRank;
@@ -72,6 +76,16 @@ struct Frame
 
     bool operator==(const Frame &) const = default;
 };
+
+// The order of the items a Data or Fragment frame carries, and the flag that says it.
+inline ItemOrder itemOrderOf(const FrameHeader &header)
+{
+    return (header.flags & LittleEndianItems) ? QSysInfo::LittleEndian : QSysInfo::BigEndian;
+}
+inline quint8 itemOrderFlag(ItemOrder order)
+{
+    return order == QSysInfo::LittleEndian ? LittleEndianItems : 0;
+}
 
 // Serialize header and payload. header.payloadLength is taken from payload.size().
 QByteArray encodeFrame(const Frame &frame);

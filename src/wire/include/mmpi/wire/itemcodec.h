@@ -1,6 +1,7 @@
 // Typed item codec: contiguous runs of edu.rit.mp items to and from their
-// big-endian wire form, and opaque objects (Qt-serialized bytes). Decoding
-// checks the declared type and count against the payload before touching it.
+// wire form (big-endian, or little-endian where the frame says so: ItemOrder),
+// and opaque objects (Qt-serialized bytes). Decoding checks the declared type
+// and count against the payload before touching it.
 #pragma once
 
 #include <mmpi/core/result.h>
@@ -37,10 +38,10 @@ QList<T> uninitializedList(qsizetype size)
 }
 } // namespace detail
 
-// One item at `at` in its wire form, and back: through an integer of the
-// item's size, so that the swap is inlined and float bits stay exact (NaN
-// payloads, -0.0). Boolean bytes are 0 or 1. No checks: for loops over a
-// payload already validated.
+// One item at `at` in its big-endian wire form, and back: through an integer
+// of the item's size, so that the swap is inlined and float bits stay exact
+// (NaN payloads, -0.0). Boolean bytes are 0 or 1. No checks: for loops over
+// a payload already validated.
 template<ItemValue T>
 T loadWireItem(const char *at)
 {
@@ -69,41 +70,75 @@ void storeWireItem(char *at, T value)
     }
 }
 
-// Whether T's items lie in memory exactly as on the wire: single bytes, and
-// every fixed-size type on a big-endian host; never bool, whose object
-// representation is not ours to copy.
+// The same for an item in the host's byte order (no swap).
 template<ItemValue T>
-inline constexpr bool wireFormIsMemory =
-    !std::is_same_v<T, bool> && (sizeof(T) == 1 || std::endian::native == std::endian::big);
-
-// Encode `items` as the payload of `ItemTraits<T>::type` (or of `as`, which must
-// have the same size and signedness family, e.g. SignedByte for qint8).
-template<typename T>
-QByteArray encodeItems(std::span<const T> items, ItemType as = ItemTraits<T>::type);
-
-// The payload of `items` without an encoding copy where their memory is their
-// wire form: a view (isBorrowed()) that is valid only while they are, for a
-// send that copies what it keeps. Else the same as encodeItems().
-template<ItemValue T>
-QByteArray viewOrEncodeItems(std::span<const T> items)
+T loadHostItem(const char *at)
 {
-    if constexpr (wireFormIsMemory<T>) {
-        if (!items.empty())
-            return QByteArray::fromRawData(reinterpret_cast<const char *>(items.data()),
-                                           qsizetype(items.size_bytes()));
+    if constexpr (std::is_same_v<T, bool>) {
+        return *at != 0;
+    } else {
+        T value;
+        std::memcpy(&value, at, sizeof value);
+        return value;
     }
-    return encodeItems<T>(items);
 }
 
-// Decode a payload declared as (type, count) into T. Errors: TypeMismatch
-// (naming both types), CountMismatch (payload size != count * item size).
+template<ItemValue T>
+void storeHostItem(char *at, T value)
+{
+    if constexpr (std::is_same_v<T, bool>)
+        *at = value ? 1 : 0;
+    else
+        std::memcpy(at, &value, sizeof value);
+}
+
+// Whether T's items lie in memory exactly as in a payload of `order`: single
+// bytes, and every fixed-size type in the host's order; never bool, whose
+// object representation is not ours to copy.
+template<ItemValue T>
+constexpr bool memoryIsItemForm(ItemOrder order)
+{
+    return !std::is_same_v<T, bool> && (sizeof(T) == 1 || order == HostItemOrder);
+}
+
+// Encode `items` as the payload of `ItemTraits<T>::type` (or of `as`, which must
+// have the same size and signedness family, e.g. SignedByte for qint8), each
+// item in `order`.
 template<typename T>
-Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &payload);
+QByteArray encodeItems(std::span<const T> items, ItemType as = ItemTraits<T>::type, ItemOrder order = WireItemOrder);
+
+// The payload of `items` in `order` without an encoding copy where their
+// memory is that form: a view (isBorrowed()) that is valid only while they
+// are, for a send that copies what it keeps. Else the same as encodeItems().
+template<ItemValue T>
+QByteArray viewOrEncodeItems(std::span<const T> items, ItemOrder order = WireItemOrder)
+{
+    if (memoryIsItemForm<T>(order) && !items.empty())
+        return QByteArray::fromRawData(reinterpret_cast<const char *>(items.data()), qsizetype(items.size_bytes()));
+    return encodeItems<T>(items, ItemTraits<T>::type, order);
+}
+
+// Decode a payload declared as (type, count), its items in `order`, into T.
+// Errors: TypeMismatch (naming both types), CountMismatch (payload size !=
+// count * item size).
+template<typename T>
+Result<QList<T>> decodeItems(ItemType type, quint32 count, const QByteArray &payload, ItemOrder order = WireItemOrder);
 
 // Decode straight into `out` (no allocation). Errors as decodeItems(), plus
 // TruncatedPayload when the message has more items than `out` holds.
 template<typename T>
-Result<void> decodeItemsInto(ItemType type, quint32 count, const QByteArray &payload, std::span<T> out);
+Result<void> decodeItemsInto(ItemType type, quint32 count, const QByteArray &payload, std::span<T> out,
+                             ItemOrder order = WireItemOrder);
+
+// The fixed-size items of `type` in `payload`, given in order `from`, in
+// order `to`: `payload` itself when the two orders lay them out alike (or the
+// items are single bytes or Object records), else swapped, in place when no
+// one else shares the bytes. The size is not checked: a partial item at the
+// end is left as it is.
+QByteArray reorderItems(ItemType type, QByteArray payload, ItemOrder from, ItemOrder to);
+// Reverses the bytes of each of the `count` items of `type` at `data`
+// (single bytes and Object records: nothing).
+void swapItemsInPlace(ItemType type, char *data, qsizetype count);
 
 // Objects: each record is a quint32 big-endian length then that many bytes.
 QByteArray encodeObjects(const QList<QByteArray> &objects);

@@ -7,6 +7,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QSysInfo>
 
 #include <cstdint>
 #include <optional>
@@ -42,6 +43,14 @@ enum class ItemType : quint8 {
 };
 Q_ENUM_NS(ItemType)
 } // inline namespace itemtypes
+
+// The byte order of a payload's fixed-size items. The wire's own is
+// big-endian (docs/protocol.md); a Data frame may carry them little-endian
+// instead and say so (LittleEndianItems), so that little-endian hosts, nearly
+// all of them, exchange items without swapping them on either side.
+using ItemOrder = QSysInfo::Endian;
+inline constexpr ItemOrder WireItemOrder = QSysInfo::BigEndian;
+inline constexpr ItemOrder HostItemOrder = QSysInfo::ByteOrder;
 
 // Size in bytes of one item on the wire; 0 for None and Object (variable).
 int itemSize(ItemType type);
