@@ -25,9 +25,10 @@ const DecoderLimits Limits{1024 * 1024, 1024 * 1024 + 4096};
 template<typename T>
 void checkItems(const Frame &f)
 {
-    const auto items = decodeItems<T>(f.header.itemType, f.header.count, f.payload);
+    const ItemOrder order = itemOrderOf(f.header);
+    const auto items = decodeItems<T>(f.header.itemType, f.header.count, f.payload, order);
     check(items.hasValue(), "decodeItems failed on an accepted frame");
-    check(encodeItems<T>(*items, f.header.itemType) == f.payload, "items do not re-encode to the payload");
+    check(encodeItems<T>(*items, f.header.itemType, order) == f.payload, "items do not re-encode to the payload");
 }
 
 void checkPayload(const Frame &f)
@@ -65,7 +66,9 @@ void checkPayload(const Frame &f)
 void checkFragment(const Frame &f)
 {
     check(f.header.itemType != ItemType::None, "Fragment without items");
-    check((f.header.flags & ~(FirstFragment | LastFragment)) == 0, "unknown Fragment flags");
+    check((f.header.flags & ~(FirstFragment | LastFragment | LittleEndianItems)) == 0, "unknown Fragment flags");
+    check(!(f.header.flags & LittleEndianItems) || f.header.itemType != ItemType::Object,
+          "little-endian Object records");
     if (f.header.flags & FirstFragment)
         check(f.payload.size() >= FragmentLengthSize, "first Fragment without its length");
 }
@@ -83,7 +86,8 @@ void checkFrame(const Frame &f, const QByteArray &reencoded)
     check(again.bufferedBytes() == 0, "re-encoded frame leaves bytes behind");
     if (f.header.kind == FrameKind::Fragment)
         return checkFragment(f);
-    check(f.header.flags == 0, "flags on a frame that is not a Fragment");
+    const bool mayBeLittle = f.header.kind == FrameKind::Data && f.header.itemType != ItemType::Object;
+    check((f.header.flags & ~(mayBeLittle ? LittleEndianItems : 0)) == 0, "flags this frame may not have");
     checkPayload(f);
 }
 

@@ -4,8 +4,6 @@
 
 #include <mmpi/wire/bufferpool.h>
 
-#include <QtEndian>
-
 namespace mmpi::detail {
 
 RequestState::RequestState(Kind k, quint32 comm, int src, int t)

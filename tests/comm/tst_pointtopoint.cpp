@@ -261,6 +261,7 @@ private Q_SLOTS:
     void secondCloseLetsTheFirstFinishSending();
     void linkBreaksWhileMessageGoesIntoBuffer();
     void peerLostWhileMessageGoesIntoBuffer();
+    void malformedMessageIntoBufferFailsItsReceive_data();
     void malformedMessageIntoBufferFailsItsReceive();
 };
 
@@ -1025,19 +1026,30 @@ void TestPointToPoint::peerLostWhileMessageGoesIntoBuffer()
              qPrintable(outcome.error().message));
 }
 
+void TestPointToPoint::malformedMessageIntoBufferFailsItsReceive_data()
+{
+    QTest::addColumn<int>("tag");
+    QTest::addColumn<int>("flags"); // added to the stray fragment's
+    QTest::newRow("another tag") << 4 << 0;
+    QTest::newRow("another byte order") << 3 << int(LittleEndianItems);
+}
+
 // A sender whose chunks stop belonging to the message being written into a
-// posted buffer (another tag mid-message: a protocol violation) fails that
-// receive with the violation instead of leaving it waiting; a receive posted
-// after it gets the next good message.
+// posted buffer (another tag, or another byte order, mid-message: a protocol
+// violation) fails that receive with the violation instead of leaving it
+// waiting; a receive posted after it gets the next good message.
 void TestPointToPoint::malformedMessageIntoBufferFailsItsReceive()
 {
+    QFETCH(int, tag);
+    QFETCH(int, flags);
     PlacementLog log;
     PartlySentMessage m(std::chrono::seconds(20));
     QVERIFY(m.world.formed());
     QVERIFY(m.send(0, 3));
     QTRY_COMPARE_WITH_TIMEOUT(log.placed(), 1, 20000);
     Frame stray = m.fragments[3];
-    stray.header.tag = 4;
+    stray.header.tag = tag;
+    stray.header.flags |= quint8(flags);
     QVERIFY(m.world.world(0)->sendFrame(1, stray));
     QVERIFY(QTest::qWaitFor([&] { return m.receive.isFinished(); }, 20000));
     const auto outcome = m.receive.wait();

@@ -7,7 +7,6 @@
 #include <mmpi/comm/messagecodec.h>
 
 #include <QDataStream>
-#include <QtEndian>
 
 #include <cstring>
 
