@@ -277,13 +277,13 @@ void checkLittleEndian(const QList<T> &items, const QByteArray &wire)
     const QByteArray reordered = reorderItems(ItemTraits<T>::type, std::move(own), QSysInfo::BigEndian,
                                               QSysInfo::LittleEndian);
     QCOMPARE(reordered, little);
-    QCOMPARE(reordered.constData(), where); // in place: no one else held it
+    QVERIFY(reordered.constData() == where); // in place: no one else held it (pointers, not strings)
     QByteArray swapped = little;
     swapItemsInPlace(ItemTraits<T>::type, swapped.data(), qsizetype(count));
     QCOMPARE(swapped, wire);
 
     const QByteArray view = viewOrEncodeItems<T>(std::span<const T>(items), HostItemOrder);
-    QCOMPARE(view.constData(), reinterpret_cast<const char *>(items.constData()));
+    QVERIFY(view.constData() == reinterpret_cast<const char *>(items.constData()));
     QCOMPARE(view, HostItemOrder == QSysInfo::LittleEndian ? little : wire);
 }
 
