@@ -104,8 +104,10 @@ Result<void> WorldConfig::validate() const
     // Room for a few whole fragments, or a big message would crawl one
     // fragment per ack.
     if (replayBufferSize < 4LL * (chunk + FrameHeaderSize) || replayBufferSize > 1024LL * 1024 * 1024)
-        return badConfig(QStringLiteral("replay buffer of %1 bytes is out of range %2 (4 chunks)..1 GiB")
-                             .arg(replayBufferSize).arg(4LL * (chunk + FrameHeaderSize)));
+        return badConfig(QStringLiteral("replay buffer of %1 bytes is out of range %2 (4 chunks of %3 bytes)..1 GiB; "
+                                        "set replayBufferSize (MMPI_REPLAY_BUFFER_BYTES) within it, or a smaller "
+                                        "chunkSize (MMPI_CHUNK_BYTES)")
+                             .arg(replayBufferSize).arg(4LL * (chunk + FrameHeaderSize)).arg(chunk));
     return success();
 }
 

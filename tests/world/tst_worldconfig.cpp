@@ -17,6 +17,7 @@ private Q_SLOTS:
     void malformedVariablesAreNamed();
     void validateRejectsBadFields_data();
     void validateRejectsBadFields();
+    void chunksTooLargeForTheReplayBufferSayWhatToChange();
     void formWithBadConfigFails();
     void readsHeartbeatAndListenVariables();
     void heartbeatDefaults();
@@ -126,6 +127,23 @@ void TestWorldConfig::validateRejectsBadFields()
     const auto valid = config.validate();
     QVERIFY(!valid);
     QVERIFY2(valid.error().message.contains(fragment), qPrintable(valid.error().message));
+}
+
+// Chunks are allowed up to 16 MiB, but the default replay buffer holds four
+// of 2 MiB at most: raising only the chunk size is refused with an error
+// that says which settings to change, and raising the buffer too is fine.
+void TestWorldConfig::chunksTooLargeForTheReplayBufferSayWhatToChange()
+{
+    WorldConfig config;
+    config.rank = 0;
+    config.size = 2;
+    config.chunkSize = 4 * 1024 * 1024;
+    const auto valid = config.validate();
+    QVERIFY(!valid);
+    for (const char *name : {"MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES", "4 chunks of 4194304 bytes"})
+        QVERIFY2(valid.error().message.contains(QLatin1String(name)), qPrintable(valid.error().message));
+    config.replayBufferSize = 4LL * (config.chunkSize + FrameHeaderSize);
+    QVERIFY(config.validate());
 }
 
 void TestWorldConfig::formWithBadConfigFails()
