@@ -5,6 +5,8 @@
 // discovery directory.
 #include "transporttest.h"
 
+#include "freeport.h"
+
 #include <QDir>
 #include <QFile>
 #include <QNetworkDatagram>
@@ -20,11 +22,6 @@ namespace {
 
 constexpr int Interval = 50;
 
-quint16 freeUdpPort()
-{
-    QUdpSocket probe;
-    return probe.bind(QHostAddress::AnyIPv4, 0) ? probe.localPort() : 0;
-}
 
 // The beacon layout of docs/transports.md, written out by hand.
 QByteArray beaconDatagram(const QByteArray &world, const QByteArray &node, const QByteArray &host,
@@ -110,7 +107,7 @@ void tst_Discovery::init()
     m_dir = std::make_unique<QTemporaryDir>();
     QVERIFY(m_dir->isValid());
     if (isTcp()) {
-        m_beaconPort = freeUdpPort();
+        m_beaconPort = freeBeaconPort();
         QVERIFY(m_beaconPort != 0);
         m_options = {{QStringLiteral("beaconPort"), m_beaconPort},
                      {QStringLiteral("beaconTargets"), QStringList{QStringLiteral("127.0.0.1")}},

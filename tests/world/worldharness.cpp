@@ -1,5 +1,7 @@
 #include "worldharness.h"
 
+#include "freeport.h"
+
 #include <mmpi/transport/listenport.h>
 #include <mmpi/wire/itemcodec.h>
 
@@ -125,9 +127,7 @@ quint16 WorldHarness::freeTcpPort()
 
 quint16 WorldHarness::freeUdpPort()
 {
-    QUdpSocket socket;
-    socket.bind(QHostAddress::LocalHost, 0);
-    return socket.localPort();
+    return freeBeaconPort();
 }
 
 int WorldHarness::breakTcpLinks()
