@@ -7,6 +7,7 @@
 #include <QRandomGenerator>
 #include <QTest>
 #include <QVariantMap>
+#include <QtEndian>
 
 #include <bit>
 #include <cmath>
@@ -46,6 +47,11 @@ QByteArray why(const R &result)
     return result.hasValue() ? QByteArray() : result.error().toString().toUtf8();
 }
 
+// The unsigned integer of T's size, whose bits an item of T travels as.
+template<typename T>
+using Bits = std::conditional_t<sizeof(T) == 1, quint8, std::conditional_t<sizeof(T) == 2, quint16,
+             std::conditional_t<sizeof(T) == 4, quint32, quint64>>>;
+
 template<typename T>
 QList<T> edgeValues()
 {
@@ -68,10 +74,7 @@ QList<T> edgeValues()
         if constexpr (std::is_same_v<T, bool>) {
             values.append(rng.bounded(2) == 1);
         } else {
-            using U = std::conditional_t<sizeof(T) == 1, quint8,
-                      std::conditional_t<sizeof(T) == 2, quint16,
-                      std::conditional_t<sizeof(T) == 4, quint32, quint64>>>;
-            values.append(std::bit_cast<T>(U(rng.generate64())));
+            values.append(std::bit_cast<T>(Bits<T>(rng.generate64())));
         }
     }
     return values;
@@ -258,7 +261,7 @@ void checkLittleEndian(const QList<T> &items, const QByteArray &wire)
     const QByteArray little = encodeItems<T>(items, ItemTraits<T>::type, QSysInfo::LittleEndian);
     for (qsizetype i = 0; i < items.size(); ++i) {
         char one[sizeof(T)];
-        qToLittleEndian(std::bit_cast<detail::WireBits<T>>(items.at(i)), one);
+        qToLittleEndian(std::bit_cast<Bits<T>>(items.at(i)), one);
         QVERIFY(std::memcmp(little.constData() + i * sizeof(T), one, sizeof(T)) == 0);
     }
     const auto list = decodeItems<T>(ItemTraits<T>::type, count, little, QSysInfo::LittleEndian);
@@ -297,12 +300,12 @@ void checkLongRuns()
         QList<T> items;
         QRandomGenerator rng{quint32(count)};
         for (qsizetype i = 0; i < count; ++i)
-            items.append(std::bit_cast<T>(detail::WireBits<T>(rng.generate64())));
+            items.append(std::bit_cast<T>(Bits<T>(rng.generate64())));
         const QByteArray wire = encodeItems<T>(items);
         QCOMPARE(wire.size(), count * qsizetype(sizeof(T)));
         for (qsizetype i = 0; i < count; ++i) {
             char one[sizeof(T)];
-            qToBigEndian(std::bit_cast<detail::WireBits<T>>(items.at(i)), one);
+            qToBigEndian(std::bit_cast<Bits<T>>(items.at(i)), one);
             QVERIFY2(std::memcmp(wire.constData() + i * sizeof(T), one, sizeof(T)) == 0,
                      qPrintable(QStringLiteral("item %1 of %2").arg(i).arg(count)));
         }

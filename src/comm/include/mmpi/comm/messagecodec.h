@@ -80,8 +80,7 @@ struct MessageCodec<T>
 {
     static Payload encode(const T &value)
     {
-        return {ItemTraits<T>::type, 1, encodeItems<T>(std::span<const T>(&value, 1), ItemTraits<T>::type, HostItemOrder),
-                HostItemOrder};
+        return MessageCodec<std::span<const T>>::encode(std::span<const T>(&value, 1));
     }
     static Result<T> decode(const Payload &payload)
     {

@@ -9,7 +9,6 @@
 
 #include <QByteArray>
 #include <QList>
-#include <QtEndian>
 
 #include <bit>
 #include <cstring>
@@ -19,10 +18,6 @@
 namespace mmpi {
 
 namespace detail {
-template<typename T>
-using WireBits = std::conditional_t<sizeof(T) == 1, quint8, std::conditional_t<sizeof(T) == 2, quint16,
-                 std::conditional_t<sizeof(T) == 4, quint32, quint64>>>;
-
 // A list of `size` items whose values are undefined until written: for a
 // decoder that writes every item, QList(size) would first zero them all, a
 // second pass over a large list (and its page faults, on fresh memory).
@@ -38,39 +33,9 @@ QList<T> uninitializedList(qsizetype size)
 }
 } // namespace detail
 
-// One item at `at` in its big-endian wire form, and back: through an integer
-// of the item's size, so that the swap is inlined and float bits stay exact
-// (NaN payloads, -0.0). Boolean bytes are 0 or 1. No checks: for loops over
-// a payload already validated.
-template<ItemValue T>
-T loadWireItem(const char *at)
-{
-    if constexpr (std::is_same_v<T, bool>) {
-        return *at != 0;
-    } else {
-        detail::WireBits<T> bits;
-        std::memcpy(&bits, at, sizeof bits);
-        bits = qFromBigEndian(bits);
-        T value;
-        std::memcpy(&value, &bits, sizeof value);
-        return value;
-    }
-}
-
-template<ItemValue T>
-void storeWireItem(char *at, T value)
-{
-    if constexpr (std::is_same_v<T, bool>) {
-        *at = value ? 1 : 0;
-    } else {
-        detail::WireBits<T> bits;
-        std::memcpy(&bits, &value, sizeof bits);
-        bits = qToBigEndian(bits);
-        std::memcpy(at, &bits, sizeof bits);
-    }
-}
-
-// The same for an item in the host's byte order (no swap).
+// One item at `at` in the host's byte order, and back: through memcpy, so
+// that float bits stay exact (NaN payloads, -0.0). Boolean bytes are 0 or 1.
+// No checks: for loops over a payload already validated.
 template<ItemValue T>
 T loadHostItem(const char *at)
 {
