@@ -6,6 +6,7 @@
 #include <QtEndian>
 
 #include <cstring>
+#include <utility>
 
 namespace mmpi::detail {
 
@@ -71,12 +72,30 @@ Result<void> Reassembler::checkContinues(const FrameHeader &h) const
     return success();
 }
 
+// A receiver that came after the message began (a receive posted, a
+// collective started, while its first fragments arrived) still gets the rest
+// where it wants it: what came so far is copied there once.
+void Reassembler::placeLate()
+{
+    if (!m_placement || (m_message->header.flags & PlacedPayload) || !sizeKnownAhead(m_message->header, m_expected))
+        return;
+    char *place = m_placement(m_message->header, m_expected);
+    if (!place)
+        return;
+    if (m_filled > 0)
+        std::memcpy(place, m_target, size_t(m_filled));
+    BufferPool::recycle(std::exchange(m_message->payload, {}));
+    m_message->header.flags |= PlacedPayload;
+    m_target = place;
+}
+
 char *Reassembler::placeNext(const FrameHeader &header)
 {
     if (!m_message || (header.flags & FirstFragment) || !checkContinues(header))
         return nullptr;
     if (m_filled + qint64(header.payloadLength) > m_expected)
         return nullptr;
+    placeLate();
     m_placed = m_filled;
     return m_target + m_filled;
 }
@@ -105,6 +124,8 @@ Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
     const qint64 length = placed ? qint64(fragment.header.payloadLength) : bytes.size();
     if (m_filled + length > m_expected)
         return violation(QStringLiteral("fragments carry more than the announced %1 bytes").arg(m_expected));
+    if (!placed && !first)
+        placeLate();
     if (!placed && length > 0)
         std::memcpy(m_target + m_filled, bytes.data(), size_t(length));
     m_filled += length;

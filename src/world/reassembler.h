@@ -45,6 +45,7 @@ public:
 private:
     Result<void> begin(const Frame &fragment);
     Result<void> checkContinues(const FrameHeader &header) const;
+    void placeLate();
 
     Result<std::optional<Frame>> finish();
 

@@ -167,6 +167,8 @@ private Q_SLOTS:
     void reduceMinMaxLoc();
     void combinerLeavesASharedContributionAlone();
     void droppedResultsGiveTheirBuffersBack();
+    void largeListsAllreduce_data();
+    void largeListsAllreduce();
     void integerReductionsWrapAround();
     void libraryKernelsMatchTheItemLoop();
     void contributionsCombineInEitherByteOrder();
@@ -595,6 +597,69 @@ void TestCollectives::droppedResultsGiveTheirBuffersBack()
         QVERIFY2(BufferPool::keptBytes() - before >= 4 * Block,
                  qPrintable(QStringLiteral("%1 bytes kept before, %2 after")
                                 .arg(before).arg(BufferPool::keptBytes())));
+    }
+}
+
+// Between 2 ranks the partner's half of a large allreduce is written into
+// the caller's result list as it arrives and combined there (or, when it
+// came before this rank started, combined from where it waited); the
+// caller's own list is shared, not copied, so changing it right after the
+// call must not change what was contributed (with more ranks, or one, the
+// algorithms take a copy of their own).
+void TestCollectives::largeListsAllreduce_data()
+{
+    QTest::addColumn<int>("n");
+    QTest::addColumn<bool>("secondLate");
+    QTest::addColumn<bool>("userOp");
+    QTest::newRow("2 ranks together, built-in sum") << 2 << false << false;
+    QTest::newRow("2 ranks together, non-commutative op") << 2 << false << true;
+    QTest::newRow("2 ranks, rank 1 late, built-in sum") << 2 << true << false;
+    QTest::newRow("2 ranks, rank 1 late, non-commutative op") << 2 << true << true;
+    QTest::newRow("1 rank (reduce + bcast)") << 1 << false << false;
+    QTest::newRow("3 ranks, ring") << 3 << false << false;
+    QTest::newRow("3 ranks, reduce + bcast") << 3 << true << true;
+}
+
+void TestCollectives::largeListsAllreduce()
+{
+    QFETCH(int, n);
+    QFETCH(bool, secondLate);
+    QFETCH(bool, userOp);
+    const CommWorld &w = sized(n);
+    constexpr qsizetype Count = 300'000; // 1.2 MB: many chunks
+    const ReduceOp<qint32> op = userOp ? ReduceOp<qint32>([](qint32 a, qint32 b) { return 2 * a + b; },
+                                                          Commutativity::NonCommutative)
+                                       : ReduceOp<qint32>(Op::Sum);
+    const auto item = [](int r, qsizetype i) { return qint32(i * (r + 3) - r * 7); };
+    QList<QList<qint32>> lists(n);
+    for (int r = 0; r < n; ++r) {
+        lists[r].resize(Count);
+        for (qsizetype i = 0; i < Count; ++i)
+            lists[r][i] = item(r, i);
+    }
+    // Given every rank's call, the second one after the first's half has arrived (or not)
+    QList<Operation<QList<qint32>>> calls;
+    for (int r = 0; r < n; ++r) {
+        if (r == 1 && secondLate)
+            QTest::qWait(100);
+        calls.append(w[r].allreduce(lists[r], op));
+    }
+    // When the callers change their lists at once (the only other holder
+    // of their items is the collective)
+    for (QList<qint32> &items : lists)
+        items.fill(-1);
+    // Then every rank gets x0 op x1 op ... (in rank order) of the lists as they were
+    for (int r = 0; r < n; ++r) {
+        const auto got = calls[r].wait();
+        QVERIFY2(got, qPrintable(problem(got)));
+        QCOMPARE(got->size(), Count);
+        for (qsizetype i = 0; i < Count; ++i) {
+            qint32 expected = item(0, i);
+            for (int k = 1; k < n; ++k)
+                expected = userOp ? 2 * expected + item(k, i) : expected + item(k, i);
+            if (got->at(i) != expected)
+                QFAIL(qPrintable(QStringLiteral("rank %1, item %2: %3, not %4").arg(r).arg(i).arg(got->at(i)).arg(expected)));
+        }
     }
 }
 

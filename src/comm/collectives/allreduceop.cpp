@@ -107,7 +107,7 @@ void AllreduceOp::advance()
             m_result->payload = std::move(payload);
             return succeed();
         }
-        if (m_combiner.lastCombineToCaller && lastCombineIsOurs())
+            if (m_combiner.lastCombineToCaller && lastCombineIsOurs())
             return leaveLastCombine(sender, std::move(payload), sender < rank());
         if (!combineWith(sender, std::move(payload), sender < rank()))
             return;
@@ -115,8 +115,44 @@ void AllreduceOp::advance()
     }
 }
 
+// Between 2 ranks the one swap brings the other half of the result: it is
+// written into the caller's list as it arrives and combined there, in place,
+// instead of into a buffer and then, combined, into a new list (a pass over
+// a third buffer). Only in the host's order, in which our half is.
+char *AllreduceOp::place(int from, const FrameHeader &header, const CollectiveTag &tag, qint64 bytes,
+                         std::shared_ptr<void> &keep)
+{
+    if (size() != 2 || !m_combiner.newList || !m_combiner.lastCombineToCaller || m_placed.list || tag.argument != 1
+        || m_step != 1 || senderOf(1) != from || m_arrived.contains(1) || header.itemType != m_accumulated.itemType
+        || header.count != m_accumulated.count || bytes != m_accumulated.bytes.size()
+        || itemOrderOf(header) != HostItemOrder || m_accumulated.order != HostItemOrder)
+        return nullptr;
+    m_placed = m_combiner.newList(header.count);
+    keep = m_placed.list;
+    return m_placed.data;
+}
+
+void AllreduceOp::combinePlaced(int from)
+{
+    char *theirs = m_placed.data;
+    const char *mine = m_accumulated.bytes.constData();
+    const qsizetype bytes = m_accumulated.bytes.size();
+    if (from < rank())
+        m_combiner.combineBytes(theirs, theirs, mine, bytes);
+    else
+        m_combiner.combineBytes(theirs, mine, theirs, bytes);
+    m_result->list = std::exchange(m_placed, {}).list;
+    succeed();
+}
+
 void AllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
+    if (frame.header.flags & PlacedPayload) {
+        if (!m_placed.list || tag.argument != m_step || senderOf(m_step) != from)
+            return fail({ErrorCode::ProtocolViolation,
+                         describe(QStringLiteral("rank %1's contribution arrived where none was awaited").arg(from))});
+        return combinePlaced(from);
+    }
     // Each step has one sender: anything else (a rank running another
     // algorithm because its contribution differs in size, say) fails at once.
     if (m_arrived.contains(tag.argument) || senderOf(tag.argument) != from || tag.argument < m_step)

@@ -27,6 +27,8 @@ public:
 protected:
     void begin() override;
     void handleData(int rank, Frame &frame, const CollectiveTag &tag) override;
+    char *place(int rank, const FrameHeader &header, const CollectiveTag &tag, qint64 bytes,
+                std::shared_ptr<void> &keep) override;
     bool waitsOn(int rank) const override;
     bool waitsOnAnyone() const override { return !isOver(); } // needs every contribution
 
@@ -42,6 +44,7 @@ private:
     // Whether this step's combine is the last, with a result only this rank needs.
     bool lastCombineIsOurs() const;
     void leaveLastCombine(int from, Payload theirs, bool theirsFirst);
+    void combinePlaced(int from);
 
     Payload m_accumulated;
     Combiner m_combiner;
@@ -52,6 +55,7 @@ private:
     int m_step = 0;     // 0 pairing, 1.. rounds, then the hand-back
     int m_sentStep = 0; // the last round whose half this rank has sent
     QMap<int, std::pair<int, Payload>> m_arrived; // by argument: (sender, payload)
+    ListPlace m_placed; // the caller's list the partner's contribution is written into
 };
 
 } // namespace mmpi::detail

@@ -61,18 +61,48 @@ void CollectiveMatcher::detach(quint32 context, quint32 sequence)
     }
 }
 
-void CollectiveMatcher::handleFrame(Frame &&frame)
+char *CollectiveMatcher::placeFor(const FrameHeader &header, qint64 bytes)
 {
-    const quint64 k = key(frame.header.communicator, decodeCollectiveTag(frame.header.tag).sequence);
     std::shared_ptr<CollectiveOp> op;
     {
         QMutexLocker lock(&m_mutex);
+        if (m_placing.contains(header.source))
+            return nullptr;
+        op = m_attached.value(key(header.communicator, decodeCollectiveTag(header.tag).sequence));
+    }
+    std::shared_ptr<void> keep;
+    char *place = op ? op->placeFor(header, bytes, keep) : nullptr;
+    if (place) {
+        QMutexLocker lock(&m_mutex);
+        m_placing.insert(header.source, std::move(keep));
+        qCDebug(lcComm) << "receiving" << bytes << "bytes of a collective from rank" << header.source
+                        << "into its result";
+    }
+    return place;
+}
+
+void CollectiveMatcher::handleMessageAbandoned(int rank)
+{
+    QMutexLocker lock(&m_mutex);
+    m_placing.remove(rank);
+}
+
+void CollectiveMatcher::handleFrame(Frame &&frame)
+{
+    const quint64 k = key(frame.header.communicator, decodeCollectiveTag(frame.header.tag).sequence);
+    const bool placed = frame.header.flags & PlacedPayload;
+    std::shared_ptr<CollectiveOp> op;
+    {
+        QMutexLocker lock(&m_mutex);
+        // Its place lives on in the op that asked for it, if it still runs.
+        if (placed)
+            m_placing.remove(frame.header.source);
         if (auto it = m_attached.find(k); it != m_attached.end()) {
             op = *it;
             // Queued under our lock, so frames reach the op in arrival order
             // even while attach() hands it the earlier ones on another thread.
             op->enqueue(std::move(frame));
-        } else if (m_finished.contains(k)) {
+        } else if (m_finished.contains(k) || placed) {
             qCDebug(lcComm) << "dropping a frame for finished collective" << (k & SequenceMask) << "from rank"
                             << frame.header.source;
             return;
@@ -108,6 +138,7 @@ void CollectiveMatcher::handlePeerGone(int rank, const Error &reason, bool clean
     {
         QMutexLocker lock(&m_mutex);
         m_gone.insert(rank, {reason, clean});
+        m_placing.remove(rank); // the world writes nothing more of its message
         if (m_paused.remove(rank))
             m_gate->release(rank, ReceiveGate::Collectives);
         running = m_attached.values();

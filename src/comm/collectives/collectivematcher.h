@@ -46,6 +46,12 @@ public:
     void detach(quint32 context, quint32 sequence);
 
     void handleFrame(Frame &&frame);
+    // Where a large message of a running collective may be written as it
+    // arrives (Router::placeFor), or nullptr. The place stays alive until
+    // the message has come (handleFrame()) or was abandoned (here, or its
+    // sender is gone).
+    char *placeFor(const FrameHeader &header, qint64 bytes);
+    void handleMessageAbandoned(int rank);
     void handlePeerGone(int rank, const Error &reason, bool clean);
     // The communicator of `context` was revoked: its running collectives
     // fail with `reason`, and frames held for ones not started are dropped.
@@ -74,6 +80,7 @@ private:
     QSet<quint64> m_finished;
     std::deque<quint64> m_finishedOrder;
     QHash<int, Departure> m_gone;
+    QHash<int, std::shared_ptr<void>> m_placing; // by sender: the place its message is written to
 };
 
 } // namespace mmpi::detail

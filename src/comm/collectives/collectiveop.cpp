@@ -88,6 +88,16 @@ void CollectiveOp::pump()
     });
 }
 
+char *CollectiveOp::placeFor(const FrameHeader &header, qint64 bytes, std::shared_ptr<void> &keep)
+{
+    const CollectiveTag tag = decodeCollectiveTag(header.tag);
+    const int from = m_setup.group.indexOf(header.source);
+    QMutexLocker lock(&m_mutex);
+    if (!m_begun || isOver() || from < 0 || from == rank() || tag.kind != CollectiveFrameKind::Data)
+        return nullptr;
+    return place(from, header, tag, bytes, keep);
+}
+
 void CollectiveOp::processInbox()
 {
     for (;;) {

@@ -57,6 +57,11 @@ public:
     // arrival order), pump() after it.
     void enqueue(Frame frame);
     void pump();
+    // From the CollectiveMatcher, on the thread that reads the link: where
+    // this collective's large message that begins with `header` may be
+    // written as it arrives (nullptr: a buffer of the world's own). `keep`
+    // gets what must live until the message is complete or abandoned.
+    char *placeFor(const FrameHeader &header, qint64 bytes, std::shared_ptr<void> &keep);
     void peerGone(int worldRank, const Error &reason, bool clean);
     // Its communicator was revoked: fail with `reason` (every member hears
     // of the revoke, so no Abort goes out).
@@ -70,6 +75,14 @@ protected:
     virtual void handleData(int rank, Frame &frame, const CollectiveTag &tag) = 0;
     // A send made with a token >= 0 has left (or the op failed already).
     virtual void handleSent(int token) { Q_UNUSED(token) }
+    // placeFor() for a Data message from `rank`: a place, or nullptr. The
+    // message then reaches handleData() without payload, flagged PlacedPayload.
+    virtual char *place(int rank, const FrameHeader &header, const CollectiveTag &tag, qint64 bytes,
+                        std::shared_ptr<void> &keep)
+    {
+        Q_UNUSED(rank) Q_UNUSED(header) Q_UNUSED(tag) Q_UNUSED(bytes) Q_UNUSED(keep)
+        return nullptr;
+    }
     // Whether the op still needs a frame from `rank`, or from a rank it
     // cannot name yet (a bcast receiver: any rank may forward to it). An op
     // whose result holds every rank's contribution (allreduce, barrier)

@@ -17,6 +17,7 @@
 #include "scatterop.h"
 
 #include <mmpi/core/logging.h>
+#include <mmpi/wire/bufferpool.h>
 #include <mmpi/world/world.h>
 
 #include <algorithm>
@@ -203,6 +204,9 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
     if (all && (payload.bytes.size() <= detail::AllreduceOp::MaxBytes || m_data->size() == 2))
         return onePhase(std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                               combiner ? *combiner : detail::Combiner{}, problem));
+    // The other algorithms keep the contribution, or results made of it,
+    // past the caller's owner (a bcast phase forwards it later): their own copy.
+    payload.bytes = BufferPool::owned(std::move(payload.bytes));
     if (all && combiner && detail::RingAllreduceOp::suits(payload, *combiner, m_data->size()))
         return onePhase(std::make_shared<detail::RingAllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                                   *combiner));

@@ -73,12 +73,14 @@ void Router::takeFrame(Frame &&frame)
 
 char *Router::placeFor(const FrameHeader &header, qint64 bytes)
 {
-    return header.communicator & CollectiveContextBit ? nullptr : m_matcher->placeFor(header, bytes);
+    return header.communicator & CollectiveContextBit ? m_collectives.placeFor(header, bytes)
+                                                      : m_matcher->placeFor(header, bytes);
 }
 
 void Router::handleMessageAbandoned(int rank, const Error &reason)
 {
     m_matcher->handleMessageAbandoned(rank, reason);
+    m_collectives.handleMessageAbandoned(rank);
 }
 
 bool Router::acceptsFromAnyThread(const FrameHeader &header) const

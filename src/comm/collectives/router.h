@@ -60,7 +60,8 @@ public:
     // Everything but link probes: the matcher and the collective ops are
     // thread-safe; probes are answered and timed on the progress thread.
     bool acceptsFromAnyThread(const FrameHeader &header) const override;
-    // Point-to-point messages only: a collective's buffers are its own.
+    // A posted receive's buffer, or a running collective's result (between 2
+    // ranks an allreduce's list).
     char *placeFor(const FrameHeader &header, qint64 bytes) override;
     void handleMessageAbandoned(int rank, const Error &reason) override;
     void handlePeerGone(int rank, const Error &reason) override;

@@ -8,6 +8,7 @@
 
 #include <QList>
 
+#include <memory>
 #include <optional>
 
 namespace mmpi::detail {
@@ -29,6 +30,9 @@ struct CollectiveResult
     // allreduce of a list whose last combine is left to the caller
     // (Combiner::lastCombineToCaller): the result is payload op operand.
     std::optional<Payload> operand;
+    // allreduce of a list whose peer's contribution was written into the
+    // caller's list type as it arrived (Combiner::newList): the result, a QList<E>.
+    std::shared_ptr<void> list;
     // gather (root), allgather, alltoall: one contribution per rank, by rank.
     // A ring allreduce whose assembly is left to the caller: its segments.
     QList<Payload> parts;

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
@@ -253,6 +254,14 @@ private:
 
 namespace detail {
 
+// A list of the caller's item type, allocated by the typed layer for the
+// type-erased one to write into: `list` owns it (a QList<E>), `data` is its items.
+struct ListPlace
+{
+    std::shared_ptr<void> list;
+    char *data = nullptr;
+};
+
 // A type-erased op over encoded contributions, run where two of them meet
 // (on the progress thread). `context` names the contributions in errors.
 struct Combiner
@@ -272,7 +281,24 @@ struct Combiner
     // that the result is written once, into its list (CollectiveResult::operand,
     // combineIntoList()) instead of into a payload that is then copied again.
     bool lastCombineToCaller = false;
+    // Set with lastCombineToCaller for lists of items whose memory is their
+    // wire form: a new list of `count` items that a peer's contribution may
+    // be written into as it arrives (the result then stays there:
+    // CollectiveResult::list), and the combine of raw host-order runs that
+    // finishes it in place (to may be mine or from).
+    std::function<ListPlace(quint32 count)> newList;
+    std::function<void(char *to, const char *mine, const char *from, qsizetype bytes)> combineBytes;
+    // What the contribution views, kept while the op lives: the caller's
+    // list, shared (its owner's later changes detach from it).
+    std::shared_ptr<const void> contributionOwner;
 };
+
+template<ItemValue E>
+ListPlace newListPlace(quint32 count)
+{
+    auto list = std::make_shared<QList<E>>(uninitializedList<E>(qsizetype(count)));
+    return {list, reinterpret_cast<char *>(list->data())};
+}
 
 Error combineCountMismatch(qsizetype left, qsizetype right);
 
@@ -348,6 +374,9 @@ Combiner makeCombiner(ReduceOp<ElementOf<T>> op)
     if constexpr (ItemValue<E>) {
         c.itemBytes = qsizetype(std::is_same_v<E, bool> ? 1 : sizeof(E));
         c.check = &checkItemOperands<T, E>;
+        c.combineBytes = [op](char *to, const char *mine, const char *from, qsizetype bytes) {
+            combineRun<E>(op, to, mine, from, bytes);
+        };
         // Items combine as they are, in place: one pass, no lists; in the
         // host's order, which is what both sides have unless a host of the
         // other order sent one of them.
