@@ -107,7 +107,7 @@ void AllreduceOp::advance()
             m_result->payload = std::move(payload);
             return succeed();
         }
-            if (m_combiner.lastCombineToCaller && lastCombineIsOurs())
+        if (m_combiner.lastCombineToCaller && lastCombineIsOurs())
             return leaveLastCombine(sender, std::move(payload), sender < rank());
         if (!combineWith(sender, std::move(payload), sender < rank()))
             return;
@@ -122,7 +122,7 @@ void AllreduceOp::advance()
 char *AllreduceOp::place(int from, const FrameHeader &header, const CollectiveTag &tag, qint64 bytes,
                          std::shared_ptr<void> &keep)
 {
-    if (size() != 2 || !m_combiner.newList || !m_combiner.lastCombineToCaller || m_placed.list || tag.argument != 1
+    if (size() != 2 || !m_combiner.newList || m_placed.list || tag.argument != 1
         || m_step != 1 || senderOf(1) != from || m_arrived.contains(1) || header.itemType != m_accumulated.itemType
         || header.count != m_accumulated.count || bytes != m_accumulated.bytes.size()
         || itemOrderOf(header) != HostItemOrder || m_accumulated.order != HostItemOrder)
