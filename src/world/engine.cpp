@@ -733,6 +733,8 @@ void Engine::handleFragment(int rank, const Frame &fragment)
     }
     if (message->has_value())
         handleDataFrame(rank, std::move(**message));
+    else if (peer.reassembler->placing() && peer.reassembler->bufferedBytes() > 0 && m_placedProgress)
+        m_placedProgress(rank, peer.reassembler->bufferedBytes());
 }
 
 void Engine::handleControlFrame(int rank, const Frame &frame)

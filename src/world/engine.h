@@ -67,6 +67,9 @@ public:
     void sendAck(int rank);
     // Before start(): where large messages may be written as they arrive.
     void setMessagePlacement(MessagePlacement placement) { m_placement = std::move(placement); }
+    // Before start(): told how far a placed message has come after each chunk but its last.
+    using PlacedProgress = std::function<void(int rank, qint64 bytes)>;
+    void setPlacedProgress(PlacedProgress progress) { m_placedProgress = std::move(progress); }
 
 Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
@@ -213,6 +216,7 @@ private:
 
     WorldConfig m_config;
     MessagePlacement m_placement;
+    PlacedProgress m_placedProgress;
     QString m_nodeId;
     World::State m_state = World::State::Idle;
     Transport *m_transport = nullptr;

@@ -48,6 +48,8 @@ char *MessageSink::placeFor(const FrameHeader &, qint64)
 
 void MessageSink::handleMessageAbandoned(int, const Error &) {}
 
+void MessageSink::handlePlacedProgress(int, qint64) {}
+
 World::World(QObject *parent) : QObject(parent), d(std::make_unique<WorldPrivate>())
 {
     d->thread.setObjectName(QStringLiteral("mmpi-progress"));
@@ -100,6 +102,10 @@ void World::form(const WorldConfig &config)
     engine->setMessagePlacement([this](const FrameHeader &header, qint64 bytes) -> char * {
         auto sink = messageSink();
         return sink ? sink->placeFor(header, bytes) : nullptr;
+    });
+    engine->setPlacedProgress([this](int rank, qint64 bytes) {
+        if (auto sink = messageSink())
+            sink->handlePlacedProgress(rank, bytes);
     });
     engine->moveToThread(&d->thread);
     d->engine = engine;

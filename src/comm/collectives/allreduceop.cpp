@@ -128,19 +128,37 @@ char *AllreduceOp::place(int from, const FrameHeader &header, const CollectiveTa
         || itemOrderOf(header) != HostItemOrder || m_accumulated.order != HostItemOrder)
         return nullptr;
     m_placed = m_combiner.newList(header.count);
+    m_placedFrom = from;
+    m_placedCombined = 0;
     keep = m_placed.list;
     return m_placed.data;
 }
 
-void AllreduceOp::combinePlaced(int from)
+// Each chunk is combined as soon as it is in, while the partner's next one
+// is on its way, and while this one is still in the cache it was read into.
+void AllreduceOp::handlePlaced(qint64 bytes)
 {
-    char *theirs = m_placed.data;
-    const char *mine = m_accumulated.bytes.constData();
-    const qsizetype bytes = m_accumulated.bytes.size();
-    if (from < rank())
-        m_combiner.combineBytes(theirs, theirs, mine, bytes);
+    if (m_placed.list && m_combiner.itemBytes > 0)
+        combinePlacedUpTo(qsizetype(bytes - bytes % m_combiner.itemBytes));
+}
+
+void AllreduceOp::combinePlacedUpTo(qsizetype bytes)
+{
+    const qsizetype from = m_placedCombined;
+    if (bytes <= from)
+        return;
+    char *theirs = m_placed.data + from;
+    const char *mine = m_accumulated.bytes.constData() + from;
+    if (m_placedFrom < rank())
+        m_combiner.combineBytes(theirs, theirs, mine, bytes - from);
     else
-        m_combiner.combineBytes(theirs, mine, theirs, bytes);
+        m_combiner.combineBytes(theirs, mine, theirs, bytes - from);
+    m_placedCombined = bytes;
+}
+
+void AllreduceOp::combinePlaced()
+{
+    combinePlacedUpTo(m_accumulated.bytes.size());
     m_result->list = std::exchange(m_placed, {}).list;
     succeed();
 }
@@ -151,7 +169,7 @@ void AllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
         if (!m_placed.list || tag.argument != m_step || senderOf(m_step) != from)
             return fail({ErrorCode::ProtocolViolation,
                          describe(QStringLiteral("rank %1's contribution arrived where none was awaited").arg(from))});
-        return combinePlaced(from);
+        return combinePlaced();
     }
     // Each step has one sender: anything else (a rank running another
     // algorithm because its contribution differs in size, say) fails at once.

@@ -29,6 +29,7 @@ protected:
     void handleData(int rank, Frame &frame, const CollectiveTag &tag) override;
     char *place(int rank, const FrameHeader &header, const CollectiveTag &tag, qint64 bytes,
                 std::shared_ptr<void> &keep) override;
+    void handlePlaced(qint64 bytes) override;
     bool waitsOn(int rank) const override;
     bool waitsOnAnyone() const override { return !isOver(); } // needs every contribution
 
@@ -44,7 +45,8 @@ private:
     // Whether this step's combine is the last, with a result only this rank needs.
     bool lastCombineIsOurs() const;
     void leaveLastCombine(int from, Payload theirs, bool theirsFirst);
-    void combinePlaced(int from);
+    void combinePlaced();
+    void combinePlacedUpTo(qsizetype bytes);
 
     Payload m_accumulated;
     Combiner m_combiner;
@@ -56,6 +58,8 @@ private:
     int m_sentStep = 0; // the last round whose half this rank has sent
     QMap<int, std::pair<int, Payload>> m_arrived; // by argument: (sender, payload)
     ListPlace m_placed; // the caller's list the partner's contribution is written into
+    int m_placedFrom = -1;
+    qsizetype m_placedCombined = 0; // bytes of it combined so far
 };
 
 } // namespace mmpi::detail

@@ -74,7 +74,7 @@ char *CollectiveMatcher::placeFor(const FrameHeader &header, qint64 bytes)
     char *place = op ? op->placeFor(header, bytes, keep) : nullptr;
     if (place) {
         QMutexLocker lock(&m_mutex);
-        m_placing.insert(header.source, std::move(keep));
+        m_placing.insert(header.source, {std::move(keep), op});
         qCDebug(lcComm) << "receiving" << bytes << "bytes of a collective from rank" << header.source
                         << "into its result";
     }
@@ -85,6 +85,17 @@ void CollectiveMatcher::handleMessageAbandoned(int rank)
 {
     QMutexLocker lock(&m_mutex);
     m_placing.remove(rank);
+}
+
+void CollectiveMatcher::handlePlacedProgress(int rank, qint64 bytes)
+{
+    std::shared_ptr<CollectiveOp> op;
+    {
+        QMutexLocker lock(&m_mutex);
+        op = m_placing.value(rank).op.lock();
+    }
+    if (op)
+        op->placedProgress(bytes);
 }
 
 void CollectiveMatcher::handleFrame(Frame &&frame)

@@ -52,6 +52,9 @@ public:
     // sender is gone).
     char *placeFor(const FrameHeader &header, qint64 bytes);
     void handleMessageAbandoned(int rank);
+    // The first `bytes` of the message from `rank` are in its place: its
+    // collective may start on them.
+    void handlePlacedProgress(int rank, qint64 bytes);
     void handlePeerGone(int rank, const Error &reason, bool clean);
     // The communicator of `context` was revoked: its running collectives
     // fail with `reason`, and frames held for ones not started are dropped.
@@ -80,7 +83,12 @@ private:
     QSet<quint64> m_finished;
     std::deque<quint64> m_finishedOrder;
     QHash<int, Departure> m_gone;
-    QHash<int, std::shared_ptr<void>> m_placing; // by sender: the place its message is written to
+    struct Placing
+    {
+        std::shared_ptr<void> place; // alive until the message is in
+        std::weak_ptr<CollectiveOp> op;
+    };
+    QHash<int, Placing> m_placing; // by sender
 };
 
 } // namespace mmpi::detail

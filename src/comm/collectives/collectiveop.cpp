@@ -98,6 +98,14 @@ char *CollectiveOp::placeFor(const FrameHeader &header, qint64 bytes, std::share
     return place(from, header, tag, bytes, keep);
 }
 
+void CollectiveOp::placedProgress(qint64 bytes)
+{
+    locked([&] {
+        if (m_begun && !isOver())
+            handlePlaced(bytes);
+    });
+}
+
 void CollectiveOp::processInbox()
 {
     for (;;) {

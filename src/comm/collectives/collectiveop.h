@@ -62,6 +62,8 @@ public:
     // written as it arrives (nullptr: a buffer of the world's own). `keep`
     // gets what must live until the message is complete or abandoned.
     char *placeFor(const FrameHeader &header, qint64 bytes, std::shared_ptr<void> &keep);
+    // The first `bytes` of the message placed there have arrived.
+    void placedProgress(qint64 bytes);
     void peerGone(int worldRank, const Error &reason, bool clean);
     // Its communicator was revoked: fail with `reason` (every member hears
     // of the revoke, so no Abort goes out).
@@ -83,6 +85,8 @@ protected:
         Q_UNUSED(rank) Q_UNUSED(header) Q_UNUSED(tag) Q_UNUSED(bytes) Q_UNUSED(keep)
         return nullptr;
     }
+    // The first `bytes` of the message place() gave a place for are there.
+    virtual void handlePlaced(qint64 bytes) { Q_UNUSED(bytes) }
     // Whether the op still needs a frame from `rank`, or from a rank it
     // cannot name yet (a bcast receiver: any rank may forward to it). An op
     // whose result holds every rank's contribution (allreduce, barrier)

@@ -83,6 +83,11 @@ void Router::handleMessageAbandoned(int rank, const Error &reason)
     m_collectives.handleMessageAbandoned(rank);
 }
 
+void Router::handlePlacedProgress(int rank, qint64 bytes)
+{
+    m_collectives.handlePlacedProgress(rank, bytes);
+}
+
 bool Router::acceptsFromAnyThread(const FrameHeader &header) const
 {
     return header.communicator != ProbeContext;

@@ -64,6 +64,7 @@ public:
     // ranks an allreduce's list).
     char *placeFor(const FrameHeader &header, qint64 bytes) override;
     void handleMessageAbandoned(int rank, const Error &reason) override;
+    void handlePlacedProgress(int rank, qint64 bytes) override;
     void handlePeerGone(int rank, const Error &reason) override;
     void handlePeerRejoined(int rank) override;
 

@@ -54,10 +54,11 @@ public:
     // Default: no (every frame arrives on the progress thread).
     virtual bool acceptsFromAnyThread(const FrameHeader &header) const;
     // Progress thread, when a large message that starts with `header` and
-    // holds `bytes` bytes of fixed-size items begins to arrive: a buffer of
-    // that many bytes it may be written to as it comes (a blocking receive
-    // that matches it now, MPI-style), or nullptr to get it in a Frame of its
-    // own. The message then reaches handleFrame() with the flag
+    // holds `bytes` bytes of fixed-size items begins to arrive, and again
+    // before each later chunk until it has one: a buffer of that many bytes
+    // it may be written to as it comes (a blocking receive that matches it
+    // now, MPI-style; what came before is copied there first), or nullptr to
+    // get it in a Frame of its own. The message then reaches handleFrame() with the flag
     // PlacedPayload and no payload, or, if the peer is lost first, never:
     // handlePeerGone() comes, and nothing is written there any more.
     // Default: nullptr.
@@ -66,6 +67,10 @@ public:
     // (it broke the protocol: a malformed or mismatched chunk); nothing more
     // is written there. Default: nothing to do.
     virtual void handleMessageAbandoned(int rank, const Error &reason);
+    // Progress thread, after each chunk but the last of the message from
+    // `rank` that placeFor() gave a place: its first `bytes` bytes are there,
+    // so the receiver may start on them. Default: nothing to do.
+    virtual void handlePlacedProgress(int rank, qint64 bytes);
     // The peer left (goodbye) or was lost; no more frames come from it.
     virtual void handlePeerGone(int rank, const Error &reason) = 0;
     // A replacement node took a gone peer's rank (World::nodeRejoined):
