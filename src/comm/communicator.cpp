@@ -215,6 +215,7 @@ std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *
     frame.header.count = payload.count;
     frame.header.flags = detail::frameFlagsOf(payload);
     frame.payload = std::move(payload.bytes);
+    frame.owner = std::move(payload.owner);
     const Status status{d->rank(), tag, frame.header.itemType, frame.header.count, frame.payload.size()};
     auto state = std::make_shared<RequestState>(RequestState::Kind::Send, d->id, destination, tag);
     // Most small messages leave at once: no completion to build (it would be

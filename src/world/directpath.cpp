@@ -68,10 +68,11 @@ bool DirectPath::trySend(Frame &frame)
 }
 
 // A borrowed payload (the sender's own items) has been written from where it
-// lies; only now, while the peer already reads it, is it copied to be kept.
+// lies; only now, while the peer already reads it, is it copied to be kept,
+// unless its owner keeps it (then the frame is kept as it is).
 Frame DirectPath::kept(const Frame &frame)
 {
-    if (!isBorrowed(frame.payload))
+    if (!isBorrowed(frame.payload) || frame.owner)
         return frame;
     return {frame.header, BufferPool::owned(frame.payload)};
 }

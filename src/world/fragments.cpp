@@ -26,6 +26,7 @@ Frame fragmentHeaderOf(const Frame &message, quint8 flags)
     fragment.header.kind = FrameKind::Fragment;
     // Every fragment says the order of the items it carries a slice of.
     fragment.header.flags = flags | (message.header.flags & LittleEndianItems);
+    fragment.owner = message.owner; // a slice of a view: its memory's keeper too
     return fragment;
 }
 

@@ -319,8 +319,10 @@ Result<void> World::sendFrameLater(int destination, Frame frame, SendCompletion 
     const auto path = destination == d->rank ? nullptr : d->paths.value(destination);
     if (path && isBorrowed(frame.payload) && sendHeadNow(destination, path, frame, done))
         return success();
-    // Queued past this call: a view of the caller's items becomes a copy.
-    frame.payload = BufferPool::owned(std::move(frame.payload));
+    // Queued past this call: a view of the caller's items becomes a copy,
+    // unless its owner keeps them.
+    if (!frame.owner)
+        frame.payload = BufferPool::owned(std::move(frame.payload));
     if (!path)
         return queueFrame(destination, std::move(frame), std::move(done));
     // Counted until the engine has put it on the link, so that no later

@@ -430,9 +430,10 @@ void TestPointToPoint::reusedSendBufferChangesNothingSent_data()
 namespace {
 
 // Sends messages of T from 1 item to about 3 MiB from one buffer that is
-// overwritten as soon as each send completes; empty if every message
-// arrives as it was when it was sent, else what differed.
-template<typename T>
+// overwritten as soon as each send completes (as a span, or as the QList
+// itself, which the message shares); empty if every message arrives as it
+// was when it was sent, else what differed.
+template<typename T, bool AsList = false>
 QString sendFromReusedBuffer(const CommWorld &w)
 {
     const QList<qsizetype> bytes{1, 1000, 64 * 1024 + 1, 1024 * 1024, 3 * 1024 * 1024 + 7, 500};
@@ -447,7 +448,8 @@ QString sendFromReusedBuffer(const CommWorld &w)
         QList<T> buffer;
         for (int k = 0; k < bytes.size(); ++k) {
             buffer = expected(k);
-            const auto sent = w[0].send(1, 12, std::span<const T>(buffer.constData(), size_t(buffer.size()))).wait();
+            const auto sent = AsList ? w[0].send(1, 12, buffer).wait()
+                                     : w[0].send(1, 12, std::span<const T>(buffer.constData(), size_t(buffer.size()))).wait();
             if (!sent) {
                 sendProblem = problem(sent);
                 return;
@@ -485,9 +487,11 @@ void TestPointToPoint::reusedSendBufferChangesNothingSent()
     // one thread sends them all from one buffer, overwritten as soon as each
     // send completes, then every message arrives as it was when it was sent:
     // bytes, and doubles, which leave from the buffer too since items travel
-    // in the sender's byte order
+    // in the sender's byte order, and a QList of doubles, which the message
+    // shares (the overwrite detaches the list)
     QCOMPARE(sendFromReusedBuffer<quint8>(w), QString());
     QCOMPARE(sendFromReusedBuffer<double>(w), QString());
+    QCOMPARE((sendFromReusedBuffer<double, true>(w)), QString());
 }
 
 // A receiver blocked in wait() reads its links itself but hands chunked

@@ -70,6 +70,35 @@ private Q_SLOTS:
             QVERIFY(!within(at, small) && !within(at, large));
     }
 
+    // A borrowed payload whose owner keeps its memory (a shared copy of the
+    // sender's QList) is kept as it is: a resend comes from that memory too.
+    void borrowedPayloadsWithAnOwnerAreKeptAsTheyAre()
+    {
+        RecordingLink link;
+        DirectPath path(1, 1 << 30, 1 << 30);
+        path.setLink(&link);
+        const auto small = std::make_shared<const QByteArray>(patterned(100, 3));
+        const auto large = std::make_shared<const QByteArray>(patterned(3 * Chunk + 100, 4));
+        Frame first = borrowing(*small);
+        first.owner = small;
+        Frame second = borrowing(*large);
+        second.owner = large;
+        QVERIFY(path.trySend(first));
+        QVERIFY(path.trySendFragmented(second, Chunk));
+        RecordingLink again;
+        const auto resent = path.resume(&again, 0, true);
+        QVERIFY(resent);
+        QCOMPARE(*resent, qsizetype(6));
+        QVERIFY(again.writtenFrom.at(0) == small->constData()); // pointers (QCOMPARE compares C strings)
+        for (int i = 0; i < 4; ++i)
+            QVERIFY(again.writtenFrom.at(2 + i) == large->constData() + qsizetype(i) * Chunk);
+        QCOMPARE(again.written.at(0), *small);
+        QByteArray joined;
+        for (int i = 2; i < 6; ++i)
+            joined += again.written.at(i);
+        QCOMPARE(joined, *large);
+    }
+
     // A borrowed message too large to be written whole: the chunks the link
     // takes at once leave from the caller's memory, the rest is handed over
     // as a copy, and later frames wait until it is on its way.

@@ -199,6 +199,7 @@ void CollectiveOp::send(int to, const Payload &payload, int argument, Collective
     frame.header.count = payload.count;
     frame.header.flags = frameFlagsOf(payload);
     frame.payload = payload.bytes;
+    frame.owner = payload.owner;
     const bool counted = kind != CollectiveFrameKind::Abort;
     if (counted)
         ++m_sendsInFlight;

@@ -267,19 +267,16 @@ public:
     template<detail::WholeValue T>
     Operation<T> allreduce(const T &value, ReduceOp<ElementOf<T>> op) const
     {
-        if constexpr (std::is_same_v<T, QList<ElementOf<T>>> && ItemValue<ElementOf<T>>) {
-            // The list is shared, not copied: the contribution views it.
-            auto owner = std::make_shared<const T>(value);
-            Payload items = MessageCodec<T>::view(*owner);
-            return allreduceItems<ElementOf<T>>(std::move(items), std::move(owner), op);
-        } else
+        if constexpr (std::is_same_v<T, QList<ElementOf<T>>> && ItemValue<ElementOf<T>>)
+            return allreduceItems<ElementOf<T>>(MessageCodec<T>::view(value), op); // shared, not copied
+        else
             return collective<T>(startReduce(MessageCodec<T>::encode(value), combiner<T>(op), 0, true),
                                  [](const detail::CollectiveResult &r) { return MessageCodec<T>::decode(r.payload); });
     }
     template<ItemValue T>
     Operation<QList<T>> allreduce(std::span<const T> items, std::type_identity_t<ReduceOp<T>> op) const
     {
-        return allreduceItems<T>(MessageCodec<std::span<const T>>::encode(items), nullptr, op);
+        return allreduceItems<T>(MessageCodec<std::span<const T>>::encode(items), op);
     }
 
     // Every rank gets every rank's value, by rank.
@@ -370,23 +367,19 @@ private:
     Started startScatter(Result<QList<Payload>> parts, int root) const;
     Started startGather(Payload payload, int root) const;
     Started startReduce(Payload payload, Result<detail::Combiner> combiner, int root, bool all) const;
-    // allreduce() of a list of items: `items` may view memory that `owner`
-    // keeps alive while the collective runs (Combiner::contributionOwner)
-    // and until its result is decoded.
+    // allreduce() of a list of items, whose result the caller decodes itself
+    // (`items` may view memory its owner keeps: Payload::owner).
     template<ItemValue T>
-    Operation<QList<T>> allreduceItems(Payload items, std::shared_ptr<const void> owner, ReduceOp<T> op) const
+    Operation<QList<T>> allreduceItems(Payload items, ReduceOp<T> op) const
     {
         auto combine = combiner<QList<T>>(op);
         if (combine) {
             combine->lastCombineToCaller = true;
-            combine->contributionOwner = owner;
             if constexpr (memoryIsItemForm<T>(HostItemOrder))
                 combine->newList = &detail::newListPlace<T>;
         }
-        // The result may view the contribution too (this rank's half, left
-        // for the caller to combine): the owner lives until it is decoded.
         return collective<QList<T>>(startReduce(std::move(items), std::move(combine), 0, true),
-                                    [op, owner](const detail::CollectiveResult &r) -> Result<QList<T>> {
+                                    [op](const detail::CollectiveResult &r) -> Result<QList<T>> {
                                         if (r.list)
                                             return *std::static_pointer_cast<const QList<T>>(r.list);
                                         if (r.operand)

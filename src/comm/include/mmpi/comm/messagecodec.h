@@ -17,6 +17,7 @@
 #include <QList>
 #include <QString>
 
+#include <memory>
 #include <span>
 
 namespace mmpi {
@@ -29,6 +30,8 @@ struct Payload
     QByteArray bytes;
     // The byte order of the fixed-size items in `bytes`.
     ItemOrder order = WireItemOrder;
+    // What `bytes` views if it borrows memory (Frame::owner): kept with it.
+    std::shared_ptr<const void> owner = {};
 };
 
 namespace detail {
@@ -102,10 +105,20 @@ struct MessageCodec<QList<T>>
     {
         return MessageCodec<std::span<const T>>::encode(items);
     }
-    // As encode(), but possibly a view of `items` (viewOrEncodeItems()).
+    // As encode(), but items whose memory is their form are not copied: the
+    // payload views a shared copy of the list, which it keeps (Payload::owner;
+    // a change to the caller's list afterwards detaches that list, not this).
     static Payload view(const QList<T> &items)
     {
-        return MessageCodec<std::span<const T>>::view(items);
+        if constexpr (memoryIsItemForm<T>(HostItemOrder)) {
+            if (!items.isEmpty()) {
+                auto kept = std::make_shared<const QList<T>>(items);
+                Payload p = MessageCodec<std::span<const T>>::view(*kept);
+                p.owner = std::move(kept);
+                return p;
+            }
+        }
+        return encode(items);
     }
     static Result<QList<T>> decode(const Payload &payload)
     {

@@ -288,9 +288,6 @@ struct Combiner
     // finishes it in place (to may be mine or from).
     std::function<ListPlace(quint32 count)> newList;
     std::function<void(char *to, const char *mine, const char *from, qsizetype bytes)> combineBytes;
-    // What the contribution views, kept while the op lives: the caller's
-    // list, shared (its owner's later changes detach from it).
-    std::shared_ptr<const void> contributionOwner;
 };
 
 template<ItemValue E>

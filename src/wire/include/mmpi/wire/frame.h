@@ -8,6 +8,8 @@
 #include <QByteArray>
 #include <QMetaType>
 
+#include <memory>
+
 namespace mmpi {
 
 // Own meta-object for FrameKind, for the reason given in itemtype.h.
@@ -73,8 +75,14 @@ struct Frame
 {
     FrameHeader header;
     QByteArray payload;
+    // What a payload that views memory it does not own (isBorrowed()) views,
+    // kept alive and unchanged while the frame lives (e.g. a shared copy of
+    // the caller's QList), so that whoever keeps the frame may keep it as it
+    // is. Null: the view is valid only during the call that hands it over.
+    std::shared_ptr<const void> owner = {};
 
-    bool operator==(const Frame &) const = default;
+    // The message, not who keeps its memory.
+    bool operator==(const Frame &other) const { return header == other.header && payload == other.payload; }
 };
 
 // The order of the items a Data or Fragment frame carries, and the flag that says it.
