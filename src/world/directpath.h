@@ -56,7 +56,8 @@ public:
     // Any thread: send `frame` (numbered here) if the path is open, nothing
     // is queued ahead of it and the replay buffer has room. False: not sent.
     // A borrowed payload (isBorrowed()) is written from where it lies and
-    // copied only for the replay buffer, after the write, in both methods.
+    // copied only for the replay buffer, after the write, in both methods;
+    // not at all if the frame names its owner (Frame::owner).
     bool trySend(Frame &frame);
     // Any thread: send the Data message `message`, larger than `chunkSize`,
     // as Fragment frames at once, if the path is open, nothing is queued ahead

@@ -71,9 +71,10 @@ public:
     // Non-blocking send of `data` (see MessageCodec for what T may be). The
     // request finishes once the message is on its way: with large messages or
     // a slow peer that is flow control, and it is when the buffer may be reused.
-    // Items whose memory is their wire form (bytes) are written from where
-    // they lie when the message leaves at once, and copied after that only
-    // to be kept for a resend: the copy no longer delays the message.
+    // Items whose memory is their wire form (every fixed-size type but bool)
+    // are written from where they lie when the message leaves at once, and
+    // copied after that only to be kept for a resend; a QList is not copied
+    // at all: the message shares it (a later change to it detaches the list).
     template<typename T>
     Request isend(int destination, int tag, const T &data) const
     {

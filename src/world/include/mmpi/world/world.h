@@ -154,7 +154,8 @@ public:
     // `done` (optional) reports when the frame has left.
     // The payload may borrow the caller's memory (mmpi::isBorrowed(): a
     // QByteArray::fromRawData() view): it is written from there when the
-    // frame leaves at once and copied before this returns, in every case.
+    // frame leaves at once and copied before this returns, in every case,
+    // unless the frame names its owner (Frame::owner), which keeps it.
     Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {});
     // sendFrame()'s fast path alone, for a caller that would otherwise build
     // a completion only to hear at once that the frame has left: true if it
