@@ -43,9 +43,9 @@ private Q_SLOTS:
         QVERIFY(path.trySendFragmented(borrowing(large), Chunk));
         // Then each was written from the sender's buffer, not from a copy
         QCOMPARE(link.frames.size(), 1 + 1 + 4);
-        QCOMPARE(link.writtenFrom.at(0), small.constData());
+        QVERIFY(link.writtenFrom.at(0) == small.constData()); // pointers (QCOMPARE compares C strings)
         for (int i = 0; i < 4; ++i)
-            QCOMPARE(link.writtenFrom.at(2 + i), large.constData() + qsizetype(i) * Chunk);
+            QVERIFY(link.writtenFrom.at(2 + i) == large.constData() + qsizetype(i) * Chunk);
         // When the sender reuses its buffers and the link is made again
         small.fill('\xee');
         large.fill('\xee');
@@ -116,8 +116,8 @@ private Q_SLOTS:
         });
         QCOMPARE(head, DirectPath::Head::Started);
         QCOMPARE(link.frames.size(), 3);
-        QCOMPARE(link.writtenFrom.at(1), source.constData());
-        QCOMPARE(link.writtenFrom.at(2), source.constData() + Chunk);
+        QVERIFY(link.writtenFrom.at(1) == source.constData()); // pointers, not C strings
+        QVERIFY(link.writtenFrom.at(2) == source.constData() + Chunk);
         // Then the rest is a copy that starts after the chunks written
         QCOMPARE(rests.size(), 1);
         QCOMPARE(rests.first().second, qint64(2 * Chunk));
@@ -167,7 +167,7 @@ private Q_SLOTS:
         QVERIFY(path.trySend(frame));
         RecordingLink again;
         QVERIFY(path.resume(&again, 0, true));
-        QCOMPARE(again.writtenFrom.value(0), bytes);
+        QVERIFY(again.writtenFrom.value(0) == bytes); // pointers, not C strings
     }
 };
 
