@@ -1,5 +1,6 @@
 #include "streamreader.h"
 
+#include "parksweeper.h"
 #include "socketerror.h"
 
 #include <mmpi/wire/bufferpool.h>
@@ -10,7 +11,6 @@
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,8 +28,6 @@ namespace {
 
 // Small frames are decoded from here; one recv() often brings several.
 constexpr qsizetype StagingSize = 64 * 1024;
-// How long a parked reader waits for its claimer to come back.
-constexpr long ParkNanoseconds = 2'000'000;
 // What a claimer reads per readiness, like the owner's budget per notification.
 constexpr qint64 ClaimerBudget = 4 * 1024 * 1024;
 // A payload buffer starts at most this big and doubles as bytes arrive: a
@@ -70,12 +68,6 @@ StreamReader::StreamReader(int descriptor, DecoderLimits limits)
 {
     ::fcntl(m_fd, F_SETFL, ::fcntl(m_fd, F_GETFL) | O_NONBLOCK);
     watch(true);
-    m_parkTimer = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.fd = m_parkTimer;
-    if (m_parkTimer >= 0)
-        ::epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_parkTimer, &event);
 }
 
 StreamReader::~StreamReader()
@@ -84,8 +76,13 @@ StreamReader::~StreamReader()
         ::close(m_fd);
     if (m_epoll >= 0)
         ::close(m_epoll);
-    if (m_parkTimer >= 0)
-        ::close(m_parkTimer);
+}
+
+qint64 StreamReader::monotonicNanoseconds()
+{
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return qint64(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 // Level-triggered: while the socket is in the set, the set is readable
@@ -158,9 +155,6 @@ void StreamReader::closeDescriptor()
 StreamReader::Outcome StreamReader::readForOwner(qint64 budget, const OwnerDelivery &deliver)
 {
     QMutexLocker lock(&m_mutex);
-    const bool expired = takeTimerExpiry();
-    if (m_claimed && m_parked && expired)
-        giveBack(); // its claimer did not come back
     if (m_trouble)
         return *std::exchange(m_trouble, std::nullopt);
     if (m_claimed)
@@ -168,17 +162,6 @@ StreamReader::Outcome StreamReader::readForOwner(qint64 budget, const OwnerDeliv
     if (m_fd < 0)
         return {Status::Held, {}};
     return readLoop(budget, deliver, true);
-}
-
-bool StreamReader::takeTimerExpiry()
-{
-    if (!m_timerArmed)
-        return false;
-    quint64 expirations = 0;
-    if (::read(m_parkTimer, &expirations, sizeof expirations) != sizeof expirations)
-        return false;
-    m_timerArmed = false;
-    return true;
 }
 
 LinkReader::Claim StreamReader::claim(const void *claimer)
@@ -203,24 +186,31 @@ void StreamReader::release(const void *claimer)
 
 void StreamReader::park(const void *claimer)
 {
+    {
+        QMutexLocker lock(&m_mutex);
+        if (!m_claimed || m_parked || m_claimer != claimer)
+            return;
+        if (m_closeOnRelease || m_fd < 0 || m_stopped)
+            return giveBack();
+        m_parked = true;
+        m_parkedAtNs = monotonicNanoseconds();
+        if (std::exchange(m_swept, true))
+            return;
+    }
+    ParkSweeper::instance().watch(weak_from_this());
+}
+
+// The sweeper keeps a reader while it is parked or was parked a moment ago
+// (a thread between two waits claims and parks it again and again); one
+// claimed for longer, or given back, it lets go.
+bool StreamReader::expireParked(qint64 nowNs, qint64 parkNs)
+{
     QMutexLocker lock(&m_mutex);
-    if (!m_claimed || m_parked || m_claimer != claimer)
-        return;
-    if (m_closeOnRelease || m_fd < 0 || m_stopped || m_parkTimer < 0)
-        return giveBack();
-    m_parked = true;
-    // Re-arming costs a system call per message; a timer set less than half
-    // a park ago still gives the claimer a millisecond to come back.
-    timespec now{};
-    ::clock_gettime(CLOCK_MONOTONIC, &now);
-    const qint64 nowNs = qint64(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-    if (m_timerArmed && m_parkDeadlineNs - nowNs > ParkNanoseconds / 2)
-        return;
-    itimerspec timeout{};
-    timeout.it_value.tv_nsec = ParkNanoseconds;
-    ::timerfd_settime(m_parkTimer, 0, &timeout, nullptr);
-    m_timerArmed = true;
-    m_parkDeadlineNs = nowNs + ParkNanoseconds;
+    const bool stale = nowNs - m_parkedAtNs >= parkNs;
+    if (m_claimed && m_parked && stale)
+        giveBack(); // its claimer did not come back
+    m_swept = m_claimed && (m_parked || !stale);
+    return m_swept;
 }
 
 void StreamReader::giveBack()

@@ -1,9 +1,9 @@
 // StreamReader: the read half of a NativeStream: the descriptor, the decoding
-// state, and an epoll set holding the descriptor and a park timer, which the
-// stream's notifier watches instead of the socket. A thread that claims the
-// reader takes the socket out of that set, so the progress thread is not
-// woken for input another thread is reading; release() puts it back, and
-// park() arms the timer that puts it back unless the claimer returns first.
+// state, and an epoll set holding the descriptor, which the stream's notifier
+// watches instead of the socket. A thread that claims the reader takes the
+// socket out of that set, so the progress thread is not woken for input
+// another thread is reading; release() puts it back, and after park() the
+// ParkSweeper does unless the claimer returns first.
 #pragma once
 
 #include <mmpi/core/error.h>
@@ -14,11 +14,12 @@
 #include <QRecursiveMutex>
 
 #include <atomic>
+#include <memory>
 #include <optional>
 
 namespace mmpi::detail {
 
-class StreamReader final : public LinkReader
+class StreamReader final : public LinkReader, public std::enable_shared_from_this<StreamReader>
 {
 public:
     enum class Status {
@@ -70,6 +71,11 @@ public:
     int descriptor() const override { return m_fd; }
     bool readAvailable(const std::function<bool(Frame &&)> &deliver) override;
 
+    // The sweeper's thread: gives the reader back if it has been parked for
+    // `parkNs` by `nowNs`. True while the sweeper should keep watching it.
+    bool expireParked(qint64 nowNs, qint64 parkNs);
+    static qint64 monotonicNanoseconds(); // CLOCK_MONOTONIC
+
 private:
     // All with m_mutex held. `deliver` returns false to stop.
     Outcome readLoop(qint64 budget, const OwnerDelivery &deliver, bool owner);
@@ -90,20 +96,17 @@ private:
     bool stagedFrameLocked() const { return !m_header && m_end - m_begin >= FrameHeaderSize; }
     void watch(bool enabled);
     void giveBack();
-    // Reads the park timer's expiry, if armed; true if it had expired.
-    bool takeTimerExpiry();
 
     mutable QRecursiveMutex m_mutex;
     int m_fd;
     int m_epoll = -1;
-    int m_parkTimer = -1;
-    bool m_timerArmed = false;
-    qint64 m_parkDeadlineNs = 0; // CLOCK_MONOTONIC, while armed
     DecoderLimits m_limits;
     std::atomic<bool> m_paused = false;
     std::atomic<bool> m_stopped = false;
     bool m_claimed = false;
     bool m_parked = false; // claimed, but nobody polls it
+    qint64 m_parkedAtNs = 0; // when last parked (monotonicNanoseconds)
+    bool m_swept = false;    // the ParkSweeper watches it
     const void *m_claimer = nullptr;
     bool m_closeOnRelease = false;
     // Set by the read that stopped: the end, or the error, not yet reported.
