@@ -145,6 +145,7 @@ void BcastOp::planForwarding()
     m_planned = true;
     const int vrank = (rank() - m_treeRoot + size()) % size();
     QList<int> peers;
+    peers.reserve(m_rangeLength - 1);
     for (int v = vrank + 1; v < vrank + m_rangeLength; ++v)
         peers.append(m_setup.group.at((v + m_treeRoot) % size()));
     BcastPlan plan;

@@ -36,7 +36,7 @@ namespace {
 // communicator (a new group from it, as ULFM's shrink does).
 std::optional<Error> refusal(const CommunicatorData *d, const char *name, bool revokedToo = true)
 {
-    const QString what = QLatin1String(name);
+    const QLatin1String what(name); // made a QString only for an error: this runs before every collective
     if (!d)
         return Error{ErrorCode::NotFormed, QStringLiteral("%1 on a null communicator").arg(what)};
     if (d->isInter())

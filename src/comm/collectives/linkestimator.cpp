@@ -91,6 +91,11 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
         if (m_fixed)
             return *m_fixed;
         const qint64 now = m_clock.elapsed();
+        // Every broadcast asks, mostly for the same peers: what was worked
+        // out a moment ago with the same estimates holds (medians and the
+        // probe check took a few microseconds of each call's start).
+        if (m_memo.generation == m_generation && now - m_memo.atMs < MemoMs && m_memo.peers == peers)
+            return m_memo.model;
         QList<double> latencies, rates, overheads;
         const auto collect = [&](auto keep) {
             for (auto it = m_estimates.cbegin(); it != m_estimates.cend(); ++it)
@@ -127,6 +132,7 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
             }
         }
         next = nextProbe();
+        m_memo = {peers, model, m_generation, now};
     }
     run(std::move(next));
     return model;
@@ -201,6 +207,7 @@ void LinkEstimator::setFixedModel(std::optional<LinkModel> model)
 {
     QMutexLocker lock(&m_mutex);
     m_fixed = model;
+    ++m_generation;
 }
 
 void LinkEstimator::startProbe(int peer)
@@ -291,6 +298,7 @@ void LinkEstimator::finishProbe()
     e.latencyUs = std::max(0.0, p.latencyRttUs / 2 - smallFrameUs);
     e.measuredAtMs = m_clock.elapsed();
     m_estimates.insert(p.peer, e);
+    ++m_generation;
     qCDebug(lcComm) << "link to rank" << p.peer << ": latency" << e.latencyUs << "us, overhead" << e.overheadUs
                     << "us per frame," << e.bytesPerUs << "bytes/us (" << RateBurst << "x" << p.bulkBytes
                     << "byte pings)";
@@ -345,6 +353,7 @@ void LinkEstimator::handlePeerRejoined(int rank)
     QMutexLocker lock(&m_mutex);
     m_gone.remove(rank);
     m_estimates.remove(rank);
+    ++m_generation;
 }
 
 void LinkEstimator::handlePeerGone(int rank)
@@ -354,6 +363,7 @@ void LinkEstimator::handlePeerGone(int rank)
         QMutexLocker lock(&m_mutex);
         m_gone.insert(rank);
         m_estimates.remove(rank);
+        ++m_generation;
         if (!m_probe || m_probe->peer != rank)
             return;
         m_probe.reset();

@@ -127,6 +127,18 @@ private:
     std::condition_variable_any m_probeStarted;
     bool m_stopping = false;
     std::optional<LinkModel> m_fixed;
+    // The last model() answer, valid while nothing it rests on changed
+    // (m_generation counts changes of estimates and departures) for MemoMs.
+    struct Memo
+    {
+        QList<int> peers;
+        LinkModel model;
+        quint64 generation = 0;
+        qint64 atMs = -1;
+    };
+    static constexpr qint64 MemoMs = 1000;
+    Memo m_memo;
+    quint64 m_generation = 1;
     std::atomic<int> m_parallelTransfers{-1}; // -1: not read yet
     quint64 m_nextNonce = 1;
 };
