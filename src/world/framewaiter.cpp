@@ -155,6 +155,8 @@ void FrameWaiter::wait(World &world, int source, const std::function<bool()> &fi
                 reader->release(this);
         m_parked.clear();
         if (claimed.isEmpty()) {
+            if (!handedOver.isEmpty())
+                spinWhileEngineReads(finished, started + m_spin.budget());
             if (!finished())
                 sleepUntilWoken(RecheckMs);
             continue;
@@ -205,6 +207,16 @@ void FrameWaiter::pollClaimed(World &world, ClaimedLinks &claimed, const std::fu
         else if (spinning)
             sched_yield(); // whoever sends next may be waiting for this CPU
     }
+}
+
+// A large message is coming in through the progress thread, which completes
+// the wait when the message is whole: for what is left of the spin budget,
+// looking at the condition (a load) is cheaper than being woken from sleep.
+void FrameWaiter::spinWhileEngineReads(const std::function<bool()> &finished,
+                                       std::chrono::steady_clock::time_point until)
+{
+    while (!finished() && std::chrono::steady_clock::now() < until)
+        sched_yield(); // the progress thread may need this CPU
 }
 
 // A thread that waits for replies (it sent; now the peer must answer) finds

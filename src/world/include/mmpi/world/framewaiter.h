@@ -59,6 +59,7 @@ private:
                      QList<std::shared_ptr<LinkReader>> &handedOver, AdaptiveSpin::Duration spinBudget);
     bool readClaimed(WorldPrivate &d, ClaimedLinks &claimed, const ::pollfd *ready,
                      QList<std::shared_ptr<LinkReader>> &handedOver);
+    void spinWhileEngineReads(const std::function<bool()> &finished, std::chrono::steady_clock::time_point until);
     bool yieldsFirst();
     bool sleepUntilWoken(int timeoutMs);
     void drainWakeUps();
