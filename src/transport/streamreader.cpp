@@ -5,6 +5,8 @@
 
 #include <mmpi/wire/bufferpool.h>
 
+#include <QScopedValueRollback>
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -226,11 +228,12 @@ void StreamReader::giveBack()
         watch(true);
 }
 
-bool StreamReader::readAvailable(const std::function<bool(Frame &&)> &deliver)
+bool StreamReader::readAvailable(const std::function<bool(Frame &&)> &deliver, const PayloadPlacement &place)
 {
     QMutexLocker lock(&m_mutex);
     if (!m_claimed || m_parked || m_fd < 0 || holding() || m_trouble)
         return false;
+    const QScopedValueRollback claimerPlacement(m_claimerPlacement, place ? &place : nullptr);
     // One pointer captured, so the std::function needs no allocation.
     struct Delivery
     {
@@ -363,6 +366,12 @@ bool StreamReader::decodeStaged(const OwnerDelivery &deliver)
             return true;
         }
         m_begin += FrameHeaderSize + length;
+        if (char *place = placeFor(*header)) {
+            std::memcpy(place, head + FrameHeaderSize, size_t(length));
+            if (!deliverPlaced(*header, deliver))
+                return false;
+            continue;
+        }
         if (!deliverFrame(*header, QByteArray(head + FrameHeaderSize, length), deliver))
             return false;
     }
@@ -373,7 +382,7 @@ void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qs
 {
     const qsizetype length = qsizetype(header.payloadLength);
     m_header = header;
-    m_target = header.kind == FrameKind::Fragment && m_placement ? m_placement(header) : nullptr;
+    m_target = placeFor(header);
     if (m_target) {
         std::memcpy(m_target, bytes, size_t(available));
         m_filled = available;
@@ -386,12 +395,25 @@ void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qs
     m_begin = m_end = 0;
 }
 
+char *StreamReader::placeFor(const FrameHeader &header) const
+{
+    if (header.kind == FrameKind::Fragment)
+        return m_placement ? m_placement(header) : nullptr;
+    if (header.kind == FrameKind::Data && m_claimerPlacement && header.payloadLength >= MinPlacedPayload)
+        return (*m_claimerPlacement)(header);
+    return nullptr;
+}
+
 // Its length is right by construction; what the bytes may hold is checked
-// with the whole message they belong to.
+// with the whole message they belong to (a fragment's), or was when the
+// place was given (a Data frame's: a receive's buffer for exactly its items).
 bool StreamReader::deliverPlaced(const FrameHeader &header, const OwnerDelivery &deliver)
 {
     noteDelivered(header);
-    if (deliver(Frame{header, QByteArray()}))
+    Frame frame{header, QByteArray()};
+    if (header.kind == FrameKind::Data)
+        frame.header.flags |= PlacedPayload;
+    if (deliver(std::move(frame)))
         return true;
     m_result.status = Status::Held;
     return false;

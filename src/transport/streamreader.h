@@ -69,7 +69,7 @@ public:
     void release(const void *claimer) override;
     void park(const void *claimer) override;
     int descriptor() const override { return m_fd; }
-    bool readAvailable(const std::function<bool(Frame &&)> &deliver) override;
+    bool readAvailable(const std::function<bool(Frame &&)> &deliver, const PayloadPlacement &place = {}) override;
 
     // The sweeper's thread: gives the reader back if it has been parked for
     // `parkNs` by `nowNs`. True while the sweeper should keep watching it.
@@ -89,6 +89,9 @@ private:
     bool deliverPlaced(const FrameHeader &header, const OwnerDelivery &deliver);
     bool deliverFrame(const FrameHeader &header, QByteArray payload, const OwnerDelivery &deliver);
     void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
+    // Where this frame's payload goes, or nullptr for a buffer of its own:
+    // the owner's placement for fragments, the claimer's for Data frames.
+    char *placeFor(const FrameHeader &header) const;
     bool holding() const { return m_stopped || m_paused; }
     // More of the frame being read, or of its fragmented message, is due.
     bool moreDue() const { return !m_spinGaveUp && (m_header || m_fragmentsDue); }
@@ -125,6 +128,7 @@ private:
     char *m_target = nullptr;
     qsizetype m_filled = 0;
     PayloadPlacement m_placement;
+    const PayloadPlacement *m_claimerPlacement = nullptr; // during readAvailable()
     // The last frame had a large payload or began a fragmented message: the
     // next one, likely a chunk of a big message, is read header first, so
     // that its payload goes straight into its own buffer instead of through

@@ -55,12 +55,16 @@ struct FrameWaiter::Claimed
     // False: stop polling this link (handed over, paused, stopped, ended or failed).
     bool read(WorldPrivate &world)
     {
+        // Captures two pointers: no allocation per read.
+        const LinkReader::PayloadPlacement place = [w = &world, self = this](const FrameHeader &h) {
+            return w->placeRead(self->rank, *self->path, h);
+        };
         return reader->readAvailable([&](Frame &&frame) {
             ++frames;
             const bool fragment = frame.header.kind == FrameKind::Fragment;
             handedOver = !world.deliverRead(rank, path, std::move(frame)) && fragment;
             return !handedOver;
-        });
+        }, place);
     }
 };
 

@@ -221,6 +221,14 @@ WorldPrivate::PathList WorldPrivate::pathsFrom(int source) const
     return found;
 }
 
+char *WorldPrivate::placeRead(int from, const detail::DirectPath &path, const FrameHeader &h)
+{
+    if (h.kind != FrameKind::Data || path.readBacklog() != 0 || h.source != from || h.destination != rank)
+        return nullptr;
+    const auto target = currentSink();
+    return target && target->acceptsFromAnyThread(h) ? target->placeFor(h, qint64(h.payloadLength)) : nullptr;
+}
+
 bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame)
 {
     detail::Engine *progress = engine;

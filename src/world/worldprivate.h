@@ -51,6 +51,10 @@ public:
     // when it can take it there and nothing of the peer waits in the engine,
     // else to the engine, in order. True if it was delivered here.
     bool deliverRead(int rank, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame);
+    // Where the payload of a Data frame a waiting thread is reading from
+    // `rank` can go straight (a posted receive's buffer), under the same
+    // conditions as deliverRead() hands it to the sink; else nullptr.
+    char *placeRead(int rank, const detail::DirectPath &path, const FrameHeader &header);
     std::shared_ptr<MessageSink> currentSink() const;
 };
 

@@ -2,8 +2,14 @@
 // offers as it arrives (MessageSink::placeFor), also when the receiver offers
 // one only after the first chunks came, and the receiver hears after each
 // chunk how far it has come (handlePlacedProgress): what it is told is there
-// is there.
+// is there. A whole message that a waiting thread reads goes to the place
+// too, when it is large enough to be worth one.
 #include "worldharness.h"
+
+#include <mmpi/transport/linkreader.h>
+#include <mmpi/world/framewaiter.h>
+
+#include <QElapsedTimer>
 
 #include <QMutex>
 #include <QSemaphore>
@@ -60,6 +66,50 @@ private:
     QSemaphore m_done;
 };
 
+// Takes frames on any thread (as the comm layer's router does) and offers
+// a place, if asked to, for a message of `placed` bytes.
+class WaiterSink : public MessageSink
+{
+public:
+    explicit WaiterSink(qint64 placed) : m_placed(placed) {}
+
+    bool acceptsFromAnyThread(const FrameHeader &) const override { return true; }
+    char *placeFor(const FrameHeader &, qint64 bytes) override
+    {
+        QMutexLocker lock(&m_mutex);
+        m_asked.append(bytes);
+        if (bytes != m_placed)
+            return nullptr;
+        m_place = QByteArray(bytes, '\0');
+        return m_place.data();
+    }
+    void handleFrame(const Frame &frame) override
+    {
+        QMutexLocker lock(&m_mutex);
+        m_frames.append(frame);
+    }
+    void handlePeerGone(int, const Error &) override {}
+    qsizetype frames()
+    {
+        QMutexLocker lock(&m_mutex);
+        return m_frames.size();
+    }
+
+    QMutex m_mutex;
+    qint64 m_placed;
+    QList<qint64> m_asked;
+    QByteArray m_place;
+    QList<Frame> m_frames;
+};
+
+QByteArray pattern(int bytes)
+{
+    QByteArray b(bytes, Qt::Uninitialized);
+    for (int i = 0; i < bytes; ++i)
+        b[i] = char(i * 13 + i / 97);
+    return b;
+}
+
 } // namespace
 
 class TestPlacement : public QObject
@@ -107,6 +157,62 @@ private Q_SLOTS:
         QCOMPARE(progress.size(), chunksButLast - firstReported + 1);
         for (qsizetype i = 0; i < progress.size(); ++i)
             QCOMPARE(progress.at(i), qint64(Chunk) * (firstReported + i));
+    }
+
+    void wholeMessageGoesToTheWaitersPlace_data()
+    {
+        QTest::addColumn<QString>("transport");
+        QTest::addColumn<bool>("offered");
+        QTest::newRow("tcp, place offered") << QStringLiteral("tcp") << true;
+        QTest::newRow("local, place offered") << QStringLiteral("local") << true;
+        QTest::newRow("tcp, no place") << QStringLiteral("tcp") << false;
+    }
+    void wholeMessageGoesToTheWaitersPlace()
+    {
+        QFETCH(QString, transport);
+        QFETCH(bool, offered);
+        const QByteArray small = pattern(int(LinkReader::MinPlacedPayload) - 1);
+        const QByteArray large = pattern(3000);
+        auto sink = std::make_shared<WaiterSink>(offered ? large.size() : -1);
+        // Given two worlds, the second one's sink taking frames on any thread
+        WorldHarness harness(transport, WorldConfig::Mode::Launched);
+        std::vector<World *> worlds;
+        for (int r = 0; r < 2; ++r)
+            worlds.push_back(harness.start(harness.config(r, 2), r == 1 ? sink : nullptr));
+        for (World *w : worlds)
+            QVERIFY(w->waitForFormed());
+        // When a thread waits on the second one's link and, once it reads
+        // it (the wait asks its condition again after claiming the link),
+        // the first sends a message just too small for a place, then a larger one
+        QElapsedTimer clock;
+        clock.start();
+        int asked = 0;
+        bool sent = false;
+        FrameWaiter::forThisThread()->wait(*worlds[1], 0, [&] {
+            if (++asked == 2) {
+                const auto frame = [](const QByteArray &b) {
+                    return makeFrame(FrameKind::Data, ItemType::UnsignedByte, quint32(b.size()), b);
+                };
+                sent = worlds[0]->sendFrame(1, frame(small)) && worlds[0]->sendFrame(1, frame(large));
+            }
+            return sink->frames() == 2 || clock.elapsed() > 10000;
+        });
+        FrameWaiter::forThisThread()->releaseParked();
+        QVERIFY(sent);
+        QMutexLocker lock(&sink->m_mutex);
+        QCOMPARE(sink->m_frames.size(), 2);
+        // Then only the larger one was offered a place
+        QCOMPARE(sink->m_asked, QList<qint64>{large.size()});
+        // And the smaller one came as it was sent
+        QCOMPARE(sink->m_frames.at(0).payload, small);
+        QVERIFY(!(sink->m_frames.at(0).header.flags & PlacedPayload));
+        // And the larger one went to the place, or came whole without one
+        const Frame &second = sink->m_frames.at(1);
+        QCOMPARE(bool(second.header.flags & PlacedPayload), offered);
+        QCOMPARE(second.header.count, quint32(large.size()));
+        QCOMPARE(offered ? sink->m_place : second.payload, large);
+        if (offered)
+            QVERIFY(second.payload.isEmpty());
     }
 };
 

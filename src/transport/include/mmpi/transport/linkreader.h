@@ -49,7 +49,14 @@ public:
     // False when the claimer should stop polling and release: `deliver`
     // said so, or the link was paused or stopped, or reached its end or an
     // error, which the link reports on its own thread as usual.
-    virtual bool readAvailable(const std::function<bool(Frame &&)> &deliver) = 0;
+    // `place`, if set, is asked for a place for the payload of each Data
+    // frame of at least MinPlacedPayload bytes (a posted receive's buffer);
+    // a frame whose payload went there is delivered with PlacedPayload set
+    // and an empty payload, as placed fragments are.
+    virtual bool readAvailable(const std::function<bool(Frame &&)> &deliver, const PayloadPlacement &place = {}) = 0;
+    // Below this a payload is copied out of the read buffer anyway, and a
+    // place saves nothing worth asking for.
+    static constexpr qsizetype MinPlacedPayload = 1024;
     // Lets the link's owner put large fragments straight where they belong
     // (the message being reassembled), saving a copy. Default: ignored.
     virtual void setPayloadPlacement(PayloadPlacement placement);

@@ -61,6 +61,9 @@ public:
     // get it in a Frame of its own. The message then reaches handleFrame() with the flag
     // PlacedPayload and no payload, or, if the peer is lost first, never:
     // handlePeerGone() comes, and nothing is written there any more.
+    // Also asked, on the reading thread, for a whole Data frame of at least
+    // LinkReader::MinPlacedPayload bytes that a thread blocked in a wait
+    // reads when acceptsFromAnyThread() says the sink takes it there.
     // Default: nullptr.
     virtual char *placeFor(const FrameHeader &header, qint64 bytes);
     // The message from `rank` that placeFor() gave a place will not complete
