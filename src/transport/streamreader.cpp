@@ -399,9 +399,10 @@ char *StreamReader::placeFor(const FrameHeader &header) const
 {
     if (header.kind == FrameKind::Fragment)
         return m_placement ? m_placement(header) : nullptr;
-    if (header.kind == FrameKind::Data && m_claimerPlacement && header.payloadLength >= MinPlacedPayload)
-        return (*m_claimerPlacement)(header);
-    return nullptr;
+    if (header.kind != FrameKind::Data || header.payloadLength < MinPlacedPayload)
+        return nullptr;
+    const PayloadPlacement *place = m_claimed ? m_claimerPlacement : &m_placement;
+    return place && *place ? (*place)(header) : nullptr;
 }
 
 // Its length is right by construction; what the bytes may hold is checked

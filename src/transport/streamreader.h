@@ -90,7 +90,8 @@ private:
     bool deliverFrame(const FrameHeader &header, QByteArray payload, const OwnerDelivery &deliver);
     void beginPayload(const FrameHeader &header, const char *bytes, qsizetype available);
     // Where this frame's payload goes, or nullptr for a buffer of its own:
-    // the owner's placement for fragments, the claimer's for Data frames.
+    // the owner's placement for fragments, and for Data frames the reading
+    // thread's (the claimer's, or the owner's).
     char *placeFor(const FrameHeader &header) const;
     bool holding() const { return m_stopped || m_paused; }
     // More of the frame being read, or of its fragmented message, is due.

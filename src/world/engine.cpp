@@ -585,9 +585,11 @@ void Engine::connectLink(int rank, Link *link)
 }
 
 // A large message's chunks are read straight into the message being
-// reassembled, when this thread reads them and no earlier frame of the peer
-// waits elsewhere (that one might be the chunk before); and read without a
-// sleep between their pieces, as a waiting thread spins for its message.
+// reassembled, and a whole message of 1 KiB or more into the receive that
+// takes it, when this thread reads them and no earlier frame of the peer
+// waits elsewhere (that one might be the chunk before, or match the same
+// receive); and read without a sleep between their pieces, as a waiting
+// thread spins for its message.
 void Engine::placeFragmentsOf(int rank, Link *link)
 {
     const std::shared_ptr<LinkReader> reader = link->reader();
@@ -597,10 +599,14 @@ void Engine::placeFragmentsOf(int rank, Link *link)
     const Peer &peer = m_peers.at(rank);
     if (!peer.path || !peer.reassembler)
         return;
-    reader->setPayloadPlacement([this, path = peer.path, reassembler = peer.reassembler](const FrameHeader &h) {
+    reader->setPayloadPlacement([this, rank, path = peer.path, reassembler = peer.reassembler](const FrameHeader &h) {
         if (QThread::currentThread() != thread() || path->readBacklog() != 0)
             return static_cast<char *>(nullptr);
-        return reassembler->placeNext(h);
+        if (h.kind != FrameKind::Data)
+            return reassembler->placeNext(h);
+        if (!m_placement || m_state != World::State::Formed || h.source != rank || h.destination != m_rank)
+            return static_cast<char *>(nullptr);
+        return m_placement(h, qint64(h.payloadLength));
     });
 }
 

@@ -1,6 +1,8 @@
 // Point-to-point messaging through the public Communicator API, between
 // Worlds formed in this process (each with its own progress thread).
 #include "commworld.h"
+
+#include <mmpi/transport/linkreader.h>
 #include "worldharness.h"
 
 #include <mmpi/comm/communicator.h>
@@ -253,6 +255,8 @@ private Q_SLOTS:
     void badArguments();
     void largeMessagesGoStraightIntoPostedBuffers_data();
     void largeMessagesGoStraightIntoPostedBuffers();
+    void wholeMessagesGoStraightIntoPostedBuffers_data();
+    void wholeMessagesGoStraightIntoPostedBuffers();
     void postedBufferErrors();
     void itemsArriveInEitherByteOrder_data();
     void itemsArriveInEitherByteOrder();
@@ -824,6 +828,42 @@ void TestPointToPoint::largeMessagesGoStraightIntoPostedBuffers()
     QVERIFY2(got, qPrintable(::problem(got)));
     QVERIFY(buffer == sent);
     QVERIFY(send.wait());
+}
+
+void TestPointToPoint::wholeMessagesGoStraightIntoPostedBuffers_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::newRow("tcp") << QStringLiteral("tcp");
+    QTest::newRow("local") << QStringLiteral("local");
+}
+
+// A message of one frame is written into the buffer of the receive posted
+// for it when it holds 1 KiB or more (LinkReader::MinPlacedPayload), also
+// when no thread waits for it (the progress thread reads it); a smaller one
+// is copied there from the frame. Either way the buffer holds it whole.
+void TestPointToPoint::wholeMessagesGoStraightIntoPostedBuffers()
+{
+    QFETCH(QString, transport);
+    PlacementLog log;
+    CommWorld w(transport, 2);
+    QVERIFY(w.formed());
+    for (const qsizetype bytes : {LinkReader::MinPlacedPayload - 1, LinkReader::MinPlacedPayload, qsizetype(48000)}) {
+        const int placedBefore = log.placed();
+        // Given a receive posted with a buffer, and nobody waiting on it
+        const QList<quint8> sent = numbered<quint8>(bytes);
+        QList<quint8> buffer(bytes + 1, quint8(0xee));
+        Request receive = w[1].irecv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 9);
+        // When a message of `bytes` bytes comes for it
+        QVERIFY(w[0].send(1, 9, std::span<const quint8>(sent.constData(), size_t(sent.size()))).wait());
+        QTRY_VERIFY_WITH_TIMEOUT(receive.isFinished(), 10000);
+        // Then it is in the buffer, and went there straight if large enough
+        const auto status = receive.wait();
+        QVERIFY2(status, qPrintable(::problem(status)));
+        QCOMPARE(status->count, quint32(bytes));
+        QVERIFY(buffer.first(bytes) == sent);
+        QCOMPARE(buffer.last(1), QList<quint8>{0xee});
+        QCOMPARE(log.placed() - placedBefore, bytes >= LinkReader::MinPlacedPayload ? 1 : 0);
+    }
 }
 
 // A posted buffer that a message does not fit, or of another item type,

@@ -15,8 +15,9 @@ namespace mmpi {
 class LinkReader
 {
 public:
-    // Where a Fragment frame's payload should be read to (`header` decoded,
-    // its payload not yet read), or nullptr for a buffer of the frame's own.
+    // Where a Fragment frame's payload, or a Data frame's of at least
+    // MinPlacedPayload bytes, should be read to (`header` decoded, its
+    // payload not yet read), or nullptr for a buffer of the frame's own.
     // Called on the reading thread with the reader locked. A frame read to
     // such a place is delivered with an empty payload (header.payloadLength
     // says how many bytes went there).
@@ -58,7 +59,8 @@ public:
     // place saves nothing worth asking for.
     static constexpr qsizetype MinPlacedPayload = 1024;
     // Lets the link's owner put large fragments straight where they belong
-    // (the message being reassembled), saving a copy. Default: ignored.
+    // (the message being reassembled), and whole messages into the receives
+    // that take them, saving a copy. Default: ignored.
     virtual void setPayloadPlacement(PayloadPlacement placement);
     // While more of a frame (or of a fragmented message) is due, keep
     // reading for up to `spin` after the last bytes came instead of waiting
