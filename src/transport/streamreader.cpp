@@ -382,7 +382,11 @@ void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qs
 {
     const qsizetype length = qsizetype(header.payloadLength);
     m_header = header;
-    m_target = placeFor(header);
+    // Only a fragment's payload is read into a place in pieces: its message
+    // lives on in the reassembler if the link breaks and is resumed. A Data
+    // frame is placed only when it is whole in m_staging (decodeStaged()),
+    // so that a resent one never finds its receive half written and gone.
+    m_target = header.kind == FrameKind::Fragment ? placeFor(header) : nullptr;
     if (m_target) {
         std::memcpy(m_target, bytes, size_t(available));
         m_filled = available;

@@ -847,7 +847,7 @@ void TestPointToPoint::wholeMessagesGoStraightIntoPostedBuffers()
     PlacementLog log;
     CommWorld w(transport, 2);
     QVERIFY(w.formed());
-    for (const qsizetype bytes : {LinkReader::MinPlacedPayload - 1, LinkReader::MinPlacedPayload, qsizetype(48000)}) {
+    for (const qsizetype bytes : {LinkReader::MinPlacedPayload - 1, LinkReader::MinPlacedPayload, qsizetype(8000)}) {
         const int placedBefore = log.placed();
         // Given a receive posted with a buffer, and nobody waiting on it
         const QList<quint8> sent = numbered<quint8>(bytes);
