@@ -16,8 +16,9 @@ class LinkReader
 {
 public:
     // Where a Fragment frame's payload, or a Data frame's of at least
-    // MinPlacedPayload bytes, should be read to (`header` decoded, its
-    // payload not yet read), or nullptr for a buffer of the frame's own.
+    // MinPlacedPayload bytes that is whole in what was read, should go
+    // (`header` decoded, its payload not yet delivered), or nullptr for a
+    // buffer of the frame's own.
     // Called on the reading thread with the reader locked. A frame read to
     // such a place is delivered with an empty payload (header.payloadLength
     // says how many bytes went there).
@@ -51,9 +52,11 @@ public:
     // said so, or the link was paused or stopped, or reached its end or an
     // error, which the link reports on its own thread as usual.
     // `place`, if set, is asked for a place for the payload of each Data
-    // frame of at least MinPlacedPayload bytes (a posted receive's buffer);
-    // a frame whose payload went there is delivered with PlacedPayload set
-    // and an empty payload, as placed fragments are.
+    // frame of at least MinPlacedPayload bytes that is whole in what was
+    // read (a posted receive's buffer); a frame whose payload went there is
+    // delivered with PlacedPayload set and an empty payload, as placed
+    // fragments are. (One read in pieces is not placed: a resumed link
+    // would send it again whole.)
     virtual bool readAvailable(const std::function<bool(Frame &&)> &deliver, const PayloadPlacement &place = {}) = 0;
     // Below this a payload is copied out of the read buffer anyway, and a
     // place saves nothing worth asking for.

@@ -61,9 +61,10 @@ public:
     // get it in a Frame of its own. The message then reaches handleFrame() with the flag
     // PlacedPayload and no payload, or, if the peer is lost first, never:
     // handlePeerGone() comes, and nothing is written there any more.
-    // Also asked, on the reading thread, for a whole Data frame of at least
-    // LinkReader::MinPlacedPayload bytes that a thread blocked in a wait
-    // reads when acceptsFromAnyThread() says the sink takes it there.
+    // Also asked, on the thread that reads it, for a Data frame of at least
+    // LinkReader::MinPlacedPayload bytes read whole: by the progress thread,
+    // or by a thread blocked in a wait when acceptsFromAnyThread() says the
+    // sink takes the frame there.
     // Default: nullptr.
     virtual char *placeFor(const FrameHeader &header, qint64 bytes);
     // The message from `rank` that placeFor() gave a place will not complete
