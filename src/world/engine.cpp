@@ -552,13 +552,16 @@ void Engine::ensurePeerState(int rank)
 
 // Only a formed world's messages, from the peer they claim to come from, may
 // go to a receiver's buffer: anything else is dropped or held on arrival.
+char *Engine::placeMessage(int rank, const FrameHeader &h, qint64 bytes) const
+{
+    if (!m_placement || m_state != World::State::Formed || h.source != rank || h.destination != m_rank)
+        return nullptr;
+    return m_placement(h, bytes);
+}
+
 std::shared_ptr<Reassembler> Engine::makeReassembler(int rank)
 {
-    auto placement = [this, rank](const FrameHeader &h, qint64 bytes) -> char * {
-        if (!m_placement || m_state != World::State::Formed || h.source != rank || h.destination != m_rank)
-            return nullptr;
-        return m_placement(h, bytes);
-    };
+    auto placement = [this, rank](const FrameHeader &h, qint64 bytes) { return placeMessage(rank, h, bytes); };
     return std::make_shared<Reassembler>(m_config.maxMessageSize, placement);
 }
 
@@ -602,11 +605,7 @@ void Engine::placeFragmentsOf(int rank, Link *link)
     reader->setPayloadPlacement([this, rank, path = peer.path, reassembler = peer.reassembler](const FrameHeader &h) {
         if (QThread::currentThread() != thread() || path->readBacklog() != 0)
             return static_cast<char *>(nullptr);
-        if (h.kind != FrameKind::Data)
-            return reassembler->placeNext(h);
-        if (!m_placement || m_state != World::State::Formed || h.source != rank || h.destination != m_rank)
-            return static_cast<char *>(nullptr);
-        return m_placement(h, qint64(h.payloadLength));
+        return h.kind == FrameKind::Data ? placeMessage(rank, h, qint64(h.payloadLength)) : reassembler->placeNext(h);
     });
 }
 

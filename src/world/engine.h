@@ -159,6 +159,9 @@ private:
     void placeFragmentsOf(int rank, Link *link);
     bool hasWritesPending() const;
     std::shared_ptr<Reassembler> makeReassembler(int rank);
+    // The receiver's buffer for a message from `rank` (MessagePlacement), if
+    // this world may put it there now.
+    char *placeMessage(int rank, const FrameHeader &header, qint64 bytes) const;
     // Before the sink hears that `rank` is gone: its message in progress may
     // be being written to a receiver's buffer, which must not happen after.
     void abandonMessageFrom(int rank);

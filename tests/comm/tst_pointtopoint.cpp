@@ -227,6 +227,14 @@ QCoro::Task<QString> awaitPingSendPong(Communicator comm, QThread **resumedOn)
     co_return got && sent ? *got : got ? sent.error().message : got.error().message;
 }
 
+// One row per socket transport, for the tests that run on both.
+void addTransportRows()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::newRow("tcp") << QStringLiteral("tcp");
+    QTest::newRow("local") << QStringLiteral("local");
+}
+
 } // namespace
 
 class TestPointToPoint : public QObject
@@ -570,9 +578,7 @@ void TestPointToPoint::blockingRoundTripsFromTwoThreads()
 
 void TestPointToPoint::unexpectedMessagesAreBounded_data()
 {
-    QTest::addColumn<QString>("transport");
-    QTest::newRow("tcp") << QStringLiteral("tcp");
-    QTest::newRow("local") << QStringLiteral("local");
+    addTransportRows();
 }
 
 void TestPointToPoint::unexpectedMessagesAreBounded()
@@ -832,9 +838,7 @@ void TestPointToPoint::largeMessagesGoStraightIntoPostedBuffers()
 
 void TestPointToPoint::wholeMessagesGoStraightIntoPostedBuffers_data()
 {
-    QTest::addColumn<QString>("transport");
-    QTest::newRow("tcp") << QStringLiteral("tcp");
-    QTest::newRow("local") << QStringLiteral("local");
+    addTransportRows();
 }
 
 // A message of one frame is written into the buffer of the receive posted
