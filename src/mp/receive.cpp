@@ -15,7 +15,8 @@ void ReceiveState::finish(Result<Received> result)
         return;
     outcome = std::move(result);
     withdraw = nullptr;
-    for (const Callback &callback : std::exchange(callbacks, {})) {
+    const QList<Callback> taken = std::exchange(callbacks, {});
+    for (const Callback &callback : taken) {
         if (!callback.context)
             continue;
         QTimer::singleShot(0, callback.context.data(), [f = callback.f, value = *outcome] { f(value); });

@@ -83,7 +83,8 @@ void FrameWaiter::releaseParkedOnThisThread()
 
 void FrameWaiter::releaseParked()
 {
-    for (const auto &reader : std::exchange(m_parked, {}))
+    const auto parked = std::exchange(m_parked, {});
+    for (const auto &reader : parked)
         reader->release(this);
 }
 

@@ -69,7 +69,8 @@ void CollectiveOp::start()
         processInbox();
         for (auto it = departed.begin(); it != departed.end(); ++it)
             noteGone(it.key(), it->reason, it->clean);
-        for (const Departure &d : std::exchange(m_departuresBeforeBegin, {}))
+        const QList<Departure> before = std::exchange(m_departuresBeforeBegin, {});
+        for (const Departure &d : before)
             noteGone(d.worldRank, d.reason, d.clean);
     });
 }

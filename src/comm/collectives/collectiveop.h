@@ -16,7 +16,6 @@
 #include <QRecursiveMutex>
 #include <QSet>
 
-#include <deque>
 #include <memory>
 
 namespace mmpi {
@@ -137,11 +136,13 @@ private:
     std::optional<Error> m_poison;
     QMutex m_mutex;
     QMutex m_inboxMutex;
-    std::deque<Frame> m_inbox;
+    // QLists, not deques: an empty QList allocates nothing, and most ops
+    // see a handful of frames (a deque allocates twice as it is built).
+    QList<Frame> m_inbox;
     QRecursiveMutex m_flushMutex;
     bool m_flushing = false; // guarded by m_flushMutex
     // Guarded by m_mutex:
-    std::deque<Outgoing> m_outgoing;
+    QList<Outgoing> m_outgoing;
     int m_sendsInFlight = 0;
     bool m_begun = false;
     bool m_succeeded = false;
