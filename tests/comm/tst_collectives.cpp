@@ -192,7 +192,22 @@ private:
     std::vector<std::unique_ptr<CommWorld>> m_worlds;
     const CommWorld &sized(int n) const { return *m_worlds.at(size_t(n - 1)); }
     QList<int> m_sizes{1, 2, 3, 7};
+    // 3 and 7 ranks sharing 2 CPUs (WorldConfig::sharedCpus), where allreduce
+    // and barrier go through rank 0 instead of recursive doubling.
+    std::vector<std::unique_ptr<CommWorld>> m_crowded;
+    // The worlds of m_sizes, then the crowded ones.
+    QList<const CommWorld *> everyWorld() const;
 };
+
+QList<const CommWorld *> TestCollectives::everyWorld() const
+{
+    QList<const CommWorld *> worlds;
+    for (int n : m_sizes)
+        worlds.append(&sized(n));
+    for (const auto &w : m_crowded)
+        worlds.append(w.get());
+    return worlds;
+}
 
 void TestCollectives::initTestCase()
 {
@@ -200,17 +215,25 @@ void TestCollectives::initTestCase()
         m_worlds.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n));
         QVERIFY(m_worlds.back()->formed());
     }
+    for (int n : {3, 7}) {
+        m_crowded.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n, [](WorldConfig &config) {
+            config.sharedCpus = 2;
+        }));
+        QVERIFY(m_crowded.back()->formed());
+    }
 }
 
 void TestCollectives::cleanupTestCase()
 {
     m_worlds.clear();
+    m_crowded.clear();
 }
 
 void TestCollectives::barrier()
 {
-    for (int n : m_sizes) {
-        const CommWorld &w = sized(n);
+    for (const CommWorld *world : everyWorld()) {
+        const CommWorld &w = *world;
+        const int n = w.size();
         // Given every rank but the last in a barrier
         std::vector<Operation<void>> ops;
         for (int r = 0; r + 1 < n; ++r)
@@ -528,8 +551,9 @@ QString reduceEverywhere(const CommWorld &w, Op op, int count)
 
 void TestCollectives::reduceBuiltins()
 {
-    for (int n : m_sizes) {
-        const CommWorld &w = sized(n);
+    for (const CommWorld *world : everyWorld()) {
+        const CommWorld &w = *world;
+        const int n = w.size();
         for (Op op : {Op::Sum, Op::Prod, Op::Min, Op::Max})
             QCOMPARE(reduceEverywhere<qint32>(w, op, 5), QString());
         QCOMPARE(reduceEverywhere<double>(w, Op::Sum, 0), QString());
@@ -865,8 +889,9 @@ void TestCollectives::reduceMinMaxLoc()
 
 void TestCollectives::reduceUserOps()
 {
-    for (int n : m_sizes) {
-        const CommWorld &w = sized(n);
+    for (const CommWorld *world : everyWorld()) {
+        const CommWorld &w = *world;
+        const int n = w.size();
         QString ordered;
         for (int r = 0; r < n; ++r)
             ordered += QStringLiteral("[%1]").arg(r);
@@ -933,18 +958,21 @@ void TestCollectives::errors()
     QCOMPARE((allFail<qint32>(w, [](const Communicator &c, int) { return c.bcast(qint32(1), 5); }, ErrorCode::InvalidRank)), QString());
     QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int) { return c.gather(qint32(1), -1); }, ErrorCode::InvalidRank)), QString());
     QCOMPARE((allFail<qint32>(w, [](const Communicator &c, int) { return c.reduce(qint32(1), Op::Sum, 3); }, ErrorCode::InvalidRank)), QString());
-    // Mismatched sizes: rank 1 contributes 3 items, the others 2
-    QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 3 : 2, 1), Op::Sum); },
-                                     ErrorCode::CountMismatch)),
-             QString());
-    // Sizes on both sides of the allreduce algorithms' threshold: still an error everywhere, no hang
-    QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 2, 1), Op::Sum); },
-                                     ErrorCode::NoError)),
-             QString());
-    // Both above it (the ring) with different counts: the segments differ, an error everywhere, no hang
-    QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 30000, 1), Op::Sum); },
-                                     ErrorCode::NoError)),
-             QString());
+    // (Also where allreduce goes through rank 0: ranks sharing CPUs.)
+    for (const CommWorld *world : {&w, static_cast<const CommWorld *>(m_crowded.front().get())}) {
+        // Mismatched sizes: rank 1 contributes 3 items, the others 2
+        QCOMPARE((allFail<QList<qint32>>(*world, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 3 : 2, 1), Op::Sum); },
+                                         ErrorCode::CountMismatch)),
+                 QString());
+        // Sizes on both sides of the allreduce algorithms' threshold: still an error everywhere, no hang
+        QCOMPARE((allFail<QList<qint32>>(*world, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 2, 1), Op::Sum); },
+                                         ErrorCode::NoError)),
+                 QString());
+        // Both above it (the ring) with different counts: the segments differ, an error everywhere, no hang
+        QCOMPARE((allFail<QList<qint32>>(*world, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 30000, 1), Op::Sum); },
+                                         ErrorCode::NoError)),
+                 QString());
+    }
     // An indivisible scatter at the root fails every rank
     const QList<qint32> seven(7, 1);
     QCOMPARE((allFail<QList<qint32>>(w, [&](const Communicator &c, int) { return c.scatter(std::span<const qint32>(seven), 1); },

@@ -11,6 +11,7 @@
 #include "communicatordata.h"
 #include "exchangeop.h"
 #include "gatherop.h"
+#include "linearallreduceop.h"
 #include "reductionop.h"
 #include "ringallreduceop.h"
 #include "router.h"
@@ -50,6 +51,17 @@ std::optional<Error> refusal(const CommunicatorData *d, const char *name, bool r
         return Error{ErrorCode::BadConfiguration, QStringLiteral("%1: collectives run on at most %2 ranks, not %3")
                                                       .arg(what).arg(detail::MaxCollectiveRanks).arg(d->size())};
     return std::nullopt;
+}
+
+// Whether this group has more ranks than the CPUs its nodes share
+// (WorldConfig::sharedCpus: mmpirun sets it, the same for every rank, for
+// local and tcp worlds): then the algorithm that sends fewer messages in all
+// beats the one with fewer rounds, as every message waits for its ranks to
+// get a CPU (docs/collectives.md#ranks-sharing-cpus).
+bool crowded(const CommunicatorData &d)
+{
+    const int cpus = d.router->estimator().sharedCpus();
+    return cpus > 0 && d.size() > cpus;
 }
 
 detail::CollectiveSetup setupFor(const CommunicatorData &d, quint32 sequence, const char *name)
@@ -124,7 +136,12 @@ Operation<void> Communicator::barrier() const
 {
     if (auto no = refusal(m_data.get(), "barrier"))
         return sendOperation(failed(*no));
-    auto op = std::make_shared<detail::BarrierOp>(setupFor(*m_data, m_data->takeSequence(), "barrier"));
+    const auto setup = setupFor(*m_data, m_data->takeSequence(), "barrier");
+    std::shared_ptr<detail::CollectiveOp> op;
+    if (crowded(*m_data))
+        op = std::make_shared<detail::LinearAllreduceOp>(setup, Payload{}, detail::Combiner{}, std::nullopt);
+    else
+        op = std::make_shared<detail::BarrierOp>(setup);
     op->start();
     return sendOperation(Request(op->request()));
 }
@@ -201,6 +218,9 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         op->start();
         return {Request(op->request()), op->result()};
     };
+    if (all && payload.bytes.size() <= detail::LinearAllreduceOp::MaxBytes && crowded(*m_data))
+        return onePhase(std::make_shared<detail::LinearAllreduceOp>(
+            setupFor(*m_data, first, name), std::move(payload), combiner ? *combiner : detail::Combiner{}, problem));
     if (all && (payload.bytes.size() <= detail::AllreduceOp::MaxBytes || m_data->size() == 2))
         return onePhase(std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                               combiner ? *combiner : detail::Combiner{}, problem));

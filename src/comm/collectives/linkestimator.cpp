@@ -138,18 +138,22 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
     return model;
 }
 
-int LinkEstimator::parallelTransfers()
+int LinkEstimator::sharedCpus()
 {
-    // A frame between two nodes on one machine keeps two CPUs copying (the
-    // sender's into the kernel, the receiver's out of it). The world's
-    // configuration is fixed once broadcasts run, so it is read once.
-    int known = m_parallelTransfers.load(std::memory_order_relaxed);
+    int known = m_sharedCpus.load(std::memory_order_relaxed);
     if (known < 0) {
-        const int cpus = m_world->config().sharedCpus;
-        known = cpus > 0 ? std::max(1, cpus / 2) : 0;
-        m_parallelTransfers.store(known, std::memory_order_relaxed);
+        known = std::max(0, m_world->config().sharedCpus);
+        m_sharedCpus.store(known, std::memory_order_relaxed);
     }
     return known;
+}
+
+// A frame between two nodes on one machine keeps two CPUs copying (the
+// sender's into the kernel, the receiver's out of it).
+int LinkEstimator::parallelTransfers()
+{
+    const int cpus = sharedCpus();
+    return cpus > 0 ? std::max(1, cpus / 2) : 0;
 }
 
 void LinkEstimator::measure(const QList<int> &peers, std::function<void()> done)

@@ -53,6 +53,9 @@ public:
     // Probes every one of `peers` (again), one after the other; `done` runs,
     // on the thread that finished the last probe, once none is left to probe.
     void measure(const QList<int> &peers, std::function<void()> done);
+    // WorldConfig::sharedCpus of this world (fixed once it runs collectives,
+    // so read once): the CPUs its nodes share on one machine, 0 if each has its own.
+    int sharedCpus();
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank);
@@ -139,7 +142,7 @@ private:
     static constexpr qint64 MemoMs = 1000;
     Memo m_memo;
     quint64 m_generation = 1;
-    std::atomic<int> m_parallelTransfers{-1}; // -1: not read yet
+    std::atomic<int> m_sharedCpus{-1}; // -1: not read yet
     quint64 m_nextNonce = 1;
 };
 

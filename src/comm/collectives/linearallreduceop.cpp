@@ -1,0 +1,68 @@
+#include "linearallreduceop.h"
+
+namespace mmpi::detail {
+
+LinearAllreduceOp::LinearAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner,
+                                     std::optional<Error> problem)
+    : CollectiveOp(std::move(setup)), m_contribution(std::move(contribution)), m_combiner(std::move(combiner)),
+      m_problem(std::move(problem))
+{
+}
+
+void LinearAllreduceOp::begin()
+{
+    if (m_problem)
+        return fail(*m_problem);
+    if (size() == 1) {
+        m_result->payload = std::move(m_contribution);
+        return succeed();
+    }
+    if (rank() != 0)
+        send(0, m_contribution, Contribution);
+}
+
+// Rank 0, once every contribution is in: (x0 op x1) op ... in rank order,
+// so that a non-commutative op gives what the others do. A barrier has
+// nothing to combine.
+void LinearAllreduceOp::combineAll()
+{
+    Payload accumulated = std::move(m_contribution);
+    for (auto it = m_arrived.begin(); m_combiner.combine && it != m_arrived.end(); ++it) {
+        auto combined = m_combiner.combine(std::move(accumulated), std::move(*it));
+        if (!combined)
+            return fail({combined.error().code, describe(QStringLiteral("combining rank %1's contribution: %2")
+                                                              .arg(it.key()).arg(combined.error().message))});
+        accumulated = std::move(*combined);
+    }
+    m_arrived.clear();
+    for (int r = 1; r < size(); ++r)
+        send(r, accumulated, Result);
+    m_result->payload = std::move(accumulated);
+    succeed();
+}
+
+void LinearAllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
+{
+    const bool contribution = rank() == 0 && tag.argument == Contribution && !m_arrived.contains(from);
+    const bool result = rank() != 0 && from == 0 && tag.argument == Result;
+    if (!contribution && !result)
+        return fail({ErrorCode::ProtocolViolation,
+                     describe(QStringLiteral("unexpected message %1 from rank %2 (contributions of different "
+                                             "sizes?)").arg(tag.argument).arg(from))});
+    if (result) {
+        m_result->payload = payloadOf(std::move(frame));
+        return succeed();
+    }
+    m_arrived.insert(from, payloadOf(std::move(frame)));
+    if (m_arrived.size() == size() - 1)
+        combineAll();
+}
+
+bool LinearAllreduceOp::waitsOn(int r) const
+{
+    if (isOver())
+        return false;
+    return rank() == 0 ? r != 0 && !m_arrived.contains(r) : r == 0;
+}
+
+} // namespace mmpi::detail
