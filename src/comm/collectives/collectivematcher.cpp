@@ -27,13 +27,15 @@ QHash<int, CollectiveMatcher::Departure> CollectiveMatcher::attach(quint32 conte
     QMutexLocker lock(&m_mutex);
     // The collective may need frames from anyone, possibly behind the ones
     // that made us stop reading.
-    // (Read through a const set: a non-const loop over an empty one would
+    // (Taken into a const set: a non-const loop over an empty one would
     // allocate and scan a table for every collective.)
-    for (int source : std::as_const(m_paused)) {
-        qCDebug(lcComm) << "a collective starts; reading from rank" << source << "again";
-        m_gate->release(source, ReceiveGate::Collectives);
+    if (!m_paused.isEmpty()) {
+        const QSet<int> paused = std::exchange(m_paused, {});
+        for (int source : paused) {
+            qCDebug(lcComm) << "a collective starts; reading from rank" << source << "again";
+            m_gate->release(source, ReceiveGate::Collectives);
+        }
     }
-    m_paused.clear();
     if (m_attached.contains(k))
         qCWarning(lcComm) << "collective" << sequence << "of context" << Qt::hex << context
                           << "started twice (more than 2^20 collectives outstanding?)";
