@@ -221,12 +221,19 @@ WorldPrivate::PathList WorldPrivate::pathsFrom(int source) const
     return found;
 }
 
-char *WorldPrivate::placeRead(int from, const detail::DirectPath &path, const FrameHeader &h)
+std::shared_ptr<MessageSink> WorldPrivate::sinkTakingHere(int from, const detail::DirectPath &path,
+                                                          const FrameHeader &h) const
 {
     if (h.kind != FrameKind::Data || path.readBacklog() != 0 || h.source != from || h.destination != rank)
         return nullptr;
-    const auto target = currentSink();
-    return target && target->acceptsFromAnyThread(h) ? target->placeFor(h, qint64(h.payloadLength)) : nullptr;
+    auto target = currentSink();
+    return target && target->acceptsFromAnyThread(h) ? target : nullptr;
+}
+
+char *WorldPrivate::placeRead(int from, const detail::DirectPath &path, const FrameHeader &h)
+{
+    const auto target = sinkTakingHere(from, path, h);
+    return target ? target->placeFor(h, qint64(h.payloadLength)) : nullptr;
 }
 
 bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame)
@@ -241,13 +248,10 @@ bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
     }
     if (ackDue)
         QMetaObject::invokeMethod(progress, [progress, from] { progress->sendAck(from); }, Qt::QueuedConnection);
-    if (h.kind == FrameKind::Data && path->readBacklog() == 0 && h.source == from && h.destination == rank) {
-        auto target = currentSink();
-        if (target && target->acceptsFromAnyThread(h)) {
-            progress->noteHeard(from);
-            target->takeFrame(std::move(frame));
-            return true;
-        }
+    if (const auto target = sinkTakingHere(from, *path, h)) {
+        progress->noteHeard(from);
+        target->takeFrame(std::move(frame));
+        return true;
     }
     // Everything else (control, heartbeats, fragments, frames the sink takes
     // only on the progress thread) goes through the engine as if its link had

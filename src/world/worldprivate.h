@@ -55,6 +55,11 @@ public:
     // `rank` can go straight (a posted receive's buffer), under the same
     // conditions as deliverRead() hands it to the sink; else nullptr.
     char *placeRead(int rank, const detail::DirectPath &path, const FrameHeader &header);
+    // The sink, if it takes this frame from `rank` on the reading thread:
+    // a Data frame from the peer, for this node, nothing of the peer
+    // waiting in the engine, and the sink accepting it from any thread.
+    std::shared_ptr<MessageSink> sinkTakingHere(int rank, const detail::DirectPath &path,
+                                                const FrameHeader &header) const;
     std::shared_ptr<MessageSink> currentSink() const;
 };
 

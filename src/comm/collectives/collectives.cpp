@@ -136,12 +136,12 @@ Operation<void> Communicator::barrier() const
 {
     if (auto no = refusal(m_data.get(), "barrier"))
         return sendOperation(failed(*no));
-    const auto setup = setupFor(*m_data, m_data->takeSequence(), "barrier");
+    auto setup = setupFor(*m_data, m_data->takeSequence(), "barrier");
     std::shared_ptr<detail::CollectiveOp> op;
     if (crowded(*m_data))
-        op = std::make_shared<detail::LinearAllreduceOp>(setup, Payload{}, detail::Combiner{}, std::nullopt);
+        op = std::make_shared<detail::LinearAllreduceOp>(std::move(setup), Payload{}, detail::Combiner{}, std::nullopt);
     else
-        op = std::make_shared<detail::BarrierOp>(setup);
+        op = std::make_shared<detail::BarrierOp>(std::move(setup));
     op->start();
     return sendOperation(Request(op->request()));
 }
