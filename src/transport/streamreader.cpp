@@ -399,11 +399,12 @@ void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qs
     m_begin = m_end = 0;
 }
 
+// The thread that claimed the link asks its own placement, for fragments too
+// (the message in progress may go on there).
 char *StreamReader::placeFor(const FrameHeader &header) const
 {
-    if (header.kind == FrameKind::Fragment)
-        return m_placement ? m_placement(header) : nullptr;
-    if (header.kind != FrameKind::Data || header.payloadLength < MinPlacedPayload)
+    const bool fragment = header.kind == FrameKind::Fragment;
+    if (!fragment && (header.kind != FrameKind::Data || header.payloadLength < MinPlacedPayload))
         return nullptr;
     const PayloadPlacement *place = m_claimed ? m_claimerPlacement : &m_placement;
     return place && *place ? (*place)(header) : nullptr;

@@ -21,8 +21,9 @@ bool isSequenced(FrameKind kind)
     return kind == FrameKind::Data || kind == FrameKind::Fragment || kind == FrameKind::Goodbye;
 }
 
-DirectPath::DirectPath(int rank, qint64 queueLimit, qint64 replayLimit)
-    : m_rank(rank), m_replay(replayLimit), m_queueLimit(queueLimit), m_ackBytes(replayLimit / AckFraction)
+DirectPath::DirectPath(int rank, qint64 queueLimit, qint64 replayLimit, qint64 maxMessageSize)
+    : m_rank(rank), m_replay(replayLimit), m_queueLimit(queueLimit), m_ackBytes(replayLimit / AckFraction),
+      m_assembly(maxMessageSize)
 {
 }
 
@@ -43,6 +44,7 @@ void DirectPath::restart()
     m_acked = 0;
     m_bytesSinceAck = 0;
     m_ackRequested = false;
+    abandonMessage();
 }
 
 std::shared_ptr<LinkReader> DirectPath::reader() const
@@ -236,6 +238,37 @@ std::optional<quint64> DirectPath::takeAck()
     if (m_acked.exchange(received) == received)
         return std::nullopt;
     return received;
+}
+
+Result<DirectPath::Assembly> DirectPath::addFragment(const Frame &fragment, const MessagePlacement &placement,
+                                                     bool &wasPlaced)
+{
+    QMutexLocker lock(&m_assemblyMutex);
+    const bool placedBefore = m_assembly.placing();
+    auto message = m_assembly.add(fragment, placement);
+    if (!message) {
+        wasPlaced = placedBefore || m_assembly.placing();
+        m_assembly.abandon();
+        return message.error();
+    }
+    Assembly assembly;
+    if (message->has_value())
+        assembly.message = std::move(**message);
+    else if (m_assembly.placing())
+        assembly.placedBytes = m_assembly.bufferedBytes();
+    return assembly;
+}
+
+char *DirectPath::placeNextFragment(const FrameHeader &header, const MessagePlacement &placement)
+{
+    QMutexLocker lock(&m_assemblyMutex);
+    return m_assembly.placeNext(header, placement);
+}
+
+void DirectPath::abandonMessage()
+{
+    QMutexLocker lock(&m_assemblyMutex);
+    m_assembly.abandon();
 }
 
 } // namespace mmpi::detail

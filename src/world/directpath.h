@@ -6,10 +6,12 @@
 // keeps it in the replay buffer until the peer acknowledges it, so that a link
 // made again after a break resumes exactly where the old one stopped; and it
 // checks the numbers of the frames received. It also holds the link's reader
-// for a thread that reads the peer's frames itself (FrameWaiter), and counts
-// the frames such a thread handed to the engine so no later frame overtakes.
+// for a thread that reads the peer's frames itself (FrameWaiter), counts the
+// frames such a thread handed to the engine so no later frame overtakes, and
+// puts the peer's fragmented message together for whichever thread reads it.
 #pragma once
 
+#include "reassembler.h"
 #include "replaybuffer.h"
 
 #include <mmpi/transport/link.h>
@@ -29,14 +31,15 @@ bool isSequenced(FrameKind kind);
 class DirectPath
 {
 public:
-    DirectPath(int rank, qint64 queueLimit, qint64 replayLimit);
+    DirectPath(int rank, qint64 queueLimit, qint64 replayLimit, qint64 maxMessageSize);
 
     // Progress thread: the link other threads may write to and read from
     // (nullptr: none). Cleared before the link is closed or deleted.
     void setLink(Link *link);
     // Progress thread, when a replacement node takes the lost peer's rank
     // (REBUILD): both streams start again from sequence 1, nothing kept.
-    // The path has no link then, so no other thread is using it.
+    // The path has no link then, so no other thread is using it. The old
+    // peer's message in progress is dropped.
     void restart();
     // Any thread: the link's reader, if it has one and the path is open.
     std::shared_ptr<LinkReader> reader() const;
@@ -98,6 +101,24 @@ public:
     // (nullopt if nothing arrived since the last one).
     std::optional<quint64> takeAck();
 
+    // The thread that reads the peer's link (the progress thread, or a thread
+    // holding its claim), after accept(): the fragment's part of the message
+    // in progress (Reassembler::add). Either thread may go on with a message
+    // the other began, so a wait that ends midway hands nothing back.
+    struct Assembly
+    {
+        std::optional<Frame> message; // the whole message, after its last fragment
+        qint64 placedBytes = 0;       // else, if it goes to a receiver's place: bytes there so far
+    };
+    // On an error the message is dropped; `wasPlaced` then says whether a
+    // receiver's place had been written to (it must hear that it ends).
+    Result<Assembly> addFragment(const Frame &fragment, const MessagePlacement &placement, bool &wasPlaced);
+    // Where the payload of the fragment that starts with `header` may be
+    // read straight to (Reassembler::placeNext), or nullptr.
+    char *placeNextFragment(const FrameHeader &header, const MessagePlacement &placement);
+    // Progress thread: the peer is gone; its message in progress never ends.
+    void abandonMessage();
+
 private:
     static Frame kept(const Frame &frame);
     void keepWritten(const Frame &announcement, const Frame &whole, int chunkSize, qint64 upTo);
@@ -116,6 +137,9 @@ private:
     std::atomic<quint64> m_acked = 0;
     std::atomic<qint64> m_bytesSinceAck = 0;
     std::atomic<bool> m_ackRequested = false;
+    // Only the link's reader uses it, but that thread changes (claims).
+    QMutex m_assemblyMutex;
+    Reassembler m_assembly;
 };
 
 } // namespace mmpi::detail

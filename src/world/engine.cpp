@@ -546,8 +546,8 @@ void Engine::ensurePeerState(int rank)
         return;
     // Enough queued on the link to keep the socket busy between wake-ups.
     peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
-    peer.reassembler = makeReassembler(rank);
-    peer.path = std::make_shared<DirectPath>(rank, linkHighWater(), m_config.replayBufferSize);
+    peer.placement = [this, rank](const FrameHeader &h, qint64 bytes) { return placeMessage(rank, h, bytes); };
+    peer.path = std::make_shared<DirectPath>(rank, linkHighWater(), m_config.replayBufferSize, m_config.maxMessageSize);
 }
 
 // Only a formed world's messages, from the peer they claim to come from, may
@@ -559,16 +559,10 @@ char *Engine::placeMessage(int rank, const FrameHeader &h, qint64 bytes) const
     return m_placement(h, bytes);
 }
 
-std::shared_ptr<Reassembler> Engine::makeReassembler(int rank)
-{
-    auto placement = [this, rank](const FrameHeader &h, qint64 bytes) { return placeMessage(rank, h, bytes); };
-    return std::make_shared<Reassembler>(m_config.maxMessageSize, placement);
-}
-
 void Engine::abandonMessageFrom(int rank)
 {
-    if (rank >= 0 && rank < m_peers.size() && m_peers[rank].reassembler)
-        m_peers[rank].reassembler->abandon();
+    if (rank >= 0 && rank < m_peers.size() && m_peers[rank].path)
+        m_peers[rank].path->abandonMessage();
 }
 
 void Engine::connectLink(int rank, Link *link)
@@ -600,12 +594,14 @@ void Engine::placeFragmentsOf(int rank, Link *link)
         return;
     reader->setPayloadSpin(m_config.waitSpin, [this] { return !hasWritesPending(); });
     const Peer &peer = m_peers.at(rank);
-    if (!peer.path || !peer.reassembler)
+    if (!peer.path)
         return;
-    reader->setPayloadPlacement([this, rank, path = peer.path, reassembler = peer.reassembler](const FrameHeader &h) {
+    reader->setPayloadPlacement([this, rank, path = peer.path](const FrameHeader &h) {
         if (QThread::currentThread() != thread() || path->readBacklog() != 0)
             return static_cast<char *>(nullptr);
-        return h.kind == FrameKind::Data ? placeMessage(rank, h, qint64(h.payloadLength)) : reassembler->placeNext(h);
+        const MessagePlacement &placement = m_peers.at(rank).placement;
+        return h.kind == FrameKind::Data ? placement(h, qint64(h.payloadLength))
+                                         : path->placeNextFragment(h, placement);
     });
 }
 
@@ -727,19 +723,18 @@ void Engine::sendAcks()
 void Engine::handleFragment(int rank, const Frame &fragment)
 {
     Peer &peer = m_peers[rank];
-    const bool placing = peer.reassembler->placing();
-    auto message = peer.reassembler->add(fragment);
-    if (!message) {
+    bool placed = false;
+    auto assembly = peer.path->addFragment(fragment, peer.placement, placed);
+    if (!assembly) {
         // Nothing more of it is coming: its receive must not wait for it.
-        peer.reassembler->abandon();
-        if (placing)
-            Q_EMIT messageAbandoned(rank, message.error());
-        return closeLink(rank, message.error());
+        if (placed)
+            Q_EMIT messageAbandoned(rank, assembly.error());
+        return closeLink(rank, assembly.error());
     }
-    if (message->has_value())
-        handleDataFrame(rank, std::move(**message));
-    else if (peer.reassembler->placing() && peer.reassembler->bufferedBytes() > 0 && m_placedProgress)
-        m_placedProgress(rank, peer.reassembler->bufferedBytes());
+    if (assembly->message)
+        handleDataFrame(rank, std::move(*assembly->message));
+    else if (assembly->placedBytes > 0 && m_placedProgress)
+        m_placedProgress(rank, assembly->placedBytes);
 }
 
 void Engine::handleControlFrame(int rank, const Frame &frame)

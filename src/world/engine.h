@@ -110,7 +110,7 @@ private:
         std::shared_ptr<Outbox> outbox;
         std::shared_ptr<DirectPath> path;
         bool receiving = true;
-        std::shared_ptr<Reassembler> reassembler;
+        MessagePlacement placement; // the receivers' places for this peer's messages (placeMessage)
         // Why this node closed the link itself (reported instead of the link's own error).
         Error closeReason;
         // Reconnection (engineresume.cpp): while `reconnecting`, frames for
@@ -158,7 +158,6 @@ private:
     void connectLink(int rank, Link *link);
     void placeFragmentsOf(int rank, Link *link);
     bool hasWritesPending() const;
-    std::shared_ptr<Reassembler> makeReassembler(int rank);
     // The receiver's buffer for a message from `rank` (MessagePlacement), if
     // this world may put it there now.
     char *placeMessage(int rank, const FrameHeader &header, qint64 bytes) const;

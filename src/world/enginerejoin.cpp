@@ -58,7 +58,6 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     peer.closeReason = {};
     peer.failureClass = World::FailureClass::Normal;
     peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
-    peer.reassembler = makeReassembler(rank);
     peer.path->restart();
     connectLink(rank, link);
     peer.path->setLink(link);

@@ -46,9 +46,10 @@ struct FrameWaiter::Claimed
     std::shared_ptr<detail::DirectPath> path;
     std::shared_ptr<LinkReader> reader;
 
-    // A large message arrives in fragments, which only the engine can put
-    // together: reading them here would add a thread hand-off per fragment,
-    // so the link goes back to the engine for the rest of the wait.
+    // A fragment the sink does not take here (or that comes while earlier
+    // frames of the peer wait in the engine) goes to the engine, and so does
+    // the link for the rest of the wait: a hand-off per fragment would cost
+    // more than the engine reading them all.
     bool handedOver = false;
     quint64 frames = 0; // read so far
 

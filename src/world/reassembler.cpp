@@ -27,12 +27,9 @@ bool sizeKnownAhead(const FrameHeader &header, qint64 bytes)
 
 } // namespace
 
-Reassembler::Reassembler(qint64 maxMessageSize, MessagePlacement placement)
-    : m_maxMessageSize(maxMessageSize), m_placement(std::move(placement))
-{
-}
+Reassembler::Reassembler(qint64 maxMessageSize) : m_maxMessageSize(maxMessageSize) {}
 
-Result<void> Reassembler::begin(const Frame &fragment)
+Result<void> Reassembler::begin(const Frame &fragment, const MessagePlacement &placement)
 {
     if (m_message)
         return violation(QStringLiteral("a new fragmented message began before the last one ended"));
@@ -45,8 +42,8 @@ Result<void> Reassembler::begin(const Frame &fragment)
     m_message = Frame{fragment.header, QByteArray()};
     m_message->header.kind = FrameKind::Data;
     m_message->header.flags = fragment.header.flags & LittleEndianItems;
-    m_target = m_placement && sizeKnownAhead(m_message->header, m_expected)
-                   ? m_placement(m_message->header, m_expected)
+    m_target = placement && sizeKnownAhead(m_message->header, m_expected)
+                   ? placement(m_message->header, m_expected)
                    : nullptr;
     if (m_target) {
         m_message->header.flags |= PlacedPayload;
@@ -75,11 +72,11 @@ Result<void> Reassembler::checkContinues(const FrameHeader &h) const
 // A receiver that came after the message began (a receive posted, a
 // collective started, while its first fragments arrived) still gets the rest
 // where it wants it: what came so far is copied there once.
-void Reassembler::placeLate()
+void Reassembler::placeLate(const MessagePlacement &placement)
 {
-    if (!m_placement || (m_message->header.flags & PlacedPayload) || !sizeKnownAhead(m_message->header, m_expected))
+    if (!placement || (m_message->header.flags & PlacedPayload) || !sizeKnownAhead(m_message->header, m_expected))
         return;
-    char *place = m_placement(m_message->header, m_expected);
+    char *place = placement(m_message->header, m_expected);
     if (!place)
         return;
     if (m_filled > 0)
@@ -89,13 +86,13 @@ void Reassembler::placeLate()
     m_target = place;
 }
 
-char *Reassembler::placeNext(const FrameHeader &header)
+char *Reassembler::placeNext(const FrameHeader &header, const MessagePlacement &placement)
 {
     if (!m_message || (header.flags & FirstFragment) || !checkContinues(header))
         return nullptr;
     if (m_filled + qint64(header.payloadLength) > m_expected)
         return nullptr;
-    placeLate();
+    placeLate(placement);
     m_placed = m_filled;
     return m_target + m_filled;
 }
@@ -108,11 +105,11 @@ void Reassembler::abandon()
     m_placed = -1;
 }
 
-Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
+Result<std::optional<Frame>> Reassembler::add(const Frame &fragment, const MessagePlacement &placement)
 {
     const bool first = fragment.header.flags & FirstFragment;
     if (first) {
-        if (auto ok = begin(fragment); !ok)
+        if (auto ok = begin(fragment, placement); !ok)
             return ok.error();
     } else if (auto ok = checkContinues(fragment.header); !ok) {
         return ok.error();
@@ -125,7 +122,7 @@ Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
     if (m_filled + length > m_expected)
         return violation(QStringLiteral("fragments carry more than the announced %1 bytes").arg(m_expected));
     if (!placed && !first)
-        placeLate();
+        placeLate(placement);
     if (!placed && length > 0)
         std::memcpy(m_target + m_filled, bytes.data(), size_t(length));
     m_filled += length;
@@ -135,13 +132,14 @@ Result<std::optional<Frame>> Reassembler::add(const Frame &fragment)
     return finish();
 }
 
+// A short message stays in progress, so that the caller still sees whether
+// it was being placed before it abandons it.
 Result<std::optional<Frame>> Reassembler::finish()
 {
+    if (m_filled != m_expected)
+        return violation(QStringLiteral("a fragmented message ended after %1 of %2 bytes").arg(m_filled).arg(m_expected));
     Frame done = std::move(*m_message);
-    const qint64 filled = m_filled;
     abandon();
-    if (filled != m_expected)
-        return violation(QStringLiteral("a fragmented message ended after %1 of %2 bytes").arg(filled).arg(m_expected));
     if (done.header.flags & PlacedPayload)
         return std::optional<Frame>(std::move(done)); // its size was checked before it was placed
     if (auto ok = validatePayload(done.header.itemType, done.header.count, done.payload); !ok)

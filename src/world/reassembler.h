@@ -1,6 +1,8 @@
 // Reassembler: puts the Fragment frames of one peer back together into the
 // Data message they came from, in a buffer of its own or in one the receiver
-// offered (a blocking receive's, so the message is not copied again). A
+// offered (a blocking receive's, so the message is not copied again). Each
+// call names where the receiver wants the message (the thread reading the
+// link asks its own way: the progress thread, or a thread waiting for it). A
 // sender fragments one message at a time per link, so there is at most one
 // message in progress. Nothing from the peer is trusted: lengths are bounded
 // by the configured maximum message size and memory grows only with bytes
@@ -23,18 +25,20 @@ using MessagePlacement = std::function<char *(const FrameHeader &header, qint64 
 class Reassembler
 {
 public:
-    explicit Reassembler(qint64 maxMessageSize, MessagePlacement placement = {});
+    explicit Reassembler(qint64 maxMessageSize);
 
     // The whole Data message once its last fragment is in, nullopt before,
-    // or a ProtocolViolation that makes the link unusable. A message written
-    // to a place the placement gave comes without payload, flagged
-    // PlacedPayload.
+    // or a ProtocolViolation that makes the link unusable (then abandon() the
+    // message). A message written to a place the placement gave comes
+    // without payload, flagged PlacedPayload.
     // A fragment read by placeNext() arrives with an empty payload.
-    Result<std::optional<Frame>> add(const Frame &fragment);
+    // `placement` is asked for a place when the message begins, and before
+    // each later fragment until it gives one.
+    Result<std::optional<Frame>> add(const Frame &fragment, const MessagePlacement &placement = {});
     // Where the next fragment's payload belongs if `header` continues the
     // message in progress (so that the link reads it there: no copy), else
     // nullptr. The bytes count once add() has that fragment.
-    char *placeNext(const FrameHeader &header);
+    char *placeNext(const FrameHeader &header, const MessagePlacement &placement = {});
     qint64 bufferedBytes() const { return m_message ? m_filled : 0; }
     // Whether the message in progress is being written to a placement's place.
     bool placing() const { return m_message && (m_message->header.flags & PlacedPayload); }
@@ -43,14 +47,13 @@ public:
     void abandon();
 
 private:
-    Result<void> begin(const Frame &fragment);
+    Result<void> begin(const Frame &fragment, const MessagePlacement &placement);
     Result<void> checkContinues(const FrameHeader &header) const;
-    void placeLate();
+    void placeLate(const MessagePlacement &placement);
 
     Result<std::optional<Frame>> finish();
 
     qint64 m_maxMessageSize;
-    MessagePlacement m_placement;
     std::optional<Frame> m_message;
     char *m_target = nullptr; // the message's bytes: an offered place or m_message's payload
     qint64 m_expected = 0;

@@ -230,10 +230,52 @@ std::shared_ptr<MessageSink> WorldPrivate::sinkTakingHere(int from, const detail
     return target && target->acceptsFromAnyThread(h) ? target : nullptr;
 }
 
-char *WorldPrivate::placeRead(int from, const detail::DirectPath &path, const FrameHeader &h)
+// A fragment's header names its message as the Data frame would.
+FrameHeader WorldPrivate::messageHeader(const FrameHeader &h)
 {
-    const auto target = sinkTakingHere(from, path, h);
-    return target ? target->placeFor(h, qint64(h.payloadLength)) : nullptr;
+    FrameHeader message = h;
+    if (message.kind == FrameKind::Fragment)
+        message.kind = FrameKind::Data;
+    return message;
+}
+
+char *WorldPrivate::placeRead(int from, detail::DirectPath &path, const FrameHeader &h)
+{
+    const auto target = sinkTakingHere(from, path, messageHeader(h));
+    if (!target)
+        return nullptr;
+    if (h.kind == FrameKind::Fragment)
+        return path.placeNextFragment(h, placementOf(*target));
+    return target->placeFor(h, qint64(h.payloadLength));
+}
+
+// Captures one pointer: no allocation per fragment.
+detail::MessagePlacement WorldPrivate::placementOf(MessageSink &sink)
+{
+    return [s = &sink](const FrameHeader &h, qint64 bytes) { return s->placeFor(h, bytes); };
+}
+
+// A fragment the sink takes here goes into the path's message in progress,
+// which the progress thread may have begun or may finish: no hand-off for a
+// large message, however its fragments fall between the two threads.
+bool WorldPrivate::assembleRead(int from, detail::DirectPath &path, MessageSink &sink, const Frame &fragment)
+{
+    detail::Engine *progress = engine;
+    bool placed = false;
+    auto assembly = path.addFragment(fragment, placementOf(sink), placed);
+    if (!assembly) {
+        if (placed)
+            sink.handleMessageAbandoned(from, assembly.error());
+        QMetaObject::invokeMethod(progress, [progress, from, e = assembly.error()] { progress->closeLink(from, e); },
+                                  Qt::QueuedConnection);
+        return false;
+    }
+    progress->noteHeard(from);
+    if (assembly->message)
+        sink.takeFrame(std::move(*assembly->message));
+    else if (assembly->placedBytes > 0)
+        sink.handlePlacedProgress(from, assembly->placedBytes);
+    return true;
 }
 
 bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame)
@@ -248,13 +290,15 @@ bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
     }
     if (ackDue)
         QMetaObject::invokeMethod(progress, [progress, from] { progress->sendAck(from); }, Qt::QueuedConnection);
-    if (const auto target = sinkTakingHere(from, *path, h)) {
+    if (const auto target = sinkTakingHere(from, *path, messageHeader(h))) {
+        if (h.kind == FrameKind::Fragment)
+            return assembleRead(from, *path, *target, frame);
         progress->noteHeard(from);
         target->takeFrame(std::move(frame));
         return true;
     }
-    // Everything else (control, heartbeats, fragments, frames the sink takes
-    // only on the progress thread) goes through the engine as if its link had
+    // Everything else (control, heartbeats, frames the sink takes only on
+    // the progress thread) goes through the engine as if its link had
     // delivered it, and holds back the peer's later frames until it has.
     path->deferRead();
     QMetaObject::invokeMethod(progress, [progress, from, path, f = std::move(frame)] {

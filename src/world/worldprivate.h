@@ -51,16 +51,22 @@ public:
     // when it can take it there and nothing of the peer waits in the engine,
     // else to the engine, in order. True if it was delivered here.
     bool deliverRead(int rank, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame);
-    // Where the payload of a Data frame a waiting thread is reading from
-    // `rank` can go straight (a posted receive's buffer), under the same
-    // conditions as deliverRead() hands it to the sink; else nullptr.
-    char *placeRead(int rank, const detail::DirectPath &path, const FrameHeader &header);
+    // Where the payload of a Data or Fragment frame a waiting thread is
+    // reading from `rank` can go straight (a posted receive's buffer, the
+    // message in progress), under the same conditions as deliverRead() hands
+    // it to the sink; else nullptr.
+    char *placeRead(int rank, detail::DirectPath &path, const FrameHeader &header);
     // The sink, if it takes this frame from `rank` on the reading thread:
     // a Data frame from the peer, for this node, nothing of the peer
     // waiting in the engine, and the sink accepting it from any thread.
     std::shared_ptr<MessageSink> sinkTakingHere(int rank, const detail::DirectPath &path,
                                                 const FrameHeader &header) const;
     std::shared_ptr<MessageSink> currentSink() const;
+
+private:
+    static FrameHeader messageHeader(const FrameHeader &header);
+    static detail::MessagePlacement placementOf(MessageSink &sink);
+    bool assembleRead(int rank, detail::DirectPath &path, MessageSink &sink, const Frame &fragment);
 };
 
 

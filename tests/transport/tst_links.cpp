@@ -123,7 +123,7 @@ struct ClaimedRead
     bool stopped = false; // readAvailable() said to let go
 };
 
-ClaimedRead readClaimed(LinkReader &reader, qsizetype wanted)
+ClaimedRead readClaimed(LinkReader &reader, qsizetype wanted, const LinkReader::PayloadPlacement &place = {})
 {
     ClaimedRead result;
     QElapsedTimer clock;
@@ -135,7 +135,7 @@ ClaimedRead readClaimed(LinkReader &reader, qsizetype wanted)
         if (!reader.readAvailable([&](Frame &&frame) {
                 result.frames << frame;
                 return true;
-            })) {
+            }, place)) {
             result.stopped = true;
             break;
         }
@@ -171,6 +171,7 @@ private Q_SLOTS:
     void borrowedPayloadIsCopiedWhatTheSocketDoesNotTake();
     void pausedLinkHoldsFramesUntilResumed();
     void anotherThreadReadsWhileClaimed();
+    void claimerPlacesFragmentsItself();
     void parkedReaderComesBack();
     void sweeperGivesBackOnlyStaleParks();
     void claimedReaderSeesTheEnd();
@@ -747,6 +748,60 @@ void tst_Links::anotherThreadReadsWhileClaimed()
     pair.accepted->setReading(true);
     QCOMPARE(reader->claim(&me), LinkReader::Claim::Claimed);
     reader->release(&me);
+#endif
+}
+
+// A thread that claimed the reader decides where fragments go (it may be
+// putting the message together itself), not the owner's placement.
+void tst_Links::claimerPlacesFragmentsItself()
+{
+#ifndef Q_OS_UNIX
+    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
+#else
+    LinkPair pair;
+    const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
+    if (!reader)
+        return;
+    std::atomic<int> ownerAsked = 0;
+    reader->setPayloadPlacement([&](const FrameHeader &) {
+        ++ownerAsked;
+        return static_cast<char *>(nullptr);
+    });
+    // Given a claimer that offers a place for fragments only
+    QByteArray place(200 * 1024, '\0');
+    QList<FrameKind> asked;
+    const LinkReader::PayloadPlacement claimerPlace = [&](const FrameHeader &h) {
+        asked << h.kind;
+        return h.kind == FrameKind::Fragment && h.payloadLength == place.size() ? place.data() : nullptr;
+    };
+    int me = 0;
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Claimed);
+    ClaimedRead claimed;
+    std::unique_ptr<QThread> claimer(QThread::create([&] { claimed = readClaimed(*reader, 2, claimerPlace); }));
+    claimer->start();
+    // When the peer sends a large fragment (read in pieces) and a Data frame
+    // (asked for a place if it is whole in what was read)
+    QByteArray bytes(place.size(), Qt::Uninitialized);
+    for (qsizetype i = 0; i < bytes.size(); ++i)
+        bytes[i] = char(i * 31 + i / 253);
+    const Frame fragment = makeFrame(FrameKind::Fragment, ItemType::UnsignedByte, quint32(bytes.size()), bytes);
+    const Frame data = makeFrame(FrameKind::Data, ItemType::UnsignedByte, 4096, bytes.left(4096));
+    pair.connecting->sendFrame(fragment);
+    pair.connecting->sendFrame(data);
+    QVERIFY(QTest::qWaitFor([&] { return claimer->isFinished(); }, Timeout));
+    reader->release(&me);
+    // Then the fragment went to the claimer's place and came without a
+    // payload; the Data frame, refused a place, came whole
+    QCOMPARE(claimed.frames.size(), 2);
+    QCOMPARE(claimed.frames.at(0).header.kind, FrameKind::Fragment);
+    QCOMPARE(claimed.frames.at(0).header.payloadLength, quint32(bytes.size()));
+    QVERIFY(claimed.frames.at(0).payload.isEmpty());
+    QCOMPARE(place, bytes);
+    QCOMPARE(claimed.frames.at(1), data);
+    QCOMPARE(asked.value(0), FrameKind::Fragment);
+    QCOMPARE(asked.count(FrameKind::Fragment), 1);
+    // And the owner's placement was never asked
+    QCOMPARE(ownerAsked.load(), 0);
 #endif
 }
 

@@ -32,7 +32,7 @@ private Q_SLOTS:
     void borrowedPayloadsAreWrittenInPlaceAndResentFromCopies()
     {
         RecordingLink link;
-        DirectPath path(1, 1 << 30, 1 << 30);
+        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
         path.setLink(&link);
         // Given a small and a chunked frame that borrow their sender's buffers
         QByteArray small = patterned(100, 1), large = patterned(3 * Chunk + 100, 2);
@@ -75,7 +75,7 @@ private Q_SLOTS:
     void borrowedPayloadsWithAnOwnerAreKeptAsTheyAre()
     {
         RecordingLink link;
-        DirectPath path(1, 1 << 30, 1 << 30);
+        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
         path.setLink(&link);
         const auto small = std::make_shared<const QByteArray>(patterned(100, 3));
         const auto large = std::make_shared<const QByteArray>(patterned(3 * Chunk + 100, 4));
@@ -106,7 +106,7 @@ private Q_SLOTS:
     {
         RecordingLink link;
         link.refuseAfter = 3; // the announcement and two chunks
-        DirectPath path(1, 1 << 30, 1 << 30);
+        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
         path.setLink(&link);
         QByteArray source = patterned(5 * Chunk, 4);
         const QByteArray sent(source.constData(), source.size());
@@ -138,7 +138,7 @@ private Q_SLOTS:
 
     void headOfABorrowedMessageWholeOrNotAtAll()
     {
-        DirectPath path(1, 1 << 30, 1 << 30);
+        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
         RecordingLink refusing;
         refusing.refuseAfter = 0;
         path.setLink(&refusing);
@@ -160,7 +160,7 @@ private Q_SLOTS:
     void ownedPayloadsAreKeptWithoutACopy()
     {
         RecordingLink link;
-        DirectPath path(1, 1 << 30, 1 << 30);
+        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
         path.setLink(&link);
         Frame frame = makeFrame(FrameKind::Data, ItemType::Byte, 100, patterned(100, 3));
         const char *bytes = frame.payload.constData();

@@ -35,7 +35,7 @@ private Q_SLOTS:
     void largeMessageLeavesAsLengthThenSharedSlices()
     {
         RecordingLink link;
-        DirectPath path(1, 1 << 30, 1 << 30);
+        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
         Outbox outbox(Chunk, 1 << 30);
         const Frame message = dataFrame(3 * Chunk + 100, 5);
         bool done = false;
@@ -66,7 +66,7 @@ private Q_SLOTS:
     void smallFramesOvertakeBetweenSlices()
     {
         RecordingLink link;
-        DirectPath path(1, 1 << 30, 1 << 30);
+        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
         Outbox outbox(Chunk, 1 << 30);
         outbox.enqueue(dataFrame(2 * Chunk, 1), {});
         Frame small = dataFrame(10, 2);
@@ -83,7 +83,7 @@ private Q_SLOTS:
     {
         RecordingLink link;
         // Room for one frame: the length goes, then nothing until an ack.
-        DirectPath path(1, 1 << 30, 1);
+        DirectPath path(1, 1 << 30, 1, 1 << 30);
         Outbox outbox(Chunk, 1 << 30);
         outbox.enqueue(dataFrame(2 * Chunk, 3), {});
         outbox.pump(&link, path);

@@ -3,7 +3,8 @@
 // one only after the first chunks came, and the receiver hears after each
 // chunk how far it has come (handlePlacedProgress): what it is told is there
 // is there. A whole message that a waiting thread reads goes to the place
-// too, when it is large enough to be worth one.
+// too, when it is large enough to be worth one; a fragmented one is put
+// together by that thread, or by the progress thread from where it stopped.
 #include "worldharness.h"
 
 #include <mmpi/transport/linkreader.h>
@@ -14,8 +15,11 @@
 #include <QMutex>
 #include <QSemaphore>
 #include <QTest>
+#include <QThread>
 
+#include <atomic>
 #include <cstring>
+#include <limits>
 
 using namespace mmpi;
 using mmpi::test::WorldHarness;
@@ -66,14 +70,15 @@ private:
     QSemaphore m_done;
 };
 
-// Takes frames on any thread (as the comm layer's router does) and offers
-// a place, if asked to, for a message of `placed` bytes.
+// Takes frames on any thread (as the comm layer's router does) until told
+// otherwise, and offers a place, if asked to, for a message of `placed`
+// bytes. Notes the thread each frame and progress report came on.
 class WaiterSink : public MessageSink
 {
 public:
     explicit WaiterSink(qint64 placed) : m_placed(placed) {}
 
-    bool acceptsFromAnyThread(const FrameHeader &) const override { return true; }
+    bool acceptsFromAnyThread(const FrameHeader &) const override { return m_takeHere.load(); }
     char *placeFor(const FrameHeader &, qint64 bytes) override
     {
         QMutexLocker lock(&m_mutex);
@@ -87,6 +92,14 @@ public:
     {
         QMutexLocker lock(&m_mutex);
         m_frames.append(frame);
+        m_frameThreads.append(QThread::currentThread());
+    }
+    void handlePlacedProgress(int, qint64 bytes) override
+    {
+        QMutexLocker lock(&m_mutex);
+        m_progress.append({bytes, QThread::currentThread()});
+        if (bytes >= m_takeHereUpTo)
+            m_takeHere = false;
     }
     void handlePeerGone(int, const Error &) override {}
     qsizetype frames()
@@ -97,10 +110,34 @@ public:
 
     QMutex m_mutex;
     qint64 m_placed;
+    std::atomic<bool> m_takeHere = true;
+    qint64 m_takeHereUpTo = std::numeric_limits<qint64>::max(); // then frames go to the progress thread
     QList<qint64> m_asked;
     QByteArray m_place;
     QList<Frame> m_frames;
+    QList<QThread *> m_frameThreads;
+    QList<std::pair<qint64, QThread *>> m_progress;
 };
+
+// Has a thread wait on `receiver`'s link to `sender` and, once it reads it,
+// `sender` send it `message`; returns when `sink` holds a frame (or after
+// 10 s). False if the message could not be sent.
+bool sendWhileWaiting(World &sender, World &receiver, WaiterSink &sink, const QByteArray &message)
+{
+    QElapsedTimer clock;
+    clock.start();
+    int asked = 0;
+    bool sent = false;
+    // The wait asks its condition again after claiming the link.
+    FrameWaiter::forThisThread()->wait(receiver, sender.rank(), [&] {
+        if (++asked == 2)
+            sent = sender.sendFrame(receiver.rank(), makeFrame(FrameKind::Data, ItemType::UnsignedByte,
+                                                               quint32(message.size()), message)).hasValue();
+        return sink.frames() == 1 || clock.elapsed() > 10000;
+    });
+    FrameWaiter::forThisThread()->releaseParked();
+    return sent;
+}
 
 QByteArray pattern(int bytes)
 {
@@ -213,6 +250,85 @@ private Q_SLOTS:
         QCOMPARE(offered ? sink->m_place : second.payload, large);
         if (offered)
             QVERIFY(second.payload.isEmpty());
+    }
+
+    // A fragmented message read by a waiting thread is put together there
+    // and delivered there: no hand-off to the progress thread.
+    void fragmentedMessageIsPutTogetherByTheWaiter_data()
+    {
+        QTest::addColumn<QString>("transport");
+        QTest::addColumn<bool>("offered");
+        QTest::newRow("tcp, place offered") << QStringLiteral("tcp") << true;
+        QTest::newRow("local, place offered") << QStringLiteral("local") << true;
+        QTest::newRow("tcp, no place") << QStringLiteral("tcp") << false;
+    }
+    void fragmentedMessageIsPutTogetherByTheWaiter()
+    {
+        QFETCH(QString, transport);
+        QFETCH(bool, offered);
+        const QByteArray large = pattern(1'000'000); // 16 chunks, the last shorter
+        auto sink = std::make_shared<WaiterSink>(offered ? large.size() : -1);
+        // Given two worlds with small chunks, the second one's sink taking
+        // frames on any thread
+        WorldHarness harness(transport, WorldConfig::Mode::Launched);
+        std::vector<World *> worlds;
+        for (int r = 0; r < 2; ++r) {
+            WorldConfig config = harness.config(r, 2);
+            config.chunkSize = Chunk;
+            worlds.push_back(harness.start(config, r == 1 ? sink : nullptr));
+        }
+        for (World *w : worlds)
+            QVERIFY(w->waitForFormed());
+        // When a thread waits on the second one's link while the first sends
+        // it a large message
+        QVERIFY(sendWhileWaiting(*worlds[0], *worlds[1], *sink, large));
+        QMutexLocker lock(&sink->m_mutex);
+        QCOMPARE(sink->m_frames.size(), 1);
+        // Then that thread delivered it
+        QCOMPARE(sink->m_frameThreads, QList<QThread *>{QThread::currentThread()});
+        // And it went to the place, or came whole without one
+        const Frame &message = sink->m_frames.at(0);
+        QCOMPARE(bool(message.header.flags & PlacedPayload), offered);
+        QCOMPARE(message.header.count, quint32(large.size()));
+        QCOMPARE(offered ? sink->m_place : message.payload, large);
+        // And, placed, it was reported after every chunk but the last, from that thread
+        const qsizetype reports = offered ? large.size() / Chunk : 0;
+        QCOMPARE(sink->m_progress.size(), reports);
+        for (qsizetype i = 0; i < reports; ++i)
+            QCOMPARE(sink->m_progress.at(i), std::make_pair(qint64(Chunk) * (i + 1), QThread::currentThread()));
+    }
+
+    // The progress thread finishes a message a waiting thread began (here:
+    // the sink stops taking frames on other threads halfway through).
+    void theEngineFinishesAMessageTheWaiterBegan()
+    {
+        const QByteArray large = pattern(1'000'000);
+        auto sink = std::make_shared<WaiterSink>(large.size());
+        sink->m_takeHereUpTo = 4 * Chunk;
+        WorldHarness harness(QStringLiteral("tcp"), WorldConfig::Mode::Launched);
+        std::vector<World *> worlds;
+        for (int r = 0; r < 2; ++r) {
+            WorldConfig config = harness.config(r, 2);
+            config.chunkSize = Chunk;
+            worlds.push_back(harness.start(config, r == 1 ? sink : nullptr));
+        }
+        for (World *w : worlds)
+            QVERIFY(w->waitForFormed());
+        QVERIFY(sendWhileWaiting(*worlds[0], *worlds[1], *sink, large));
+        QMutexLocker lock(&sink->m_mutex);
+        QCOMPARE(sink->m_frames.size(), 1);
+        // Then the message is whole in its place, delivered by the progress thread
+        QVERIFY(sink->m_frames.at(0).header.flags & PlacedPayload);
+        QCOMPARE(sink->m_place, large);
+        QVERIFY(sink->m_frameThreads.at(0) != QThread::currentThread());
+        // And every chunk but the last was reported once, in order: the first
+        // four by the waiting thread, the rest by the progress thread
+        const qsizetype reports = large.size() / Chunk;
+        QCOMPARE(sink->m_progress.size(), reports);
+        for (qsizetype i = 0; i < reports; ++i) {
+            QCOMPARE(sink->m_progress.at(i).first, qint64(Chunk) * (i + 1));
+            QCOMPARE(sink->m_progress.at(i).second == QThread::currentThread(), i < 4);
+        }
     }
 };
 

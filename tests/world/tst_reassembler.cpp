@@ -35,11 +35,12 @@ Cut cut(quint32 count)
 }
 
 // Feeds every fragment; the message that comes out of the last one.
-std::optional<Frame> feed(Reassembler &reassembler, const QList<Frame> &fragments)
+std::optional<Frame> feed(Reassembler &reassembler, const QList<Frame> &fragments,
+                          const MessagePlacement &placement = {})
 {
     std::optional<Frame> done;
     for (const Frame &fragment : fragments) {
-        auto out = reassembler.add(fragment);
+        auto out = reassembler.add(fragment, placement);
         if (!out) {
             qWarning() << out.error().message;
             return std::nullopt;
@@ -71,11 +72,11 @@ private Q_SLOTS:
         const Cut c = cut(1000);
         QByteArray place(c.message.payload.size(), '\0');
         int asked = 0;
-        Reassembler reassembler(1 << 20, [&](const FrameHeader &, qint64 bytes) {
+        Reassembler reassembler(1 << 20);
+        const auto done = feed(reassembler, c.fragments, [&](const FrameHeader &, qint64 bytes) {
             ++asked;
             return bytes == place.size() ? place.data() : nullptr;
         });
-        const auto done = feed(reassembler, c.fragments);
         QVERIFY(done);
         QVERIFY(done->header.flags & PlacedPayload);
         QVERIFY(done->payload.isEmpty());
@@ -98,13 +99,13 @@ private Q_SLOTS:
         QCOMPARE(c.fragments.size(), 5);
         QByteArray place(c.message.payload.size(), '\0');
         int asked = 0;
-        Reassembler reassembler(1 << 20, [&](const FrameHeader &header, qint64 bytes) {
+        Reassembler reassembler(1 << 20);
+        const auto done = feed(reassembler, c.fragments, [&](const FrameHeader &header, qint64 bytes) {
             ++asked;
             if (asked <= offeredAt || header.count != 1000 || bytes != place.size())
                 return static_cast<char *>(nullptr);
             return place.data();
         });
-        const auto done = feed(reassembler, c.fragments);
         QVERIFY(done);
         QVERIFY(done->header.flags & PlacedPayload);
         QCOMPARE(place, c.message.payload);
@@ -119,20 +120,21 @@ private Q_SLOTS:
         const Cut c = cut(1000);
         QByteArray place(c.message.payload.size(), '\0');
         bool offer = false;
-        Reassembler reassembler(1 << 20, [&](const FrameHeader &, qint64) {
+        const MessagePlacement placement = [&](const FrameHeader &, qint64) {
             return offer ? place.data() : static_cast<char *>(nullptr);
-        });
-        QVERIFY(reassembler.add(c.fragments.at(0)));
-        QVERIFY(reassembler.add(c.fragments.at(1)));
+        };
+        Reassembler reassembler(1 << 20);
+        QVERIFY(reassembler.add(c.fragments.at(0), placement));
+        QVERIFY(reassembler.add(c.fragments.at(1), placement));
         offer = true;
         const Frame &next = c.fragments.at(2);
-        char *at = reassembler.placeNext(next.header);
+        char *at = reassembler.placeNext(next.header, placement);
         QVERIFY(at == place.data() + Chunk); // pointers (QCOMPARE compares C strings)
         std::memcpy(at, next.payload.constData(), size_t(next.payload.size()));
         Frame read = next;
         read.payload.clear(); // read into place: no payload of its own
-        QVERIFY(reassembler.add(read));
-        const auto done = feed(reassembler, c.fragments.mid(3));
+        QVERIFY(reassembler.add(read, placement));
+        const auto done = feed(reassembler, c.fragments.mid(3), placement);
         QVERIFY(done);
         QVERIFY(done->header.flags & PlacedPayload);
         QCOMPARE(place, c.message.payload);
@@ -146,12 +148,13 @@ private Q_SLOTS:
         for (Frame &f : c.fragments)
             f.header.itemType = ItemType::Object;
         int asked = 0;
-        Reassembler reassembler(1 << 20, [&](const FrameHeader &, qint64) -> char * {
+        const MessagePlacement placement = [&](const FrameHeader &, qint64) -> char * {
             ++asked;
             return nullptr;
-        });
+        };
+        Reassembler reassembler(1 << 20);
         for (const Frame &fragment : c.fragments.mid(0, 3))
-            QVERIFY(reassembler.add(fragment));
+            QVERIFY(reassembler.add(fragment, placement));
         QCOMPARE(asked, 0);
     }
 };

@@ -54,9 +54,10 @@ public:
     // `place`, if set, is asked for a place for the payload of each Data
     // frame of at least MinPlacedPayload bytes that is whole in what was
     // read (a posted receive's buffer); a frame whose payload went there is
-    // delivered with PlacedPayload set and an empty payload, as placed
-    // fragments are. (One read in pieces is not placed: a resumed link
-    // would send it again whole.)
+    // delivered with PlacedPayload set and an empty payload. (One read in
+    // pieces is not placed: a resumed link would send it again whole.) It is
+    // asked for every Fragment frame's too, as setPayloadPlacement()'s is:
+    // a fragment read to a place comes with an empty payload.
     virtual bool readAvailable(const std::function<bool(Frame &&)> &deliver, const PayloadPlacement &place = {}) = 0;
     // Below this a payload is copied out of the read buffer anyway, and a
     // place saves nothing worth asking for.
