@@ -36,9 +36,10 @@ NativeStream::NativeStream(int descriptor, DecoderLimits limits, QObject *parent
     m_writeNotifier.setEnabled(false);
     connect(&m_readNotifier, &QSocketNotifier::activated, this, &NativeStream::handleReadable);
     connect(&m_writeNotifier, &QSocketNotifier::activated, this, &NativeStream::handleWritable);
-    // A thread that claimed the reader met the end or an error: report it
-    // from here, where the signals belong (the reader keeps the outcome).
-    m_reader->setTroubleHandler([this] {
+    // A thread that claimed the reader met the end or an error (reported
+    // from here, where the signals belong; the reader keeps the outcome), or
+    // left a frame read but not handled.
+    m_reader->setOwnerCall([this] {
         QMetaObject::invokeMethod(this, [this] {
             if (!m_stopped)
                 handleReadable();

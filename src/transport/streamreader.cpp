@@ -132,17 +132,17 @@ void StreamReader::setPayloadSpin(std::chrono::microseconds spin, std::function<
     m_ownerIdle = std::move(ownerIdle);
 }
 
-void StreamReader::setTroubleHandler(std::function<void()> handler)
+void StreamReader::setOwnerCall(std::function<void()> call)
 {
     QMutexLocker lock(&m_mutex);
-    m_troubleHandler = std::move(handler);
+    m_ownerCall = std::move(call);
 }
 
 void StreamReader::closeDescriptor()
 {
     QMutexLocker lock(&m_mutex);
     m_stopped = true;
-    m_troubleHandler = {};
+    m_ownerCall = {};
     if (m_fd < 0)
         return;
     if (m_claimed && !m_parked) {
@@ -226,6 +226,9 @@ void StreamReader::giveBack()
     }
     if (m_fd >= 0)
         watch(true);
+    // What the claimer read but did not handle is no news to the socket.
+    if (stagedFrameLocked() && m_ownerCall)
+        m_ownerCall();
 }
 
 bool StreamReader::readAvailable(const std::function<bool(Frame &&)> &deliver, const PayloadPlacement &place)
@@ -249,8 +252,8 @@ bool StreamReader::readAvailable(const std::function<bool(Frame &&)> &deliver, c
     if (outcome.status == Status::Ended || outcome.status == Status::Failed) {
         // Reported by the owner, on its thread, as if it had read it.
         m_trouble = outcome;
-        if (m_troubleHandler)
-            m_troubleHandler();
+        if (m_ownerCall)
+            m_ownerCall();
         return false;
     }
     return more && !holding();

@@ -54,10 +54,12 @@ public:
     // The owner is going: close the socket, or, while a claimer polls it,
     // shut it down (the peer sees the end now) and let release() close it.
     void closeDescriptor();
-    // Runs on a claimer's thread, with the reader locked, when the claimer
-    // met the end of the stream or an error: the owner must come and read
-    // (readForOwner() then reports it). Cleared by closeDescriptor().
-    void setTroubleHandler(std::function<void()> handler);
+    // Runs with the reader locked, on a thread not the owner's, when the
+    // owner must come and read although the socket may have nothing new: a
+    // claimer met the end of the stream or an error (readForOwner() then
+    // reports it), or gave the reader back with a frame's header already
+    // read. Cleared by closeDescriptor().
+    void setOwnerCall(std::function<void()> call);
     void setPayloadPlacement(PayloadPlacement placement) override;
     void setPayloadSpin(std::chrono::microseconds spin, std::function<bool()> ownerIdle) override;
 
@@ -116,7 +118,7 @@ private:
     // Set by the read that stopped: the end, or the error, not yet reported.
     std::optional<Outcome> m_trouble;
     Outcome m_result;
-    std::function<void()> m_troubleHandler;
+    std::function<void()> m_ownerCall;
 
     // Received bytes not yet decoded: [m_begin, m_end) of m_staging.
     QByteArray m_staging;

@@ -27,6 +27,7 @@
 
 #ifdef Q_OS_UNIX
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #ifdef Q_OS_LINUX
 #include <netinet/in.h>
@@ -172,6 +173,7 @@ private Q_SLOTS:
     void pausedLinkHoldsFramesUntilResumed();
     void anotherThreadReadsWhileClaimed();
     void claimerPlacesFragmentsItself();
+    void framesAClaimerLeftAreReadByTheOwner();
     void parkedReaderComesBack();
     void sweeperGivesBackOnlyStaleParks();
     void claimedReaderSeesTheEnd();
@@ -802,6 +804,44 @@ void tst_Links::claimerPlacesFragmentsItself()
     QCOMPARE(asked.count(FrameKind::Fragment), 1);
     // And the owner's placement was never asked
     QCOMPARE(ownerAsked.load(), 0);
+#endif
+}
+
+// A claimer that stops after a frame may leave whole frames read with it;
+// once it lets go, the link delivers them without waiting for more input.
+void tst_Links::framesAClaimerLeftAreReadByTheOwner()
+{
+#ifndef Q_OS_UNIX
+    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
+#else
+    LinkPair pair;
+    const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
+    if (!reader)
+        return;
+    QSignalSpy atServer(pair.accepted, &Link::frameReceived);
+    int me = 0;
+    QCOMPARE(reader->claim(&me), LinkReader::Claim::Claimed);
+    // Given three small frames that all wait in the socket
+    const QList<Frame> frames{numberedFrame(1), numberedFrame(2, 5), numberedFrame(3)};
+    for (const Frame &frame : frames)
+        pair.connecting->sendFrame(frame);
+    const auto waiting = [&] {
+        int bytes = 0;
+        return ::ioctl(reader->descriptor(), FIONREAD, &bytes) == 0 && quint64(bytes) >= encodedSize(frames);
+    };
+    QVERIFY(QTest::qWaitFor(waiting, Timeout));
+    // When the claimer reads them all at once but takes only the first
+    QList<Frame> taken;
+    QVERIFY(!reader->readAvailable([&](Frame &&frame) {
+        taken << frame;
+        return false;
+    }));
+    QCOMPARE(taken, frames.mid(0, 1));
+    // and lets go, with nothing more coming
+    reader->release(&me);
+    // Then the link delivers the other two, in order
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), 2, Timeout);
+    QCOMPARE(receivedFrames(atServer), frames.mid(1));
 #endif
 }
 
