@@ -79,7 +79,7 @@ struct WorldConfig
 
     // Messages larger than this travel as Fragment frames of this size, so a
     // big message never holds up small ones on the same link for long.
-    // 0: the transport's choice (256 KiB on tcp, 64 KiB elsewhere), within
+    // 0: the transport's choice (512 KiB on tcp and local, 64 KiB elsewhere), within
     // what the buffer limits below leave room for.
     int chunkSize = 0;
     static constexpr int DefaultChunkSize = 64 * 1024;
