@@ -181,19 +181,21 @@ std::deque<std::shared_ptr<RequestState>>::iterator Matcher::findPosted(const Fr
 std::shared_ptr<RequestState> Matcher::takePlacing(int source)
 {
     QMutexLocker lock(&m_mutex);
-    return m_placing.take(source);
+    return m_placing.take(source).receive;
 }
 
 char *Matcher::placeFor(const FrameHeader &header, qint64 bytes)
 {
     QMutexLocker lock(&m_mutex);
+    if (const auto placing = m_placing.constFind(header.source); placing != m_placing.cend())
+        return placing->offer.againFor(header);
     const auto it = findPosted(header);
-    if (it == m_posted.end() || m_placing.contains(header.source))
+    if (it == m_posted.end())
         return nullptr;
     char *place = (*it)->takePlace(header, bytes);
     if (!place)
         return nullptr;
-    m_placing.insert(header.source, *it);
+    m_placing.insert(header.source, {*it, PlaceOffer::of(place, header)});
     m_posted.erase(it);
     qCDebug(lcComm) << "receiving" << bytes << "bytes from rank" << header.source << "into the receive's own buffer";
     return place;
@@ -247,7 +249,7 @@ void Matcher::handlePeerGone(int rank, const Error &reason)
         QMutexLocker lock(&m_mutex);
         m_gone.insert(rank, reason);
         // The world wrote its last byte to this buffer before telling us.
-        placing = m_placing.take(rank);
+        placing = m_placing.take(rank).receive;
         for (auto it = m_posted.begin(); it != m_posted.end();) {
             if (whyUnreachable((*it)->source) && ((*it)->source == rank || (*it)->source == AnySource)) {
                 failed.append(*it);

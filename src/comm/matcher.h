@@ -9,6 +9,7 @@
 #pragma once
 
 #include "receivegate.h"
+#include "placeoffer.h"
 #include "requeststate.h"
 
 #include <mmpi/world/world.h>
@@ -68,7 +69,12 @@ private:
     std::deque<Frame> m_unexpected;
     // Receives matched by a message still arriving into their buffers, by
     // source (a peer sends one large message at a time).
-    QHash<int, std::shared_ptr<RequestState>> m_placing;
+    struct Placing
+    {
+        std::shared_ptr<RequestState> receive;
+        PlaceOffer offer;
+    };
+    QHash<int, Placing> m_placing;
     qint64 m_unexpectedBytes = 0;
     QHash<int, Error> m_gone;
     qint64 m_limit = -1; // read from the world's configuration once formed

@@ -385,11 +385,10 @@ void StreamReader::beginPayload(const FrameHeader &header, const char *bytes, qs
 {
     const qsizetype length = qsizetype(header.payloadLength);
     m_header = header;
-    // Only a fragment's payload is read into a place in pieces: its message
-    // lives on in the reassembler if the link breaks and is resumed. A Data
-    // frame is placed only when it is whole in m_staging (decodeStaged()),
-    // so that a resent one never finds its receive half written and gone.
-    m_target = header.kind == FrameKind::Fragment ? placeFor(header) : nullptr;
+    // Read into its place in pieces: a fragment's message lives on in the
+    // reassembler if the link breaks and is resumed, and a Data frame sent
+    // again whole is offered the same place (MessageSink::placeFor).
+    m_target = placeFor(header);
     if (m_target) {
         std::memcpy(m_target, bytes, size_t(available));
         m_filled = available;

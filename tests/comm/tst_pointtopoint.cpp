@@ -122,16 +122,23 @@ public:
         qInstallMessageHandler(s_previous);
     }
     int placed() const { return s_placed.load(); }
+    // Runs on the thread that reads the message, once its receive's buffer
+    // is given (before its payload is read there).
+    void onPlaced(std::function<void()> action) { s_onPlaced = std::move(action); }
 
 private:
     static void handle(QtMsgType type, const QMessageLogContext &context, const QString &message)
     {
-        if (message.contains(QLatin1String("into the receive's own buffer")))
+        if (message.contains(QLatin1String("into the receive's own buffer"))) {
             ++s_placed;
-        else if (type != QtDebugMsg && s_previous)
+            if (s_onPlaced)
+                std::exchange(s_onPlaced, {})();
+        } else if (type != QtDebugMsg && s_previous) {
             s_previous(type, context, message);
+        }
     }
     static inline std::atomic<int> s_placed = 0;
+    static inline std::function<void()> s_onPlaced;
     static inline QtMessageHandler s_previous = nullptr;
 };
 
@@ -272,6 +279,7 @@ private Q_SLOTS:
     void closingAWorldEmptiesTheBufferPool();
     void secondCloseLetsTheFirstFinishSending();
     void linkBreaksWhileMessageGoesIntoBuffer();
+    void linkBreaksWhileOneFrameGoesIntoBuffer();
     void peerLostWhileMessageGoesIntoBuffer();
     void malformedMessageIntoBufferFailsItsReceive_data();
     void malformedMessageIntoBufferFailsItsReceive();
@@ -1054,6 +1062,38 @@ void TestPointToPoint::linkBreaksWhileMessageGoesIntoBuffer()
     QVERIFY2(status, qPrintable(problem(status)));
     QCOMPARE(status->count, quint32(m.sent.size()));
     QVERIFY(m.buffer == m.sent);
+}
+
+// A message of one frame is read into the posted buffer in pieces; when its
+// link breaks midway, the resumed link brings the frame again whole, and it
+// goes to the same buffer (the receive it matched is no longer posted to be
+// matched again: it would wait forever).
+void TestPointToPoint::linkBreaksWhileOneFrameGoesIntoBuffer()
+{
+    PlacementLog log;
+    // Small socket buffers: most of the frame is still with the sender when
+    // its header arrives
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) {
+        config.reconnectGracePeriod = std::chrono::seconds(20);
+        config.transportOptions.insert(QStringLiteral("socketBuffer"), 8192);
+    });
+    QVERIFY(w.formed());
+    const QList<quint8> sent = numbered<quint8>(400 * 1024 + 17); // one frame: below the 512 KiB chunks
+    QList<quint8> buffer(sent.size());
+    const Request receive = w[1].irecv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 3);
+    // When the link breaks as soon as the frame's receive is found
+    std::atomic<int> broken = -1;
+    log.onPlaced([&] { broken = mmpi::test::WorldHarness::breakTcpLinks(); });
+    const Request send = w[0].isend(1, 3, std::span<const quint8>(sent));
+    // Then the message completes on the new link, in the same buffer, every byte as sent
+    QVERIFY(QTest::qWaitFor([&] { return receive.isFinished(); }, 60000));
+    QVERIFY(broken.load() >= 1);
+    const auto status = receive.wait();
+    QVERIFY2(status, qPrintable(problem(status)));
+    QCOMPARE(status->count, quint32(sent.size()));
+    QVERIFY(buffer == sent);
+    QCOMPARE(log.placed(), 1);
+    QVERIFY(send.wait());
 }
 
 // The sender vanishes in the middle of a message being written into a

@@ -71,15 +71,15 @@ char *CollectiveMatcher::placeFor(const FrameHeader &header, qint64 bytes)
     std::shared_ptr<CollectiveOp> op;
     {
         QMutexLocker lock(&m_mutex);
-        if (m_placing.contains(header.source))
-            return nullptr;
+        if (const auto placing = m_placing.constFind(header.source); placing != m_placing.cend())
+            return placing->offer.againFor(header);
         op = m_attached.value(key(header.communicator, decodeCollectiveTag(header.tag).sequence));
     }
     std::shared_ptr<void> keep;
     char *place = op ? op->placeFor(header, bytes, keep) : nullptr;
     if (place) {
         QMutexLocker lock(&m_mutex);
-        m_placing.insert(header.source, {std::move(keep), op});
+        m_placing.insert(header.source, {std::move(keep), op, PlaceOffer::of(place, header)});
         qCDebug(lcComm) << "receiving" << bytes << "bytes of a collective from rank" << header.source
                         << "into its result";
     }

@@ -10,6 +10,7 @@
 // reads from everyone again, since it may need any of them. Thread-safe.
 #pragma once
 
+#include "../placeoffer.h"
 #include "../receivegate.h"
 
 #include <mmpi/core/error.h>
@@ -87,6 +88,7 @@ private:
     {
         std::shared_ptr<void> place; // alive until the message is in
         std::weak_ptr<CollectiveOp> op;
+        PlaceOffer offer;
     };
     QHash<int, Placing> m_placing; // by sender
 };

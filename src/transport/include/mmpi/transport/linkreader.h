@@ -16,9 +16,10 @@ class LinkReader
 {
 public:
     // Where a Fragment frame's payload, or a Data frame's of at least
-    // MinPlacedPayload bytes that is whole in what was read, should go
-    // (`header` decoded, its payload not yet delivered), or nullptr for a
-    // buffer of the frame's own.
+    // MinPlacedPayload bytes, should go (`header` decoded, its payload not
+    // yet delivered), or nullptr for a buffer of the frame's own. A payload
+    // may be read there in pieces; if the link breaks meanwhile, nothing is
+    // delivered, and a resumed link brings the frame again (same sequence).
     // Called on the reading thread with the reader locked. A frame read to
     // such a place is delivered with an empty payload (header.payloadLength
     // says how many bytes went there).
@@ -52,12 +53,11 @@ public:
     // said so, or the link was paused or stopped, or reached its end or an
     // error, which the link reports on its own thread as usual.
     // `place`, if set, is asked for a place for the payload of each Data
-    // frame of at least MinPlacedPayload bytes that is whole in what was
-    // read (a posted receive's buffer); a frame whose payload went there is
-    // delivered with PlacedPayload set and an empty payload. (One read in
-    // pieces is not placed: a resumed link would send it again whole.) It is
-    // asked for every Fragment frame's too, as setPayloadPlacement()'s is:
-    // a fragment read to a place comes with an empty payload.
+    // frame of at least MinPlacedPayload bytes (a posted receive's buffer);
+    // a frame whose payload went there is delivered with PlacedPayload set
+    // and an empty payload. It is asked for every Fragment frame's too, as
+    // setPayloadPlacement()'s is: a fragment read to a place comes with an
+    // empty payload.
     virtual bool readAvailable(const std::function<bool(Frame &&)> &deliver, const PayloadPlacement &place = {}) = 0;
     // Below this a payload is copied out of the read buffer anyway, and a
     // place saves nothing worth asking for.

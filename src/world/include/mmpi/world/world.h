@@ -53,18 +53,20 @@ public:
     // delivers what it can without a hand-off to the progress thread.
     // Default: no (every frame arrives on the progress thread).
     virtual bool acceptsFromAnyThread(const FrameHeader &header) const;
-    // Progress thread, when a large message that starts with `header` and
-    // holds `bytes` bytes of fixed-size items begins to arrive, and again
-    // before each later chunk until it has one: a buffer of that many bytes
-    // it may be written to as it comes (a blocking receive that matches it
-    // now, MPI-style; what came before is copied there first), or nullptr to
-    // get it in a Frame of its own. The message then reaches handleFrame() with the flag
-    // PlacedPayload and no payload, or, if the peer is lost first, never:
-    // handlePeerGone() comes, and nothing is written there any more.
-    // Also asked, on the thread that reads it, for a Data frame of at least
-    // LinkReader::MinPlacedPayload bytes read whole: by the progress thread,
-    // or by a thread blocked in a wait when acceptsFromAnyThread() says the
-    // sink takes the frame there.
+    // On the thread reading the link, when a large message that starts with
+    // `header` and holds `bytes` bytes of fixed-size items begins to arrive,
+    // and again before each later chunk until it has one: a buffer of that
+    // many bytes it may be written to as it comes (a blocking receive that
+    // matches it now, MPI-style; what came before is copied there first), or
+    // nullptr to get it in a Frame of its own. The message then reaches
+    // handleFrame() with the flag PlacedPayload and no payload, or, if the
+    // peer is lost first, never: handlePeerGone() comes, and nothing is
+    // written there any more. Also asked for a Data frame of at least
+    // LinkReader::MinPlacedPayload bytes. The reading thread is the progress
+    // thread, or a thread blocked in a wait when acceptsFromAnyThread() says
+    // the sink takes the frame there. A frame whose link broke while its
+    // payload was written to the place comes again whole once the link is
+    // resumed, with the same header.sequence: it must get the same place.
     // Default: nullptr.
     virtual char *placeFor(const FrameHeader &header, qint64 bytes);
     // The message from `rank` that placeFor() gave a place will not complete
