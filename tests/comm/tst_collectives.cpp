@@ -641,6 +641,7 @@ void TestCollectives::largeListsAllreduce_data()
     QTest::newRow("2 ranks, rank 1 late, non-commutative op") << 2 << true << true;
     QTest::newRow("1 rank (reduce + bcast)") << 1 << false << false;
     QTest::newRow("3 ranks, ring") << 3 << false << false;
+    QTest::newRow("7 ranks, ring") << 7 << false << false;
     QTest::newRow("3 ranks, reduce + bcast") << 3 << true << true;
 }
 
