@@ -115,6 +115,11 @@ QByteArray randomStream(QRandomGenerator &rng)
     return stream;
 }
 
+// Why the claimer tests skip where links have no LinkReader.
+[[maybe_unused]] constexpr char NoLinkReader[] =
+    "LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket "
+    "on their own thread";
+
 #ifdef Q_OS_UNIX
 // What a waiting thread does with a claimed reader: poll its socket and read
 // until `wanted` frames came, the reader says stop, or the time is up.
@@ -707,7 +712,7 @@ void tst_Links::pausedLinkHoldsFramesUntilResumed()
 void tst_Links::anotherThreadReadsWhileClaimed()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
+    QSKIP(NoLinkReader);
 #else
     LinkPair pair;
     const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
@@ -758,7 +763,7 @@ void tst_Links::anotherThreadReadsWhileClaimed()
 void tst_Links::claimerPlacesFragmentsItself()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
+    QSKIP(NoLinkReader);
 #else
     LinkPair pair;
     const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
@@ -812,7 +817,7 @@ void tst_Links::claimerPlacesFragmentsItself()
 void tst_Links::framesAClaimerLeftAreReadByTheOwner()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
+    QSKIP(NoLinkReader);
 #else
     LinkPair pair;
     const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
@@ -848,7 +853,7 @@ void tst_Links::framesAClaimerLeftAreReadByTheOwner()
 void tst_Links::parkedReaderComesBack()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
+    QSKIP(NoLinkReader);
 #else
     LinkPair pair;
     const std::shared_ptr<LinkReader> reader = openReadablePair(pair);
@@ -891,7 +896,7 @@ void tst_Links::parkedReaderComesBack()
 void tst_Links::sweeperGivesBackOnlyStaleParks()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
+    QSKIP(NoLinkReader);
 #else
     using detail::ParkSweeper;
     using detail::StreamReader;
@@ -930,7 +935,7 @@ void tst_Links::sweeperGivesBackOnlyStaleParks()
 void tst_Links::claimedReaderSeesTheEnd()
 {
 #ifndef Q_OS_UNIX
-    QSKIP("LinkReader needs Unix sockets and poll(); on this platform links read only through QTcpSocket/QLocalSocket on their own thread");
+    QSKIP(NoLinkReader);
 #else
     LinkPair pair;
     const std::shared_ptr<LinkReader> reader = openReadablePair(pair);

@@ -17,6 +17,7 @@
 #include <QTest>
 #include <QThread>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -147,6 +148,19 @@ QByteArray pattern(int bytes)
     return b;
 }
 
+// Starts two worlds of `harness`, the second with `sink` and both cutting
+// messages into `chunk` bytes (0: the transport's choice); true once both
+// are formed.
+bool formPair(WorldHarness &harness, const std::shared_ptr<MessageSink> &sink, int chunk, std::vector<World *> &worlds)
+{
+    for (int r = 0; r < 2; ++r) {
+        WorldConfig config = harness.config(r, 2);
+        config.chunkSize = chunk;
+        worlds.push_back(harness.start(config, r == 1 ? sink : nullptr));
+    }
+    return std::all_of(worlds.cbegin(), worlds.cend(), [](World *w) { return w->waitForFormed(); });
+}
+
 } // namespace
 
 class TestPlacement : public QObject
@@ -173,13 +187,7 @@ private Q_SLOTS:
         // Given two worlds with small chunks, the second one offering a place
         WorldHarness harness(QStringLiteral("local"), WorldConfig::Mode::Launched);
         std::vector<World *> worlds;
-        for (int r = 0; r < 2; ++r) {
-            WorldConfig config = harness.config(r, 2);
-            config.chunkSize = Chunk;
-            worlds.push_back(harness.start(config, r == 1 ? sink : nullptr));
-        }
-        for (World *w : worlds)
-            QVERIFY(w->waitForFormed());
+        QVERIFY(formPair(harness, sink, Chunk, worlds));
         // When the first sends it a large message
         QVERIFY(worlds[0]->sendFrame(1, makeFrame(FrameKind::Data, ItemType::Int, Count, payload)));
         QVERIFY(sink->waitForMessage());
@@ -214,10 +222,7 @@ private Q_SLOTS:
         // Given two worlds, the second one's sink taking frames on any thread
         WorldHarness harness(transport, WorldConfig::Mode::Launched);
         std::vector<World *> worlds;
-        for (int r = 0; r < 2; ++r)
-            worlds.push_back(harness.start(harness.config(r, 2), r == 1 ? sink : nullptr));
-        for (World *w : worlds)
-            QVERIFY(w->waitForFormed());
+        QVERIFY(formPair(harness, sink, 0, worlds));
         // When a thread waits on the second one's link and, once it reads
         // it (the wait asks its condition again after claiming the link),
         // the first sends a message just too small for a place, then a larger one
@@ -272,13 +277,7 @@ private Q_SLOTS:
         // frames on any thread
         WorldHarness harness(transport, WorldConfig::Mode::Launched);
         std::vector<World *> worlds;
-        for (int r = 0; r < 2; ++r) {
-            WorldConfig config = harness.config(r, 2);
-            config.chunkSize = Chunk;
-            worlds.push_back(harness.start(config, r == 1 ? sink : nullptr));
-        }
-        for (World *w : worlds)
-            QVERIFY(w->waitForFormed());
+        QVERIFY(formPair(harness, sink, Chunk, worlds));
         // When a thread waits on the second one's link while the first sends
         // it a large message
         QVERIFY(sendWhileWaiting(*worlds[0], *worlds[1], *sink, large));
@@ -307,13 +306,7 @@ private Q_SLOTS:
         sink->m_takeHereUpTo = 4 * Chunk;
         WorldHarness harness(QStringLiteral("tcp"), WorldConfig::Mode::Launched);
         std::vector<World *> worlds;
-        for (int r = 0; r < 2; ++r) {
-            WorldConfig config = harness.config(r, 2);
-            config.chunkSize = Chunk;
-            worlds.push_back(harness.start(config, r == 1 ? sink : nullptr));
-        }
-        for (World *w : worlds)
-            QVERIFY(w->waitForFormed());
+        QVERIFY(formPair(harness, sink, Chunk, worlds));
         QVERIFY(sendWhileWaiting(*worlds[0], *worlds[1], *sink, large));
         QMutexLocker lock(&sink->m_mutex);
         QCOMPARE(sink->m_frames.size(), 1);
