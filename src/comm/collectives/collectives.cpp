@@ -224,12 +224,14 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
     if (all && (payload.bytes.size() <= detail::AllreduceOp::MaxBytes || m_data->size() == 2))
         return onePhase(std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                               combiner ? *combiner : detail::Combiner{}, problem));
-    // The other algorithms keep the contribution, or results made of it,
-    // past the caller's owner (a bcast phase forwards it later): their own copy.
-    payload.bytes = BufferPool::owned(std::move(payload.bytes));
+    // The ring keeps a view of the caller's items as long as their owner
+    // lets it (Payload::owner); it copies them only if nothing owns them.
     if (all && combiner && detail::RingAllreduceOp::suits(payload, *combiner, m_data->size()))
         return onePhase(std::make_shared<detail::RingAllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                                   *combiner));
+    // The other algorithms keep the contribution, or results made of it,
+    // past the caller's owner (a bcast phase forwards it later): their own copy.
+    payload.bytes = BufferPool::owned(std::move(payload.bytes));
     auto reduce = std::make_shared<detail::ReductionOp>(setupFor(*m_data, first, name), std::move(payload),
                                                         combiner ? *combiner : detail::Combiner{}, root, problem);
     if (!all) {

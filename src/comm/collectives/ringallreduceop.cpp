@@ -11,9 +11,16 @@ namespace mmpi::detail {
 // what it combines; so one assembled from them is in one order.
 RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner)
     : CollectiveOp(std::move(setup)), m_combiner(std::move(combiner)), m_itemType(contribution.itemType),
-      m_itemBytes(m_combiner.itemBytes), m_count(contribution.count),
-      m_contribution(inHostOrder(std::move(contribution)).bytes)
+      m_itemBytes(m_combiner.itemBytes), m_count(contribution.count)
 {
+    Payload inOrder = inHostOrder(std::move(contribution));
+    m_contribution = std::move(inOrder.bytes);
+    // A view of the caller's items is read in place while their owner keeps
+    // them; one that nothing keeps is valid only until the caller's call returns.
+    if (isBorrowed(m_contribution) && inOrder.owner)
+        m_owner = std::move(inOrder.owner);
+    else
+        m_contribution = BufferPool::owned(std::move(m_contribution));
     const int n = qMax(size(), 1);
     for (int i = 0; i < n; ++i) {
         const qint64 first = qint64(m_count) * i / n, end = qint64(m_count) * (i + 1) / n;
@@ -49,10 +56,14 @@ int RingAllreduceOp::receivedSegment(int step) const
 Payload RingAllreduceOp::segment(int index) const
 {
     const QByteArray &own = m_segments.at(index);
-    // Only the first send is of a segment still in the contribution: a copy,
-    // since what is sent stays (replay buffer) after this op is gone.
-    const QByteArray bytes = own.isNull() ? m_contribution.mid(m_offsets.at(index), segmentBytes(index)) : own;
-    return {m_itemType, m_counts.at(index), bytes, HostItemOrder};
+    if (!own.isNull())
+        return {m_itemType, m_counts.at(index), own, HostItemOrder};
+    // Only the first send is of a segment still in the contribution. What is
+    // sent stays (replay buffer) after this op is gone: a view of the
+    // caller's items goes with their owner, a buffer of this op's is copied.
+    if (m_owner)
+        return {m_itemType, m_counts.at(index), contributed(index), HostItemOrder, m_owner};
+    return {m_itemType, m_counts.at(index), m_contribution.mid(m_offsets.at(index), segmentBytes(index)), HostItemOrder};
 }
 
 QByteArray RingAllreduceOp::contributed(int index) const

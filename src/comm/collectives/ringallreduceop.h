@@ -64,6 +64,8 @@ private:
     // segment in place, and the result is assembled over it at the end, so
     // neither a copy per segment nor a new result buffer is needed.
     QByteArray m_contribution;
+    // What keeps m_contribution if it views the caller's items (Payload::owner).
+    std::shared_ptr<const void> m_owner;
     QList<QByteArray> m_segments; // segment i once combined or received; null before
     QList<quint32> m_counts;      // segment i: items [i * count / n, (i + 1) * count / n)
     QList<qsizetype> m_offsets;   // where segment i starts in the contribution, in bytes
