@@ -565,6 +565,9 @@ void TestCollectives::reduceBuiltins()
             QCOMPARE(reduceEverywhere<quint16>(w, op, 4), QString());
         QCOMPARE(reduceEverywhere<qint8>(w, Op::LogicalOr, 3), QString());
         QCOMPARE(reduceEverywhere<qint64>(w, Op::BitwiseXor, 3), QString());
+        // Where ranks share CPUs, through rank 0, whose result the others
+        // receive straight into their lists (placed: at least 1 KiB)
+        QCOMPARE(reduceEverywhere<double>(w, Op::Sum, 2000), QString());
         // Large enough for allreduce to go through reduce + bcast instead of recursive doubling
         QCOMPARE(reduceEverywhere<double>(w, Op::Sum, 10000), QString());
         QCOMPARE(reduceEverywhere<qint32>(w, Op::Min, 20000), QString());
@@ -628,8 +631,8 @@ void TestCollectives::droppedResultsGiveTheirBuffersBack()
 // the caller's result list as it arrives and combined there (or, when it
 // came before this rank started, combined from where it waited); the
 // caller's own list is shared, not copied, so changing it right after the
-// call must not change what was contributed (with more ranks, or one, the
-// algorithms take a copy of their own).
+// call must not change what was contributed (the ring, on more ranks, reads
+// it in place too; reduce + bcast takes a copy of its own).
 void TestCollectives::largeListsAllreduce_data()
 {
     QTest::addColumn<int>("n");

@@ -41,14 +41,34 @@ void LinearAllreduceOp::combineAll()
     succeed();
 }
 
+// Rank 0's result goes straight into the list the caller gets (a list of
+// items whose memory is their wire form, in the host's order), instead of
+// into a buffer that is then decoded into that list.
+char *LinearAllreduceOp::place(int from, const FrameHeader &header, const CollectiveTag &tag, qint64 bytes,
+                               std::shared_ptr<void> &keep)
+{
+    if (!m_combiner.newList || m_placed.list || rank() == 0 || from != 0 || tag.argument != Result
+        || header.itemType != m_contribution.itemType || header.count != m_contribution.count
+        || bytes != m_contribution.bytes.size() || itemOrderOf(header) != HostItemOrder)
+        return nullptr;
+    m_placed = m_combiner.newList(header.count);
+    keep = m_placed.list;
+    return m_placed.data;
+}
+
 void LinearAllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
     const bool contribution = rank() == 0 && tag.argument == Contribution && !m_arrived.contains(from);
     const bool result = rank() != 0 && from == 0 && tag.argument == Result;
-    if (!contribution && !result)
+    const bool placed = frame.header.flags & PlacedPayload;
+    if ((!contribution && !result) || (placed && !(result && m_placed.list)))
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected message %1 from rank %2 (contributions of different "
                                              "sizes?)").arg(tag.argument).arg(from))});
+    if (placed) {
+        m_result->list = std::exchange(m_placed, {}).list;
+        return succeed();
+    }
     if (result) {
         m_result->payload = payloadOf(std::move(frame));
         return succeed();

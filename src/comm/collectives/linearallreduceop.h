@@ -26,6 +26,8 @@ protected:
     void handleData(int rank, Frame &frame, const CollectiveTag &tag) override;
     bool waitsOn(int rank) const override;
     bool waitsOnAnyone() const override { return !isOver(); } // needs every contribution
+    char *place(int rank, const FrameHeader &header, const CollectiveTag &tag, qint64 bytes,
+                std::shared_ptr<void> &keep) override;
 
 private:
     // Frame arguments: a contribution for rank 0, the result from it.
@@ -38,6 +40,7 @@ private:
     Combiner m_combiner;
     std::optional<Error> m_problem;
     QMap<int, Payload> m_arrived; // rank 0: contributions by rank
+    ListPlace m_placed; // the others: the caller's list the result is written into
 };
 
 } // namespace mmpi::detail
