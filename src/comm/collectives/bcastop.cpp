@@ -2,7 +2,10 @@
 
 #include "router.h"
 
+#include <mmpi/wire/bufferpool.h>
 #include <mmpi/wire/itemcodec.h>
+
+#include <cstring>
 
 namespace mmpi::detail {
 
@@ -129,14 +132,23 @@ void BcastOp::startStream(const Frame &header)
     m_count = quint32(fields->at(1));
     m_order = n == 4 && fields->at(3) == 1 ? QSysInfo::LittleEndian : QSysInfo::BigEndian;
     m_totalBytes = fields->at(2);
-    // Memory follows what arrives, not what was announced.
-    m_assembly.reserve(qsizetype(qMin<qint64>(m_totalBytes, 16LL * 1024 * 1024)));
+    // A message up to the bound is assembled in a buffer of the pool, mapped
+    // already (a new one page-faulted on every page as the segments came, a
+    // millisecond for 4 MiB); memory beyond it follows what arrives, not
+    // what was announced.
+    if (m_totalBytes <= AssembledUpFront)
+        m_assembly = BufferPool::take(qsizetype(m_totalBytes));
+    else
+        m_assembly.reserve(qsizetype(AssembledUpFront));
 }
 
 void BcastOp::addPiece(const QByteArray &piece)
 {
     m_pieces.append(piece);
-    m_assembly.append(piece);
+    if (m_totalBytes <= AssembledUpFront)
+        std::memcpy(m_assembly.data() + m_received, piece.constData(), size_t(piece.size()));
+    else
+        m_assembly.append(piece);
     m_received += piece.size();
 }
 
@@ -231,6 +243,11 @@ void BcastOp::maybeFinish()
                                                          .arg(valid.error().message))});
         return;
     }
+    // Segments received are copied into the assembly by now: their buffers
+    // go back to the pool unless a send still holds them.
+    if (m_streamedIn)
+        for (QByteArray &piece : m_pieces)
+            BufferPool::recycle(std::move(piece));
     m_pieces.clear();
     m_result->payload = std::move(result);
     if (m_deferredError)

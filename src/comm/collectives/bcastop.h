@@ -23,6 +23,8 @@ public:
     static constexpr qint64 ConcurrentLimit = 64 * 1024;
     // Largest message a stream header may announce (the world's default limit).
     static constexpr qint64 MaxMessageBytes = 256LL * 1024 * 1024;
+    // A streamed message up to this size gets its whole buffer at once.
+    static constexpr qint64 AssembledUpFront = 16LL * 1024 * 1024;
 
 protected:
     void begin() override;
