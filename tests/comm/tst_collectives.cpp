@@ -167,6 +167,7 @@ private Q_SLOTS:
     void reduceMinMaxLoc();
     void combinerLeavesASharedContributionAlone();
     void droppedResultsGiveTheirBuffersBack();
+    void crowdedAllreduceCombinesInRankOrder();
     void largeListsAllreduce_data();
     void largeListsAllreduce();
     void integerReductionsWrapAround();
@@ -633,6 +634,40 @@ void TestCollectives::droppedResultsGiveTheirBuffersBack()
 // caller's own list is shared, not copied, so changing it right after the
 // call must not change what was contributed (the ring, on more ranks, reads
 // it in place too; reduce + bcast takes a copy of its own).
+// Where ranks share 2 CPUs, allreduce goes through rank 0 up to 4 MiB, which
+// combines each contribution as soon as those of the ranks before it are in.
+void TestCollectives::crowdedAllreduceCombinesInRankOrder()
+{
+    const CommWorld &w = *m_crowded.back(); // 7 ranks sharing 2 CPUs
+    const int n = w.size();
+    constexpr qsizetype Count = 40'000; // 160 KB: past the 64 KiB any crowded group sends through rank 0
+    const ReduceOp<qint32> op([](qint32 a, qint32 b) { return 2 * a + b; }, Commutativity::NonCommutative);
+    const auto item = [](int r, qsizetype i) { return qint32(i % 1000 * (r + 3) - r * 7); };
+    // Given rank 0's call first, then the others' in reverse rank order, so
+    // that rank 0 holds contributions that came before their turn
+    std::vector<std::optional<Operation<QList<qint32>>>> calls(static_cast<size_t>(n));
+    for (int r : {0, 6, 5, 4, 3, 2, 1}) {
+        QList<qint32> items(Count);
+        for (qsizetype i = 0; i < Count; ++i)
+            items[i] = item(r, i);
+        calls[size_t(r)].emplace(w[r].allreduce(items, op));
+        QTest::qWait(10);
+    }
+    // Then every rank gets x0 op x1 op ... op x6, in rank order
+    for (int r = 0; r < n; ++r) {
+        const auto got = calls[size_t(r)]->wait();
+        QVERIFY2(got, qPrintable(problem(got)));
+        QCOMPARE(got->size(), Count);
+        for (qsizetype i = 0; i < Count; ++i) {
+            qint32 expected = item(0, i);
+            for (int k = 1; k < n; ++k)
+                expected = 2 * expected + item(k, i);
+            if (got->at(i) != expected)
+                QFAIL(qPrintable(QStringLiteral("rank %1, item %2: %3, not %4").arg(r).arg(i).arg(got->at(i)).arg(expected)));
+        }
+    }
+}
+
 void TestCollectives::largeListsAllreduce_data()
 {
     QTest::addColumn<int>("n");

@@ -64,6 +64,22 @@ bool crowded(const CommunicatorData &d)
     return cpus > 0 && d.size() > cpus;
 }
 
+// Whether allreduce goes through rank 0 (LinearAllreduceOp): in crowded
+// groups up to 64 KiB, where fewer messages beat fewer rounds; up to 4 MiB
+// where the ranks share at most 2 CPUs. Rank 0 then moves and combines about
+// half of all the bytes the allreduce moves and combines, the others the
+// other half, so on 2 CPUs the work is split as evenly as the ring splits
+// it, in 2 dependent steps instead of 2 (n - 1); on more CPUs rank 0 would
+// be the bottleneck (docs/collectives.md#ranks-sharing-cpus).
+bool throughRankZero(const CommunicatorData &d, qsizetype bytes)
+{
+    const int cpus = d.router->estimator().sharedCpus();
+    if (cpus <= 0 || d.size() <= cpus)
+        return false;
+    return bytes <= detail::LinearAllreduceOp::MaxBytes
+           || (cpus <= 2 && bytes <= detail::LinearAllreduceOp::MaxBytesOnTwoCpus);
+}
+
 detail::CollectiveSetup setupFor(const CommunicatorData &d, quint32 sequence, const char *name)
 {
     detail::CollectiveSetup s;
@@ -218,7 +234,7 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         op->start();
         return {Request(op->request()), op->result()};
     };
-    if (all && payload.bytes.size() <= detail::LinearAllreduceOp::MaxBytes && crowded(*m_data))
+    if (all && throughRankZero(*m_data, payload.bytes.size()))
         return onePhase(std::make_shared<detail::LinearAllreduceOp>(
             setupFor(*m_data, first, name), std::move(payload), combiner ? *combiner : detail::Combiner{}, problem));
     if (all && (payload.bytes.size() <= detail::AllreduceOp::MaxBytes || m_data->size() == 2))

@@ -1,5 +1,7 @@
 #include "linearallreduceop.h"
 
+#include <mmpi/wire/bufferpool.h>
+
 namespace mmpi::detail {
 
 LinearAllreduceOp::LinearAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner,
@@ -21,23 +23,39 @@ void LinearAllreduceOp::begin()
         send(0, m_contribution, Contribution);
 }
 
-// Rank 0, once every contribution is in: (x0 op x1) op ... in rank order,
-// so that a non-commutative op gives what the others do. A barrier has
-// nothing to combine.
-void LinearAllreduceOp::combineAll()
+// Rank 0: (x0 op x1) op ... in rank order, so that a non-commutative op
+// gives what the others do; each contribution is combined as soon as those
+// before it are, while later ones are still coming, and its buffer goes back
+// to the pool (a large allreduce would otherwise hold every contribution at
+// once and page-fault on fresh memory for the next). A barrier has nothing
+// to combine.
+bool LinearAllreduceOp::combineInOrder()
 {
-    Payload accumulated = std::move(m_contribution);
-    for (auto it = m_arrived.begin(); m_combiner.combine && it != m_arrived.end(); ++it) {
-        auto combined = m_combiner.combine(std::move(accumulated), std::move(*it));
-        if (!combined)
-            return fail({combined.error().code, describe(QStringLiteral("combining rank %1's contribution: %2")
-                                                              .arg(it.key()).arg(combined.error().message))});
-        accumulated = std::move(*combined);
+    for (auto it = m_arrived.find(m_nextRank); it != m_arrived.end(); it = m_arrived.find(m_nextRank)) {
+        Payload theirs = std::move(*it);
+        m_arrived.erase(it);
+        if (m_combiner.combine) {
+            // Shared for the call, so that the result goes over our own buffer.
+            QByteArray spent = m_contribution.bytes.isDetached() ? theirs.bytes : QByteArray();
+            auto combined = m_combiner.combine(std::move(m_contribution), std::move(theirs));
+            if (!combined) {
+                fail({combined.error().code, describe(QStringLiteral("combining rank %1's contribution: %2")
+                                                          .arg(m_nextRank).arg(combined.error().message))});
+                return false;
+            }
+            m_contribution = std::move(*combined);
+            BufferPool::recycle(std::move(spent));
+        }
+        ++m_nextRank;
     }
-    m_arrived.clear();
+    return true;
+}
+
+void LinearAllreduceOp::finishAtRankZero()
+{
     for (int r = 1; r < size(); ++r)
-        send(r, accumulated, Result);
-    m_result->payload = std::move(accumulated);
+        send(r, m_contribution, Result);
+    m_result->payload = std::move(m_contribution);
     succeed();
 }
 
@@ -58,7 +76,8 @@ char *LinearAllreduceOp::place(int from, const FrameHeader &header, const Collec
 
 void LinearAllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
 {
-    const bool contribution = rank() == 0 && tag.argument == Contribution && !m_arrived.contains(from);
+    const bool contribution = rank() == 0 && tag.argument == Contribution && from >= m_nextRank
+                              && !m_arrived.contains(from);
     const bool result = rank() != 0 && from == 0 && tag.argument == Result;
     const bool placed = frame.header.flags & PlacedPayload;
     if ((!contribution && !result) || (placed && !(result && m_placed.list)))
@@ -74,15 +93,15 @@ void LinearAllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &
         return succeed();
     }
     m_arrived.insert(from, payloadOf(std::move(frame)));
-    if (m_arrived.size() == size() - 1)
-        combineAll();
+    if (combineInOrder() && m_nextRank == size())
+        finishAtRankZero();
 }
 
 bool LinearAllreduceOp::waitsOn(int r) const
 {
     if (isOver())
         return false;
-    return rank() == 0 ? r != 0 && !m_arrived.contains(r) : r == 0;
+    return rank() == 0 ? r >= m_nextRank && !m_arrived.contains(r) : r == 0;
 }
 
 } // namespace mmpi::detail

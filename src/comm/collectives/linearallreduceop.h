@@ -17,9 +17,12 @@ class LinearAllreduceOp : public CollectiveOp
 public:
     LinearAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner, std::optional<Error> problem);
 
-    // Above this, recursive doubling and the ring stay ahead even where
-    // ranks outnumber CPUs (docs/collectives.md).
+    // Above this, recursive doubling and the ring stay ahead where ranks
+    // outnumber CPUs, unless they share at most 2 CPUs: then up to
+    // MaxBytesOnTwoCpus, as far as it was measured (rank 0 may hold every
+    // contribution at once: docs/collectives.md#ranks-sharing-cpus).
     static constexpr qint64 MaxBytes = 64 * 1024;
+    static constexpr qint64 MaxBytesOnTwoCpus = 4 * 1024 * 1024;
 
 protected:
     void begin() override;
@@ -34,12 +37,15 @@ private:
     static constexpr int Contribution = 1;
     static constexpr int Result = 2;
 
-    void combineAll();
+    // Rank 0: false if a combine failed (the op has failed).
+    bool combineInOrder();
+    void finishAtRankZero();
 
-    Payload m_contribution;
+    Payload m_contribution; // rank 0: what is combined so far, in rank order
     Combiner m_combiner;
     std::optional<Error> m_problem;
-    QMap<int, Payload> m_arrived; // rank 0: contributions by rank
+    QMap<int, Payload> m_arrived; // rank 0: contributions not combined yet, by rank
+    int m_nextRank = 1;           // rank 0: the next rank to combine
     ListPlace m_placed; // the others: the caller's list the result is written into
 };
 
