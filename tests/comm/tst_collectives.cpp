@@ -167,6 +167,7 @@ private Q_SLOTS:
     void reduceMinMaxLoc();
     void combinerLeavesASharedContributionAlone();
     void droppedResultsGiveTheirBuffersBack();
+    void crowdedAllreduceCombinesInRankOrder_data();
     void crowdedAllreduceCombinesInRankOrder();
     void largeListsAllreduce_data();
     void largeListsAllreduce();
@@ -634,13 +635,23 @@ void TestCollectives::droppedResultsGiveTheirBuffersBack()
 // caller's own list is shared, not copied, so changing it right after the
 // call must not change what was contributed (the ring, on more ranks, reads
 // it in place too; reduce + bcast takes a copy of its own).
-// Where ranks share 2 CPUs, allreduce goes through rank 0 up to 4 MiB, which
-// combines each contribution as soon as those of the ranks before it are in.
+// Where ranks share 2 CPUs, allreduce of more than 64 KiB (up to 4 MiB) goes
+// through rank 0, beyond 1 MiB through ranks 0 and 1, a half of the items
+// each; a root combines a contribution as soon as those of the ranks before
+// it are in.
+void TestCollectives::crowdedAllreduceCombinesInRankOrder_data()
+{
+    QTest::addColumn<qsizetype>("count");
+    QTest::newRow("160 KB, one root") << qsizetype(40'001);
+    QTest::newRow("1.2 MB, two roots, unequal halves") << qsizetype(300'001);
+}
+
 void TestCollectives::crowdedAllreduceCombinesInRankOrder()
 {
+    QFETCH(qsizetype, count);
     const CommWorld &w = *m_crowded.back(); // 7 ranks sharing 2 CPUs
     const int n = w.size();
-    constexpr qsizetype Count = 40'000; // 160 KB: past the 64 KiB any crowded group sends through rank 0
+    const qsizetype Count = count;
     const ReduceOp<qint32> op([](qint32 a, qint32 b) { return 2 * a + b; }, Commutativity::NonCommutative);
     const auto item = [](int r, qsizetype i) { return qint32(i % 1000 * (r + 3) - r * 7); };
     // Given rank 0's call first, then the others' in reverse rank order, so
@@ -1011,6 +1022,12 @@ void TestCollectives::errors()
         QCOMPARE((allFail<QList<qint32>>(*world, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 30000, 1), Op::Sum); },
                                          ErrorCode::NoError)),
                  QString());
+        // Where ranks share 2 CPUs, beyond 1 MiB two roots take a half each:
+        // one rank with one root's size, or with other halves, fails them all too
+        for (qsizetype other : {qsizetype(2), qsizetype(300'001)})
+            QCOMPARE((allFail<QList<qint32>>(*world, [other](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? other : 300'000, 1), Op::Sum); },
+                                             ErrorCode::NoError)),
+                     QString());
     }
     // An indivisible scatter at the root fails every rank
     const QList<qint32> seven(7, 1);

@@ -64,14 +64,15 @@ bool crowded(const CommunicatorData &d)
     return cpus > 0 && d.size() > cpus;
 }
 
-// Whether allreduce goes through rank 0 (LinearAllreduceOp): in crowded
-// groups up to 64 KiB, where fewer messages beat fewer rounds; up to 4 MiB
-// where the ranks share at most 2 CPUs. Rank 0 then moves and combines about
-// half of all the bytes the allreduce moves and combines, the others the
-// other half, so on 2 CPUs the work is split as evenly as the ring splits
-// it, in 2 dependent steps instead of 2 (n - 1); on more CPUs rank 0 would
-// be the bottleneck (docs/collectives.md#ranks-sharing-cpus).
-bool throughRankZero(const CommunicatorData &d, qsizetype bytes)
+// Whether allreduce goes through the first ranks (LinearAllreduceOp): in
+// crowded groups up to 64 KiB through rank 0, where fewer messages beat
+// fewer rounds; up to 4 MiB where the ranks share at most 2 CPUs, through
+// ranks 0 and 1, a half of the items each. The two then move and combine
+// about half of all the bytes the allreduce moves and combines, the others
+// the other half, so 2 CPUs get the work about as evenly as the ring gives
+// it them, in 2 dependent steps instead of 2 (n - 1); on more CPUs the
+// roots would be the bottleneck (docs/collectives.md#ranks-sharing-cpus).
+bool throughFirstRanks(const CommunicatorData &d, qsizetype bytes)
 {
     const int cpus = d.router->estimator().sharedCpus();
     if (cpus <= 0 || d.size() <= cpus)
@@ -234,9 +235,13 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         op->start();
         return {Request(op->request()), op->result()};
     };
-    if (all && throughRankZero(*m_data, payload.bytes.size()))
-        return onePhase(std::make_shared<detail::LinearAllreduceOp>(
-            setupFor(*m_data, first, name), std::move(payload), combiner ? *combiner : detail::Combiner{}, problem));
+    if (all && throughFirstRanks(*m_data, payload.bytes.size())) {
+        detail::Combiner c = combiner ? std::move(*combiner) : detail::Combiner{};
+        const int roots = detail::LinearAllreduceOp::rootsFor(payload, c, m_data->size(),
+                                                              m_data->router->estimator().sharedCpus());
+        return onePhase(std::make_shared<detail::LinearAllreduceOp>(setupFor(*m_data, first, name),
+                                                                    std::move(payload), std::move(c), problem, roots));
+    }
     if (all && (payload.bytes.size() <= detail::AllreduceOp::MaxBytes || m_data->size() == 2))
         return onePhase(std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                               combiner ? *combiner : detail::Combiner{}, problem));

@@ -1,7 +1,9 @@
-// LinearAllreduceOp: allreduce (or, without a combiner, barrier) through
-// rank 0: every other rank sends it its contribution, rank 0 combines them in
-// rank order and sends each the result. 2 (n - 1) messages in all, against
-// n log2(n) for recursive doubling: the cheaper where ranks share few CPUs.
+// LinearAllreduceOp: allreduce (or, without a combiner, barrier) through the
+// first k ranks: the items are cut into k segments, every rank sends segment
+// j of its contribution to rank j, which combines them in rank order and
+// sends each rank the combined segment. With k = 1, 2 (n - 1) messages in
+// all, against n log2(n) for recursive doubling: the cheaper where ranks
+// share few CPUs; k = 2 shares rank 0's half of the work between two ranks.
 #pragma once
 
 #include "collectiveop.h"
@@ -9,20 +11,33 @@
 #include <mmpi/comm/reduceop.h>
 
 #include <QMap>
+#include <QVarLengthArray>
 
 namespace mmpi::detail {
 
 class LinearAllreduceOp : public CollectiveOp
 {
 public:
-    LinearAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner, std::optional<Error> problem);
+    // `roots` > 1 only as rootsFor() gives it; every rank of a call must be
+    // given the same.
+    LinearAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner, std::optional<Error> problem,
+                      int roots = 1);
 
     // Above this, recursive doubling and the ring stay ahead where ranks
     // outnumber CPUs, unless they share at most 2 CPUs: then up to
-    // MaxBytesOnTwoCpus, as far as it was measured (rank 0 may hold every
+    // MaxBytesOnTwoCpus, as far as it was measured (a root may hold every
     // contribution at once: docs/collectives.md#ranks-sharing-cpus).
     static constexpr qint64 MaxBytes = 64 * 1024;
     static constexpr qint64 MaxBytesOnTwoCpus = 4 * 1024 * 1024;
+    // Up to this, one root: the second root's extra messages cost more than
+    // sharing the work gains on 8 ranks (measured: docs/collectives.md).
+    static constexpr qint64 MaxBytesOneRoot = 1024 * 1024;
+
+    // The roots for `contribution` on `ranks` ranks sharing `cpus` CPUs (the
+    // same answer on every rank of a correct call): one up to MaxBytesOneRoot, else
+    // as many as the CPUs if the items can be cut into that many segments
+    // and the caller puts the segments together (a list of items).
+    static int rootsFor(const Payload &contribution, const Combiner &combiner, int ranks, int cpus);
 
 protected:
     void begin() override;
@@ -33,20 +48,34 @@ protected:
                 std::shared_ptr<void> &keep) override;
 
 private:
-    // Frame arguments: a contribution for rank 0, the result from it.
+    // Frame arguments: a contribution's segment for its root, a combined segment from it.
     static constexpr int Contribution = 1;
     static constexpr int Result = 2;
 
-    // Rank 0: false if a combine failed (the op has failed).
+    bool isRoot() const { return rank() < m_roots; }
+    Payload segment(int index) const; // this rank's contribution to root `index`
+    bool fitsSegment(const Payload &payload, int index) const;
+    // A root: false if a combine failed (the op has failed).
     bool combineInOrder();
-    void finishAtRankZero();
+    void finishAsRoot();
+    // A root's combined segment: the payload, or none if it was placed in the list.
+    void takeResult(int root, std::optional<Payload> combined);
 
-    Payload m_contribution; // rank 0: what is combined so far, in rank order
     Combiner m_combiner;
     std::optional<Error> m_problem;
-    QMap<int, Payload> m_arrived; // rank 0: contributions not combined yet, by rank
-    int m_nextRank = 1;           // rank 0: the next rank to combine
-    ListPlace m_placed; // the others: the caller's list the result is written into
+    int m_roots;
+    Payload m_contribution;
+    QList<quint32> m_counts;    // segment i: items [i * count / k, (i + 1) * count / k)
+    QList<qsizetype> m_offsets; // where segment i starts in the contribution, in bytes
+    // A root: its segment combined so far, in rank order, and contributions
+    // that came before their turn.
+    std::optional<Payload> m_accumulated;
+    QMap<int, Payload> m_arrived;
+    int m_nextRank = 0;
+    QMap<int, Payload> m_results; // combined segments by root, not in the list
+    QVarLengthArray<bool, 4> m_inList; // by root: its segment was placed in the list
+    int m_placedCount = 0;
+    ListPlace m_placed;           // the caller's list the segments are written into
 };
 
 } // namespace mmpi::detail
