@@ -182,6 +182,7 @@ private Q_SLOTS:
     void measuredLinks();
     void ranksSharingCpusBroadcastSerially();
     void peerLostMidCollective();
+    void lostRootOfCrowdedAllreduce();
     void lostRankFailsCollectivesWhereItIsNoPartner();
     void revokeReachesEveryMember();
     void revokeOnThisNodeOnly();
@@ -1341,6 +1342,29 @@ void TestCollectives::peerLostMidCollective()
     // And a collective started afterwards fails at once too
     const auto late = within(w[0].bcast(qint32(5), 0, {BcastTopology::Serial}));
     QVERIFY(!late);
+}
+
+// Where ranks share 2 CPUs, an allreduce beyond 1 MiB goes through ranks 0
+// and 1: losing rank 1 fails the others, which wait for its half.
+void TestCollectives::lostRootOfCrowdedAllreduce()
+{
+    // Given 4 ranks sharing 2 CPUs, three of them in an allreduce of 1.2 MB
+    CommWorld w(QStringLiteral("local"), 4, [](WorldConfig &config) { config.sharedCpus = 2; });
+    QVERIFY(w.formed());
+    const QList<qint32> items(300'000, 1);
+    std::vector<Operation<QList<qint32>>> sums;
+    for (int r : {0, 2, 3})
+        sums.push_back(w[r].allreduce(items, Op::Sum));
+    QTest::qWait(20);
+    QVERIFY(!sums[0].request().isFinished());
+    // When rank 1, the second root, vanishes without a goodbye
+    w.kill(1);
+    // Then every one of them fails with NodeLost instead of waiting
+    for (const auto &sum : sums) {
+        const auto got = within(sum);
+        QVERIFY(!got);
+        QVERIFY2(got.error().code == ErrorCode::NodeLost, qPrintable(got.error().toString()));
+    }
 }
 
 // The hang behind a flaky SHRINK run: the survivors that failed a sum on
