@@ -74,11 +74,9 @@ bool crowded(const CommunicatorData &d)
 // roots would be the bottleneck (docs/collectives.md#ranks-sharing-cpus).
 bool throughFirstRanks(const CommunicatorData &d, qsizetype bytes)
 {
-    const int cpus = d.router->estimator().sharedCpus();
-    if (cpus <= 0 || d.size() <= cpus)
-        return false;
-    return bytes <= detail::LinearAllreduceOp::MaxBytes
-           || (cpus <= 2 && bytes <= detail::LinearAllreduceOp::MaxBytesOnTwoCpus);
+    return crowded(d)
+           && (bytes <= detail::LinearAllreduceOp::MaxBytes
+               || (d.router->estimator().sharedCpus() <= 2 && bytes <= detail::LinearAllreduceOp::MaxBytesOnTwoCpus));
 }
 
 detail::CollectiveSetup setupFor(const CommunicatorData &d, quint32 sequence, const char *name)

@@ -122,14 +122,13 @@ void LinearAllreduceOp::finishAsRoot()
 // (Combiner::lastCombineToCaller: rootsFor() asks for it).
 void LinearAllreduceOp::takeResult(int root, std::optional<Payload> combined)
 {
-    if (combined) {
+    if (combined)
         m_results.insert(root, std::move(*combined));
-    } else {
+    else
         m_inList[root] = true;
-        ++m_placedCount;
-    }
-    if (m_results.size() + m_placedCount < m_roots)
-        return;
+    for (int r = 0; r < m_roots; ++r)
+        if (!hasResultOf(r))
+            return;
     if (m_placed.list || (m_roots > 1 && m_combiner.newList)) {
         if (!m_placed.list)
             m_placed = m_combiner.newList(m_contribution.count);
@@ -152,8 +151,8 @@ void LinearAllreduceOp::takeResult(int root, std::optional<Payload> combined)
 char *LinearAllreduceOp::place(int from, const FrameHeader &header, const CollectiveTag &tag, qint64 bytes,
                                std::shared_ptr<void> &keep)
 {
-    if (!m_combiner.newList || from >= m_roots || from == rank() || tag.argument != Result
-        || m_results.contains(from) || m_inList.at(from) || header.itemType != m_contribution.itemType
+    if (!m_combiner.newList || from >= m_roots || from == rank() || tag.argument != Result || hasResultOf(from)
+        || header.itemType != m_contribution.itemType
         || header.count != m_counts.at(from) || bytes != qsizetype(m_counts.at(from)) * m_combiner.itemBytes
         || itemOrderOf(header) != HostItemOrder)
         return nullptr;
@@ -167,8 +166,7 @@ void LinearAllreduceOp::handleData(int from, Frame &frame, const CollectiveTag &
 {
     const bool contribution = isRoot() && tag.argument == Contribution && from >= m_nextRank
                               && !m_arrived.contains(from);
-    const bool result = from < m_roots && from != rank() && tag.argument == Result && !m_results.contains(from)
-                        && !m_inList.at(from);
+    const bool result = from < m_roots && from != rank() && tag.argument == Result && !hasResultOf(from);
     const bool placed = frame.header.flags & PlacedPayload;
     if ((!contribution && !result) || (placed && !(result && m_placed.list)))
         return fail({ErrorCode::ProtocolViolation,
@@ -195,7 +193,7 @@ bool LinearAllreduceOp::waitsOn(int r) const
     if (isOver() || r == rank())
         return false;
     const bool contributionDue = isRoot() && r >= m_nextRank && !m_arrived.contains(r);
-    const bool resultDue = r < m_roots && !m_results.contains(r) && !m_inList.at(r);
+    const bool resultDue = r < m_roots && !hasResultOf(r);
     return contributionDue || resultDue;
 }
 

@@ -53,6 +53,8 @@ private:
     static constexpr int Result = 2;
 
     bool isRoot() const { return rank() < m_roots; }
+    // Whether root `root`'s combined segment is here (kept, or in the list).
+    bool hasResultOf(int root) const { return m_results.contains(root) || m_inList.at(root); }
     Payload segment(int index) const; // this rank's contribution to root `index`
     bool fitsSegment(const Payload &payload, int index) const;
     // A root: false if a combine failed (the op has failed).
@@ -74,7 +76,6 @@ private:
     int m_nextRank = 0;
     QMap<int, Payload> m_results; // combined segments by root, not in the list
     QVarLengthArray<bool, 4> m_inList; // by root: its segment was placed in the list
-    int m_placedCount = 0;
     ListPlace m_placed;           // the caller's list the segments are written into
 };
 
