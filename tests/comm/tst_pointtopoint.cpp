@@ -1,6 +1,7 @@
 // Point-to-point messaging through the public Communicator API, between
 // Worlds formed in this process (each with its own progress thread).
 #include "commworld.h"
+#include "notelog.h"
 
 #include <mmpi/transport/linkreader.h>
 #include "worldharness.h"
@@ -28,6 +29,7 @@
 
 using namespace mmpi;
 using mmpi::test::CommWorld;
+using mmpi::test::NoteLog;
 
 namespace {
 
@@ -104,42 +106,13 @@ QString exchangeAll(const CommWorld &w, int tag)
     return {};
 }
 
-// Counts the matcher's notes (mmpi.comm, debug) that a large message is
-// being written straight into a posted receive's buffer; other debug output
-// of the category is swallowed, everything else goes on as before.
-class PlacementLog
+// The point-to-point matcher's note of a large message written straight
+// into a posted receive's buffer.
+class PlacementLog : public NoteLog
 {
 public:
-    PlacementLog()
-    {
-        s_placed = 0;
-        s_previous = qInstallMessageHandler(handle);
-        QLoggingCategory::setFilterRules(QStringLiteral("mmpi.comm.debug=true"));
-    }
-    ~PlacementLog()
-    {
-        QLoggingCategory::setFilterRules(QString());
-        qInstallMessageHandler(s_previous);
-    }
-    int placed() const { return s_placed.load(); }
-    // Runs on the thread that reads the message, once its receive's buffer
-    // is given (before its payload is read there).
-    void onPlaced(std::function<void()> action) { s_onPlaced = std::move(action); }
-
-private:
-    static void handle(QtMsgType type, const QMessageLogContext &context, const QString &message)
-    {
-        if (message.contains(QLatin1String("into the receive's own buffer"))) {
-            ++s_placed;
-            if (s_onPlaced)
-                std::exchange(s_onPlaced, {})();
-        } else if (type != QtDebugMsg && s_previous) {
-            s_previous(type, context, message);
-        }
-    }
-    static inline std::atomic<int> s_placed = 0;
-    static inline std::function<void()> s_onPlaced;
-    static inline QtMessageHandler s_previous = nullptr;
+    PlacementLog() : NoteLog(QLatin1String("into the receive's own buffer")) {}
+    int placed() const { return count(); }
 };
 
 template<typename T>

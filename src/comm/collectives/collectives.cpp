@@ -191,13 +191,14 @@ Communicator::Started Communicator::startGather(Payload payload, int root) const
     return {Request(op->request()), op->result()};
 }
 
-Communicator::Started Communicator::startExchange(Result<QList<Payload>> parts) const
+Communicator::Started Communicator::startExchange(Result<QList<Payload>> parts, detail::ExchangeList into) const
 {
     const bool all = parts && parts->size() == 1;
     const char *name = all ? "allgather" : "alltoall";
     if (auto no = refusal(m_data.get(), name))
         return {failed(*no), std::make_shared<CollectiveResult>()};
-    auto op = std::make_shared<detail::ExchangeOp>(setupFor(*m_data, m_data->takeSequence(), name), std::move(parts));
+    auto op = std::make_shared<detail::ExchangeOp>(setupFor(*m_data, m_data->takeSequence(), name), std::move(parts),
+                                                   std::move(into));
     op->start();
     return {Request(op->request()), op->result()};
 }

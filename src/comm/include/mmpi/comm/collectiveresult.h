@@ -8,10 +8,36 @@
 
 #include <QList>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
 namespace mmpi::detail {
+
+// A list of the caller's item type, allocated by the typed layer for the
+// type-erased one to write into: `list` owns it (a QList<E>), `data` is its items.
+struct ListPlace
+{
+    std::shared_ptr<void> list;
+    char *data = nullptr;
+};
+
+template<ItemValue E>
+ListPlace newListPlace(quint32 count)
+{
+    auto list = std::make_shared<QList<E>>(uninitializedList<E>(qsizetype(count)));
+    return {list, reinterpret_cast<char *>(list->data())};
+}
+
+// Where an exchange of equal blocks (alltoall, allgather of items) may put
+// the blocks it gets: a list of the caller's item type (items whose memory
+// is their form in the host's order), block r at r blocks in, read there as
+// it arrives instead of into buffers that are then copied into a new list.
+struct ExchangeList
+{
+    std::function<ListPlace(quint32 count)> newList;
+    qsizetype itemBytes = 0;
+};
 
 struct CollectiveResult
 {
@@ -47,6 +73,11 @@ Result<QList<T>> decodeParts(const QList<Payload> &parts);
 // Concatenates the parts' items (all of the same type); errors name the rank.
 template<ItemValue T>
 Result<QList<T>> concatenateParts(const QList<Payload> &parts, bool sameCounts);
+
+// An exchange's blocks in rank order (alltoall, allgather of items): the
+// list they were read into (ExchangeList), or the parts concatenated.
+template<ItemValue T>
+Result<QList<T>> exchangedItems(const CollectiveResult &result);
 
 Error partError(int rank, const Error &error);
 Error unequalCounts(int rank, quint32 count, quint32 expected);
@@ -84,6 +115,14 @@ Result<QList<T>> concatenateParts(const QList<Payload> &parts, bool sameCounts)
         at += p.count;
     }
     return out;
+}
+
+template<ItemValue T>
+Result<QList<T>> exchangedItems(const CollectiveResult &result)
+{
+    if (result.list)
+        return *std::static_pointer_cast<const QList<T>>(result.list);
+    return concatenateParts<T>(result.parts, true);
 }
 
 } // namespace mmpi::detail

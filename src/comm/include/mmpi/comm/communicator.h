@@ -291,10 +291,9 @@ public:
     template<ItemValue T>
     Operation<QList<T>> allgather(std::span<const T> items) const
     {
-        return collective<QList<T>>(startExchange(QList<Payload>{MessageCodec<std::span<const T>>::encode(items)}),
-                                    [](const detail::CollectiveResult &r) {
-                                        return detail::concatenateParts<T>(r.parts, true);
-                                    });
+        return collective<QList<T>>(startExchange(QList<Payload>{MessageCodec<std::span<const T>>::view(items)},
+                                                  exchangeList<T>()),
+                                    &detail::exchangedItems<T>);
     }
 
     // Rank r sends perRank[d] to rank d and gets what every rank sent it, by rank.
@@ -310,9 +309,8 @@ public:
     template<ItemValue T>
     Operation<QList<T>> alltoall(std::span<const T> items) const
     {
-        return collective<QList<T>>(startExchange(blockParts(items, {}, true)), [](const detail::CollectiveResult &r) {
-            return detail::concatenateParts<T>(r.parts, true);
-        });
+        return collective<QList<T>>(startExchange(blockParts(items, {}, true), exchangeList<T>()),
+                                    &detail::exchangedItems<T>);
     }
 
     // A communicator of the same group with its own matching (collective).
@@ -390,7 +388,15 @@ private:
                                         return MessageCodec<QList<T>>::decode(r.payload);
                                     });
     }
-    Started startExchange(Result<QList<Payload>> parts) const;
+    // `into`: where equal blocks of items may be read to (their list).
+    Started startExchange(Result<QList<Payload>> parts, detail::ExchangeList into = {}) const;
+    template<ItemValue T>
+    static detail::ExchangeList exchangeList()
+    {
+        if constexpr (memoryIsItemForm<T>(HostItemOrder))
+            return {&detail::newListPlace<T>, qsizetype(sizeof(T))};
+        return {};
+    }
     static Error countError(const QString &what);
 
     template<typename R, typename F>

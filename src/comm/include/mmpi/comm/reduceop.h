@@ -4,6 +4,7 @@
 // rank order, (x0 op x1) op x2 ... MinLoc/MaxLoc work on ValueIndex<V> pairs.
 #pragma once
 
+#include <mmpi/comm/collectiveresult.h>
 #include <mmpi/comm/messagecodec.h>
 
 #include <QDataStream>
@@ -254,14 +255,6 @@ private:
 
 namespace detail {
 
-// A list of the caller's item type, allocated by the typed layer for the
-// type-erased one to write into: `list` owns it (a QList<E>), `data` is its items.
-struct ListPlace
-{
-    std::shared_ptr<void> list;
-    char *data = nullptr;
-};
-
 // A type-erased op over encoded contributions, run where two of them meet
 // (on the progress thread). `context` names the contributions in errors.
 struct Combiner
@@ -290,12 +283,6 @@ struct Combiner
     std::function<void(char *to, const char *mine, const char *from, qsizetype bytes)> combineBytes;
 };
 
-template<ItemValue E>
-ListPlace newListPlace(quint32 count)
-{
-    auto list = std::make_shared<QList<E>>(uninitializedList<E>(qsizetype(count)));
-    return {list, reinterpret_cast<char *>(list->data())};
-}
 
 Error combineCountMismatch(qsizetype left, qsizetype right);
 

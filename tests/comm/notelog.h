@@ -1,0 +1,55 @@
+// Test helper: counts the debug notes of the mmpi.comm category that contain
+// a given text (the matchers say so when a large message is written straight
+// into its destination), swallowing the category's other debug output.
+#pragma once
+
+#include <QLoggingCategory>
+#include <QString>
+
+#include <atomic>
+#include <functional>
+#include <utility>
+
+namespace mmpi::test {
+
+class NoteLog
+{
+public:
+    explicit NoteLog(QLatin1String note)
+    {
+        s_note = note;
+        s_count = 0;
+        s_previous = qInstallMessageHandler(handle);
+        QLoggingCategory::setFilterRules(QStringLiteral("mmpi.comm.debug=true"));
+    }
+    ~NoteLog()
+    {
+        QLoggingCategory::setFilterRules(QString());
+        qInstallMessageHandler(s_previous);
+    }
+    NoteLog(const NoteLog &) = delete;
+    NoteLog &operator=(const NoteLog &) = delete;
+
+    int count() const { return s_count.load(); }
+    // Runs on the thread that reads the message, once the note is given
+    // (before its payload is read into place).
+    void onPlaced(std::function<void()> action) { s_onNote = std::move(action); }
+
+private:
+    static void handle(QtMsgType type, const QMessageLogContext &context, const QString &message)
+    {
+        if (message.contains(s_note)) {
+            ++s_count;
+            if (s_onNote)
+                std::exchange(s_onNote, {})();
+        } else if (type != QtDebugMsg && s_previous) {
+            s_previous(type, context, message);
+        }
+    }
+    static inline QLatin1String s_note;
+    static inline std::atomic<int> s_count = 0;
+    static inline std::function<void()> s_onNote;
+    static inline QtMessageHandler s_previous = nullptr;
+};
+
+} // namespace mmpi::test
