@@ -15,8 +15,11 @@ namespace mmpi::test {
 class NoteLog
 {
 public:
+    // One at a time: a second would install itself as the first's "previous".
     explicit NoteLog(QLatin1String note)
     {
+        if (s_active.exchange(true))
+            qFatal("NoteLog: only one may count at a time");
         s_note = note;
         s_count = 0;
         s_previous = qInstallMessageHandler(handle);
@@ -26,6 +29,7 @@ public:
     {
         QLoggingCategory::setFilterRules(QString());
         qInstallMessageHandler(s_previous);
+        s_active = false;
     }
     NoteLog(const NoteLog &) = delete;
     NoteLog &operator=(const NoteLog &) = delete;
@@ -46,6 +50,7 @@ private:
             s_previous(type, context, message);
         }
     }
+    static inline std::atomic<bool> s_active = false;
     static inline QLatin1String s_note;
     static inline std::atomic<int> s_count = 0;
     static inline std::function<void()> s_onNote;

@@ -86,6 +86,16 @@ QString onAll(const CommWorld &w, const std::function<Operation<R>(const Communi
     return {};
 }
 
+// onAll() that also counts the blocks read straight into a result list.
+template<typename R>
+std::pair<QString, int> placedIn(const CommWorld &w, const std::function<Operation<R>(const Communicator &, int)> &start,
+                                 const std::function<QString(int, const R &)> &check)
+{
+    NoteLog log(QLatin1String("into its result"));
+    QString problem = onAll<R>(w, start, check);
+    return {problem, log.count()};
+}
+
 // Every rank's outcome must be an error with `code` (NoError: any code, but in time).
 template<typename R>
 QString allFail(const CommWorld &w, const std::function<Operation<R>(const Communicator &, int)> &start, ErrorCode code)
@@ -633,8 +643,9 @@ void TestCollectives::droppedResultsGiveTheirBuffersBack()
     }
 }
 
-// alltoall and allgather of items whose memory is their form read the large
-// blocks they get straight into the list they return, at the block's place:
+// alltoall, allgather and gather (at the root) of items whose memory is
+// their form read the large blocks they get straight into the list they
+// return, at the block's place:
 // for each pair of ranks, the block sent to the rank that started first
 // arrives after it started and goes there (the other may come early, while
 // nothing can take it, and is copied in); the lists must be whole and in
@@ -644,38 +655,48 @@ void TestCollectives::exchangedBlocksGoIntoTheResultList()
     const CommWorld &w = sized(3);
     constexpr qsizetype Block = 100'000; // 800 KB of qint64 or double per block
     const auto valueOf = [](int from, int to, qsizetype i) { return qint64(from) << 40 | qint64(to) << 32 | i; };
-    {
-        NoteLog log(QLatin1String("into its result"));
-        QCOMPARE((onAll<QList<qint64>>(w, [&](const Communicator &c, int r) {
-                      QList<qint64> out(Block * 3);
-                      for (int d = 0; d < 3; ++d)
-                          for (qsizetype i = 0; i < Block; ++i)
-                              out[d * Block + i] = valueOf(r, d, i);
-                      return c.alltoall(std::span<const qint64>(out));
-                  }, [&](int r, const QList<qint64> &v) {
-                      if (v.size() != 3 * Block)
-                          return QStringLiteral("%1 items").arg(v.size());
-                      for (int s = 0; s < 3; ++s)
-                          for (qsizetype i = 0; i < Block; ++i)
-                              if (v.at(s * Block + i) != valueOf(s, r, i))
-                                  return QStringLiteral("item %1 of rank %2's block").arg(i).arg(s);
-                      return QString();
-                  })),
-                 QString());
-        QVERIFY2(log.count() >= 3, qPrintable(QStringLiteral("%1 blocks read into place").arg(log.count())));
-    }
-    NoteLog log(QLatin1String("into its result"));
-    QCOMPARE((onAll<QList<double>>(w, [&](const Communicator &c, int r) {
-                  const QList<double> mine(Block, 0.5 + r);
-                  return c.allgather(std::span<const double>(mine));
-              }, [&](int, const QList<double> &v) {
-                  QList<double> expected;
-                  for (int s = 0; s < 3; ++s)
-                      expected += QList<double>(Block, 0.5 + s);
-                  return v == expected ? QString() : QStringLiteral("allgather's blocks differ");
-              })),
-             QString());
-    QVERIFY2(log.count() >= 3, qPrintable(QStringLiteral("%1 blocks read into place").arg(log.count())));
+    auto [problem, placed] = placedIn<QList<qint64>>(w, [&](const Communicator &c, int r) {
+        QList<qint64> out(Block * 3);
+        for (int d = 0; d < 3; ++d)
+            for (qsizetype i = 0; i < Block; ++i)
+                out[d * Block + i] = valueOf(r, d, i);
+        return c.alltoall(std::span<const qint64>(out));
+    }, [&](int r, const QList<qint64> &v) {
+        if (v.size() != 3 * Block)
+            return QStringLiteral("%1 items").arg(v.size());
+        for (int s = 0; s < 3; ++s)
+            for (qsizetype i = 0; i < Block; ++i)
+                if (v.at(s * Block + i) != valueOf(s, r, i))
+                    return QStringLiteral("item %1 of rank %2's block").arg(i).arg(s);
+        return QString();
+    });
+    QCOMPARE(problem, QString());
+    QVERIFY2(placed >= 3, qPrintable(QStringLiteral("alltoall: %1 blocks read into place").arg(placed)));
+
+    std::tie(problem, placed) = placedIn<QList<double>>(w, [&](const Communicator &c, int r) {
+        const QList<double> mine(Block, 0.5 + r);
+        return c.allgather(std::span<const double>(mine));
+    }, [&](int, const QList<double> &v) {
+        QList<double> expected;
+        for (int s = 0; s < 3; ++s)
+            expected += QList<double>(Block, 0.5 + s);
+        return v == expected ? QString() : QStringLiteral("allgather's blocks differ");
+    });
+    QCOMPARE(problem, QString());
+    QVERIFY2(placed >= 3, qPrintable(QStringLiteral("allgather: %1 blocks read into place").arg(placed)));
+
+    // The root of a gather starts first here: both blocks it gets are read into place
+    std::tie(problem, placed) = placedIn<QList<double>>(w, [&](const Communicator &c, int r) {
+        const QList<double> mine(Block, 0.25 + r);
+        return c.gather(std::span<const double>(mine), 0);
+    }, [&](int r, const QList<double> &v) {
+        QList<double> expected;
+        for (int s = 0; r == 0 && s < 3; ++s)
+            expected += QList<double>(Block, 0.25 + s);
+        return v == expected ? QString() : QStringLiteral("gather's blocks differ");
+    });
+    QCOMPARE(problem, QString());
+    QCOMPARE(placed, 2);
 }
 
 // Between 2 ranks the partner's half of a large allreduce is written into

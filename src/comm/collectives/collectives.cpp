@@ -181,12 +181,12 @@ Communicator::Started Communicator::startScatter(Result<QList<Payload>> parts, i
     return {Request(op->request()), op->result()};
 }
 
-Communicator::Started Communicator::startGather(Payload payload, int root) const
+Communicator::Started Communicator::startGather(Payload payload, int root, detail::ExchangeList into) const
 {
     if (auto no = refusal(m_data.get(), "gather"))
         return {failed(*no), std::make_shared<CollectiveResult>()};
     auto op = std::make_shared<detail::GatherOp>(setupFor(*m_data, m_data->takeSequence(), "gather"),
-                                                 std::move(payload), root);
+                                                 std::move(payload), root, std::move(into));
     op->start();
     return {Request(op->request()), op->result()};
 }

@@ -2,8 +2,8 @@
 
 namespace mmpi::detail {
 
-GatherOp::GatherOp(CollectiveSetup setup, Payload contribution, int root)
-    : CollectiveOp(std::move(setup)), m_contribution(std::move(contribution)), m_root(root)
+GatherOp::GatherOp(CollectiveSetup setup, Payload contribution, int root, ExchangeList into)
+    : CollectiveOp(std::move(setup)), m_contribution(std::move(contribution)), m_root(root), m_into(std::move(into))
 {
 }
 
@@ -17,12 +17,20 @@ void GatherOp::begin()
         return succeed();
     }
     m_result->parts = QList<Payload>(size());
-    m_result->parts[rank()] = std::move(m_contribution);
+    if (!m_list.start(m_into, size(), rank(), m_contribution))
+        m_result->parts[rank()] = std::move(m_contribution);
+    m_contribution = {};
     m_got = QList<bool>(size(), false);
     m_got[rank()] = true;
     m_missing = size() - 1;
     if (m_missing == 0)
-        succeed();
+        finish();
+}
+
+char *GatherOp::place(int from, const FrameHeader &header, const CollectiveTag &, qint64 bytes,
+                      std::shared_ptr<void> &keep)
+{
+    return rank() == m_root && !m_got.at(from) ? m_list.placeFor(from, header, bytes, keep) : nullptr;
 }
 
 void GatherOp::handleData(int from, Frame &frame, const CollectiveTag &)
@@ -30,10 +38,22 @@ void GatherOp::handleData(int from, Frame &frame, const CollectiveTag &)
     if (rank() != m_root || m_got.at(from))
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected contribution from rank %1").arg(from))});
+    const bool placed = frame.header.flags & PlacedPayload;
+    if (placed && !m_list.isStarted())
+        return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("an unexpected part from rank %1").arg(from))});
     m_got[from] = true;
-    m_result->parts[from] = payloadOf(frame);
+    if (placed)
+        m_list.placed(from);
+    else if (Payload part = payloadOf(std::move(frame)); !m_list.copyIn(from, part))
+        m_result->parts[from] = std::move(part);
     if (--m_missing == 0)
-        succeed();
+        finish();
+}
+
+void GatherOp::finish()
+{
+    m_list.finishInto(*m_result);
+    succeed();
 }
 
 bool GatherOp::waitsOn(int r) const

@@ -29,7 +29,7 @@ ListPlace newListPlace(quint32 count)
     return {list, reinterpret_cast<char *>(list->data())};
 }
 
-// Where an exchange of equal blocks (alltoall, allgather of items) may put
+// Where an exchange of equal blocks (alltoall, allgather, gather of items) may put
 // the blocks it gets: a list of the caller's item type (items whose memory
 // is their form in the host's order), block r at r blocks in, read there as
 // it arrives instead of into buffers that are then copied into a new list.
@@ -74,8 +74,9 @@ Result<QList<T>> decodeParts(const QList<Payload> &parts);
 template<ItemValue T>
 Result<QList<T>> concatenateParts(const QList<Payload> &parts, bool sameCounts);
 
-// An exchange's blocks in rank order (alltoall, allgather of items): the
-// list they were read into (ExchangeList), or the parts concatenated.
+// The blocks of an exchange (alltoall, allgather of items) or of a gather
+// (at its root) in rank order: the list they were read into
+// (ExchangeList), or the parts concatenated.
 template<ItemValue T>
 Result<QList<T>> exchangedItems(const CollectiveResult &result);
 

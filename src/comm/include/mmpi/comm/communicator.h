@@ -228,10 +228,9 @@ public:
     template<ItemValue T>
     Operation<QList<T>> gather(std::span<const T> items, int root) const
     {
-        return collective<QList<T>>(startGather(MessageCodec<std::span<const T>>::encode(items), root),
-                                    [](const detail::CollectiveResult &r) {
-                                        return detail::concatenateParts<T>(r.parts, true);
-                                    });
+        return collective<QList<T>>(startGather(MessageCodec<std::span<const T>>::encode(items), root,
+                                                rank() == root ? exchangeList<T>() : detail::ExchangeList{}),
+                                    &detail::exchangedItems<T>);
     }
     // Like gather(), with any number of items per rank: the root gets one list per rank.
     template<ItemValue T>
@@ -364,7 +363,8 @@ private:
 
     Started startBcast(Payload payload, int root, const BcastOptions &options) const;
     Started startScatter(Result<QList<Payload>> parts, int root) const;
-    Started startGather(Payload payload, int root) const;
+    // `into` (the root's): where equal blocks of items may be read to.
+    Started startGather(Payload payload, int root, detail::ExchangeList into = {}) const;
     Started startReduce(Payload payload, Result<detail::Combiner> combiner, int root, bool all) const;
     // allreduce() of a list of items, whose result the caller decodes itself
     // (`items` may view memory its owner keeps: Payload::owner).
