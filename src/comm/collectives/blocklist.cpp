@@ -33,6 +33,18 @@ char *BlockList::placeFor(int rank, const FrameHeader &header, qint64 bytes, std
     return m_list.data + rank * blockBytes();
 }
 
+bool BlockList::take(int rank, Frame &&frame, QList<Payload> &parts)
+{
+    if (frame.header.flags & PlacedPayload) {
+        if (!isStarted())
+            return false;
+        m_in[rank] = true;
+    } else if (Payload part = payloadOf(std::move(frame)); !copyIn(rank, part)) {
+        parts[rank] = std::move(part);
+    }
+    return true;
+}
+
 bool BlockList::copyIn(int rank, const Payload &part)
 {
     if (!fits(part.itemType, part.count))

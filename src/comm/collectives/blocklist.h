@@ -19,16 +19,17 @@ public:
     // Where the message of `rank`'s block may be read as it arrives, or
     // nullptr if it does not fit; `keep` then holds the list.
     char *placeFor(int rank, const FrameHeader &header, qint64 bytes, std::shared_ptr<void> &keep) const;
-    // `rank`'s block was read to placeFor()'s place.
-    void placed(int rank) { m_in[rank] = true; }
-    // Copies `rank`'s block in if it fits; false if it does not.
-    bool copyIn(int rank, const Payload &part);
+    // `rank`'s block has come in `frame`: noted if it was read into place,
+    // copied in if it fits, else left in parts[rank]. False if the frame
+    // says it was read into place where there is no list (the op's error).
+    bool take(int rank, Frame &&frame, QList<Payload> &parts);
     // Every block in: the list is the result. Otherwise the blocks in it
     // become parts again (views of it), beside those that did not fit.
     void finishInto(CollectiveResult &result);
 
 private:
     bool fits(ItemType type, quint32 count) const;
+    bool copyIn(int rank, const Payload &part);
     qsizetype blockBytes() const { return qsizetype(m_blockCount) * m_itemBytes; }
 
     ListPlace m_list;

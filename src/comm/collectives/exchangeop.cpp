@@ -46,14 +46,9 @@ void ExchangeOp::handleData(int from, Frame &frame, const CollectiveTag &)
 {
     if (m_got.at(from))
         return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("a second part from rank %1").arg(from))});
-    const bool placed = frame.header.flags & PlacedPayload;
-    if (placed && !m_list.isStarted())
+    if (!m_list.take(from, std::move(frame), m_result->parts))
         return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("an unexpected part from rank %1").arg(from))});
     m_got[from] = true;
-    if (placed)
-        m_list.placed(from);
-    else if (Payload part = payloadOf(std::move(frame)); !m_list.copyIn(from, part))
-        m_result->parts[from] = std::move(part);
     if (--m_missing == 0)
         finish();
 }

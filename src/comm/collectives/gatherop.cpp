@@ -38,14 +38,9 @@ void GatherOp::handleData(int from, Frame &frame, const CollectiveTag &)
     if (rank() != m_root || m_got.at(from))
         return fail({ErrorCode::ProtocolViolation,
                      describe(QStringLiteral("unexpected contribution from rank %1").arg(from))});
-    const bool placed = frame.header.flags & PlacedPayload;
-    if (placed && !m_list.isStarted())
+    if (!m_list.take(from, std::move(frame), m_result->parts))
         return fail({ErrorCode::ProtocolViolation, describe(QStringLiteral("an unexpected part from rank %1").arg(from))});
     m_got[from] = true;
-    if (placed)
-        m_list.placed(from);
-    else if (Payload part = payloadOf(std::move(frame)); !m_list.copyIn(from, part))
-        m_result->parts[from] = std::move(part);
     if (--m_missing == 0)
         finish();
 }

@@ -29,10 +29,10 @@ ListPlace newListPlace(quint32 count)
     return {list, reinterpret_cast<char *>(list->data())};
 }
 
-// Where an exchange of equal blocks (alltoall, allgather, gather of items) may put
-// the blocks it gets: a list of the caller's item type (items whose memory
-// is their form in the host's order), block r at r blocks in, read there as
-// it arrives instead of into buffers that are then copied into a new list.
+// Where a collective of equal blocks (alltoall, allgather, gather of items)
+// may put the blocks it gets: a list of the caller's item type (items whose
+// memory is their form in the host's order), block r at r blocks in, read
+// there as it arrives instead of into buffers copied into a new list later.
 struct ExchangeList
 {
     std::function<ListPlace(quint32 count)> newList;
