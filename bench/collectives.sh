@@ -13,6 +13,9 @@
 # CLOCK_MONOTONIC, makes the call and reads it again; bcast is timed from the
 # root's start (a pause after the barrier, so the others already wait) to the
 # last rank's end, the others from the last start to the last end. Medians.
+# Each launcher places its ranks as it does by default (the script says how):
+# mmpirun binds 4 or 8 ranks to 2 CPUs in turn, Open MPI leaves ranks beyond
+# the cores unbound (docs/mmpirun.md#cpu-binding).
 #
 # --repeat N (default 3) runs the tcp section N times, one round after the
 # other; its table gives the median of the N runs' medians and their range,
@@ -269,6 +272,8 @@ main() {
     trap 'rm -f "$errors"' EXIT
     : >"$results"
     echo "collectives on $(hostname), $(nproc) cores; build $build"
+    echo "placement: each launcher's default; mmpirun --bind-to auto binds nodes in turn when they are"
+    echo "           at most or a multiple of its CPUs, Open MPI leaves ranks beyond the cores unbound"
     [ "$do_tcp" = 1 ] && run_tcp
     [ "$do_sim" = 1 ] && run_sim
     if [ ! -s "$results" ]; then

@@ -606,7 +606,8 @@ QMap<int, QList<int>> cpusOfNodes(int nodes, const QStringList &options)
 
 } // namespace
 
-// As Open MPI does: a node per CPU while there are enough CPUs, else none.
+// As Open MPI does, a node per CPU while there are enough CPUs; nodes that
+// are a multiple of the CPUs in turn, the same number on each; else none.
 void TestMmpirun::nodesAreBoundToCpus()
 {
 #ifndef Q_OS_LINUX
@@ -631,7 +632,9 @@ void TestMmpirun::nodesAreBoundToCpus()
     // Given as many nodes as CPUs: each on its own
     QCOMPARE(cpusOfNodes(2, {}), oneEach(2));
     QCOMPARE(cpusOfNodes(mine.size(), {}), oneEach(mine.size()));
-    // More nodes than CPUs, or --bind-to none: wherever the system puts them
+    // Twice as many nodes as CPUs: two on each, in turn
+    QCOMPARE(cpusOfNodes(2 * mine.size(), {}), oneEach(2 * mine.size()));
+    // More nodes than CPUs but not a multiple, or --bind-to none: wherever the system puts them
     QCOMPARE(cpusOfNodes(mine.size() + 1, {}), everywhere(mine.size() + 1));
     QCOMPARE(cpusOfNodes(2, {u"--bind-to"_s, u"none"_s}), everywhere(2));
     // A single node is left alone; --bind-to core binds even more nodes than CPUs, in turn

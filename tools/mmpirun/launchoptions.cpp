@@ -73,9 +73,10 @@ struct CommandLine
         "with MMPI_REJOIN=1 (it rejoins the formed world: REBUILD), at most N times in all; a "
         "replacement runs without --fault events (default: 0)."_s, u"N"_s, u"0"_s};
     QCommandLineOption bindTo{u"bind-to"_s,
-        u"Which CPU each node runs on: core (rank r on the r-th CPU mmpirun may use), none "
-        "(wherever the system puts it), or auto: core when there are at least as many CPUs "
-        "as nodes (2 or more), as Open MPI does (default: auto)."_s, u"WHAT"_s, u"auto"_s};
+        u"Which CPU each node runs on: core (rank r on the r-th CPU mmpirun may use, in turn), "
+        "none (wherever the system puts it), or auto: core when there are 2 or more nodes and "
+        "at least as many CPUs, or the nodes are a multiple of the CPUs (the same number on "
+        "each), else none (default: auto)."_s, u"WHAT"_s, u"auto"_s};
     QCommandLineOption noPrefix{u"no-prefix"_s,
         u"Do not prefix each output line with \"[rank] \" (default: prefix on)."_s};
     QCommandLineOption help = parser.addHelpOption();
