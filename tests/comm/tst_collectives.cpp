@@ -705,13 +705,13 @@ void TestCollectives::exchangedBlocksGoIntoTheResultList()
 // caller's own list is shared, not copied, so changing it right after the
 // call must not change what was contributed (the ring, on more ranks, reads
 // it in place too; reduce + bcast takes a copy of its own).
-// Where ranks share 2 CPUs, allreduce goes through rank 0 up to 64 KiB and
+// Where ranks share 2 CPUs, allreduce goes through rank 0 up to 32 KiB and
 // through ranks 0 and 1, a half of the items each, beyond (up to 4 MiB); a
 // root combines a contribution as soon as those of the ranks before it are in.
 void TestCollectives::crowdedAllreduceCombinesInRankOrder_data()
 {
     QTest::addColumn<qsizetype>("count");
-    QTest::newRow("40 KB, one root") << qsizetype(10'001);
+    QTest::newRow("20 KB, one root") << qsizetype(5'001);
     QTest::newRow("160 KB, two roots, unequal halves") << qsizetype(40'001);
     QTest::newRow("1.2 MB, two roots, unequal halves") << qsizetype(300'001);
 }
@@ -1092,7 +1092,7 @@ void TestCollectives::errors()
         QCOMPARE((allFail<QList<qint32>>(*world, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 30000, 1), Op::Sum); },
                                          ErrorCode::NoError)),
                  QString());
-        // Where ranks share 2 CPUs, beyond 64 KiB two roots take a half each:
+        // Where ranks share 2 CPUs, beyond 32 KiB two roots take a half each:
         // one rank with one root's size, or with other halves, fails them all too
         for (qsizetype other : {qsizetype(2), qsizetype(300'001)})
             QCOMPARE((allFail<QList<qint32>>(*world, [other](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? other : 300'000, 1), Op::Sum); },

@@ -31,8 +31,9 @@ public:
     static constexpr qint64 MaxBytesOnTwoCpus = 4 * 1024 * 1024;
     // Up to this, one root: below it the second root's extra messages cost
     // about what sharing the work gains; above it two roots win on 3-8 ranks
-    // sharing 2 CPUs (4 ranks, 1 MiB: 1157 -> 788 us; docs/collectives.md).
-    static constexpr qint64 MaxBytesOneRoot = 64 * 1024;
+    // sharing 2 CPUs (4 ranks, 64 KiB: 91 -> 68 us, 1 MiB: 1248 -> 784;
+    // docs/collectives.md#ranks-sharing-cpus).
+    static constexpr qint64 MaxBytesOneRoot = 32 * 1024;
 
     // The roots for `contribution` on `ranks` ranks sharing `cpus` CPUs (the
     // same answer on every rank of a correct call): one up to MaxBytesOneRoot, else
