@@ -193,6 +193,7 @@ private Q_SLOTS:
     void splitAndDup();
     void intercommunicator();
     void measuredLinks();
+    void ranksSharingCpusBroadcastSerially_data();
     void ranksSharingCpusBroadcastSerially();
     void peerLostMidCollective();
     void lostRootOfCrowdedAllreduce();
@@ -207,6 +208,8 @@ private:
     // World sizes 1..7 over `local`, formed once for the whole test.
     std::vector<std::unique_ptr<CommWorld>> m_worlds;
     const CommWorld &sized(int n) const { return *m_worlds.at(size_t(n - 1)); }
+    // The world of n ranks configured to share 2 CPUs.
+    const CommWorld &crowded(int n) const;
     QList<int> m_sizes{1, 2, 3, 7};
     // 3 and 7 ranks sharing 2 CPUs (WorldConfig::sharedCpus), where allreduce
     // and barrier go through rank 0 instead of recursive doubling.
@@ -214,6 +217,14 @@ private:
     // The worlds of m_sizes, then the crowded ones.
     QList<const CommWorld *> everyWorld() const;
 };
+
+const CommWorld &TestCollectives::crowded(int n) const
+{
+    for (const auto &w : m_crowded)
+        if (w->size() == n)
+            return *w;
+    qFatal("no crowded world of %d ranks", n);
+}
 
 QList<const CommWorld *> TestCollectives::everyWorld() const
 {
@@ -231,7 +242,8 @@ void TestCollectives::initTestCase()
         m_worlds.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n));
         QVERIFY(m_worlds.back()->formed());
     }
-    for (int n : {3, 7}) {
+    // 4 and 6 ranks fill the 2 CPUs evenly: broadcasts count them by CPU
+    for (int n : {3, 4, 6, 7}) {
         m_crowded.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n, [](WorldConfig &config) {
             config.sharedCpus = 2;
         }));
@@ -1379,19 +1391,39 @@ void TestCollectives::measuredLinks()
 
 // A world whose nodes share two CPUs (as mmpirun tells a local or tcp world)
 // plans for one frame at a time: auto broadcasts serially, at every size.
+// Where the ranks fill the CPUs evenly (mmpirun binds rank r to CPU r mod 2),
+// serially per CPU: the root sends the other CPU's ranks' message to one of
+// them, which serves the rest; with 2 ranks a CPU, only a message too large
+// to go to all at once (the extra hop costs more than the send it saves).
+void TestCollectives::ranksSharingCpusBroadcastSerially_data()
+{
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("size");
+    QTest::addColumn<int>("cpuGroups");
+    QTest::newRow("4 ranks, 16 B") << 4 << 16 << 0;
+    QTest::newRow("4 ranks, 64 KiB") << 4 << 65536 << 0;
+    QTest::newRow("4 ranks, 1 MiB") << 4 << (1 << 20) << 2;
+    QTest::newRow("6 ranks, 16 B") << 6 << 16 << 2;
+    QTest::newRow("6 ranks, 1 MiB") << 6 << (1 << 20) << 2;
+    QTest::newRow("7 ranks, 1 MiB") << 7 << (1 << 20) << 0; // not even: unbound
+}
+
 void TestCollectives::ranksSharingCpusBroadcastSerially()
 {
-    CommWorld w(QStringLiteral("local"), 4, [](WorldConfig &config) { config.sharedCpus = 2; });
-    QVERIFY(w.formed());
+    QFETCH(int, n);
+    QFETCH(int, size);
+    QFETCH(int, cpuGroups);
+    const CommWorld &w = crowded(n);
     QCOMPARE(w[0].linkModel().parallelTransfers, 1);
-    for (int size : {16, 65536, 1 << 20}) {
-        const QByteArray bytes = bytesOf(size, size);
+    const QByteArray bytes = bytesOf(size, size);
+    for (int root : {0, n - 1}) {
         const QString p = onAll<QByteArray>(
-            w, [&](const Communicator &c, int r) { return c.bcast(r == 0 ? bytes : QByteArray(), 0); },
+            w, [&](const Communicator &c, int r) { return c.bcast(r == root ? bytes : QByteArray(), root); },
             [&](int, const QByteArray &v) { return v == bytes ? QString() : QStringLiteral("wrong bytes"); });
         QVERIFY2(p.isEmpty(), qPrintable(p));
-        QVERIFY(w[0].lastBcastPlan().has_value());
-        QCOMPARE(w[0].lastBcastPlan()->topology, BcastTopology::Serial);
+        QVERIFY(w[root].lastBcastPlan().has_value());
+        QCOMPARE(w[root].lastBcastPlan()->topology, BcastTopology::Serial);
+        QCOMPARE(w[root].lastBcastPlan()->cpuGroups, cpuGroups);
     }
 }
 

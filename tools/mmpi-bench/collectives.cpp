@@ -12,6 +12,13 @@ namespace mmpi::bench {
 
 namespace {
 
+// The root's plan: its topology, "serial/cpu" where it served serially per
+// CPU (ranks sharing CPUs evenly, docs/collectives.md#ranks-sharing-cpus).
+QString chosenName(const BcastPlan &plan)
+{
+    return plan.cpuGroups > 1 ? QStringLiteral("serial/cpu") : bcastTopologyName(plan.topology);
+}
+
 struct Call
 {
     const Communicator &comm;
@@ -137,7 +144,7 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
                 times.push_back(cb_elapsed(&options, starts.data(), ends.data(), comm.size(), 0));
                 if (options.op == CB_BCAST || options.op == CB_ALLREDUCE)
                     if (const auto plan = comm.lastBcastPlan())
-                        ++chosen[bcastTopologyName(plan->topology)];
+                        ++chosen[chosenName(*plan)];
             }
             if (!root)
                 continue;

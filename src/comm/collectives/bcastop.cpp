@@ -49,9 +49,17 @@ void BcastOp::begin()
     maybeFinish();
 }
 
+// Every rank of the call counts alike: the same group size and the same
+// configured CPU count (WorldConfig::sharedCpus).
+CpuOrder BcastOp::orderFrom(int root) const
+{
+    return CpuOrder(root, size(), CpuOrder::groupsFor(size(), m_setup.router->estimator().sharedCpus()));
+}
+
 void BcastOp::takeRange(int root, int length)
 {
     m_treeRoot = root;
+    m_ranks = orderFrom(root);
     m_rangeLength = length;
 }
 
@@ -67,8 +75,7 @@ void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
         // The first frame: who forwards to us, for which root and range.
         const int root = frame.header.root;
         const int length = tag.argument + 1;
-        const int vrank = (rank() - root + size()) % size();
-        if (root < 0 || root >= size() || root == rank() || vrank + length > size()) {
+        if (root < 0 || root >= size() || root == rank() || orderFrom(root).vrankOf(rank()) + length > size()) {
             fail({ErrorCode::ProtocolViolation,
                   describe(QStringLiteral("rank %1 forwarded root %2's message with a range of %3 ranks that "
                                           "does not fit").arg(from).arg(root).arg(length))});
@@ -152,24 +159,43 @@ void BcastOp::addPiece(const QByteArray &piece)
     m_received += piece.size();
 }
 
+// Where ranks share CPUs, auto serves serially. Per CPU group when the
+// range spans several, so that the root's sends to the other groups' ranks
+// become one each (their first rank serves the rest on its own CPU): unless
+// the groups hold 2 ranks and the message is small enough to go to all at
+// once, where the extra hop costs more than the send it saves (measured:
+// docs/collectives.md#ranks-sharing-cpus).
+bool BcastOp::servesPerGroup(const BcastPlan &plan, int vrank) const
+{
+    return m_options.topology == BcastTopology::Auto && plan.topology == BcastTopology::Serial
+           && m_ranks.spansGroups(vrank, m_rangeLength) && (m_ranks.groupSize() >= 3 || m_totalBytes > ConcurrentLimit);
+}
+
 void BcastOp::planForwarding()
 {
     m_planned = true;
-    const int vrank = (rank() - m_treeRoot + size()) % size();
+    const int vrank = m_ranks.vrankOf(rank());
     QList<int> peers;
     peers.reserve(m_rangeLength - 1);
     for (int v = vrank + 1; v < vrank + m_rangeLength; ++v)
-        peers.append(m_setup.group.at((v + m_treeRoot) % size()));
+        peers.append(m_setup.group.at(m_ranks.rankOf(v)));
     BcastPlan plan;
     if (!peers.isEmpty())
         plan = m_setup.router->bcastPlan(m_rangeLength, m_totalBytes, m_options.topology, peers);
     else if (m_options.topology != BcastTopology::Auto) {
         plan.topology = m_options.topology;
     }
+    QList<Delegation> delegations;
+    if (servesPerGroup(plan, vrank)) {
+        plan.cpuGroups = m_ranks.groups();
+        delegations = m_ranks.perGroupDelegations(vrank, m_rangeLength);
+    } else {
+        delegations = bcastDelegations(plan.topology, m_rangeLength, plan);
+    }
     m_result->plan = plan;
     m_setup.router->setLastBcastPlan(plan);
-    for (const Delegation &d : bcastDelegations(plan.topology, m_rangeLength, plan))
-        m_children.append({(vrank + d.offset + m_treeRoot) % size(), d.length});
+    for (const Delegation &d : std::as_const(delegations))
+        m_children.append({m_ranks.rankOf(vrank + d.offset), d.length});
     if (!m_streamed) {
         // A whole message: slices of it if the plan streams, without copying
         // (m_whole outlives every send, which holds this op).

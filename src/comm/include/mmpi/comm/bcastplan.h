@@ -62,6 +62,11 @@ struct BcastPlan
     double gUs = 1.0;
     double hUs = 1.0;
     double predictedUs = 0.0; // when the last rank holds the message (model)
+    // Serial where ranks share CPUs and fill them evenly: the CPU groups the
+    // node served its range by, handing each other group to its first rank,
+    // which serves the rest of it (docs/collectives.md#ranks-sharing-cpus);
+    // 0 when the node sent to every rank of its range itself.
+    int cpuGroups = 0;
 };
 
 // Segments are at least this large: below it the per-frame cost dominates.
