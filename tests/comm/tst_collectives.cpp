@@ -195,6 +195,7 @@ private Q_SLOTS:
     void measuredLinks();
     void ranksSharingCpusBroadcastSerially_data();
     void ranksSharingCpusBroadcastSerially();
+    void splitCommunicatorsCountTheirRanksByCpu();
     void peerLostMidCollective();
     void lostRootOfCrowdedAllreduce();
     void lostRankFailsCollectivesWhereItIsNoPartner();
@@ -1425,6 +1426,54 @@ void TestCollectives::ranksSharingCpusBroadcastSerially()
         QCOMPARE(w[root].lastBcastPlan()->topology, BcastTopology::Serial);
         QCOMPARE(w[root].lastBcastPlan()->cpuGroups, cpuGroups);
     }
+}
+
+// A communicator's ranks are counted by the CPU of their world rank: of 8
+// ranks on 2 CPUs (world rank r on CPU r mod 2), the 4 even ones share one
+// CPU, so the root of their communicator serves them all itself (counted
+// by their ranks in it, they would look like 2 on each CPU); world ranks
+// 0-3 are 2 on each CPU, so a large message goes per CPU.
+void TestCollectives::splitCommunicatorsCountTheirRanksByCpu()
+{
+    CommWorld w(QStringLiteral("local"), 8, [](WorldConfig &config) { config.sharedCpus = 2; });
+    QVERIFY(w.formed());
+    const int n = w.size();
+    const QByteArray large = bytesOf(7, 1 << 20);
+    QList<int> cpuGroups(n, -1); // of each world rank's last plan, in its part
+    // Each rank's color and key; then a bcast from rank 0 of every part
+    const auto splitAndBcast = [&](const std::function<int(int)> &color, const std::function<int(int)> &key) {
+        std::vector<Operation<Communicator>> splits;
+        for (int r = 0; r < n; ++r)
+            splits.push_back(w[r].split(color(r), key(r)));
+        std::vector<Communicator> sub;
+        for (int r = 0; r < n; ++r) {
+            const auto c = within(splits[size_t(r)]);
+            if (!c)
+                return problem(c);
+            sub.push_back(*c);
+        }
+        std::vector<Operation<QByteArray>> calls;
+        for (int r = 0; r < n; ++r)
+            calls.push_back(sub[size_t(r)].bcast(sub[size_t(r)].rank() == 0 ? large : QByteArray(), 0));
+        for (int r = 0; r < n; ++r) {
+            const auto got = within(calls[size_t(r)]);
+            if (!got || *got != large)
+                return QStringLiteral("rank %1: %2").arg(r).arg(got ? QStringLiteral("wrong bytes") : problem(got));
+            cpuGroups[r] = sub[size_t(r)].lastBcastPlan().value_or(BcastPlan{}).cpuGroups;
+        }
+        return QString();
+    };
+    // Given the evens {6, 4, 2, 0} and the odds {7, 5, 3, 1} (keyed in reverse)
+    QString p = splitAndBcast([](int r) { return r % 2; }, [](int r) { return -r; });
+    QVERIFY2(p.isEmpty(), qPrintable(p));
+    // Then each root, world ranks 6 and 7, sent to the others itself
+    QCOMPARE(cpuGroups[6], 0);
+    QCOMPARE(cpuGroups[7], 0);
+    // Given {0, 1, 2, 3} and {4, 5, 6, 7}
+    p = splitAndBcast([](int r) { return r < 4 ? 0 : 1; }, [](int r) { return r; });
+    QVERIFY2(p.isEmpty(), qPrintable(p));
+    // Then world rank 0 served its part per CPU
+    QCOMPARE(cpuGroups[0], 2);
 }
 
 void TestCollectives::peerLostMidCollective()

@@ -1,7 +1,7 @@
-// CpuOrder: where ranks share CPUs and fill them evenly (rank r on CPU r mod
-// c), a broadcast counts them by CPU from its root, so that each CPU's ranks
-// form one range; served per CPU, every rank gets the message exactly once,
-// each other CPU's ranks through one of them.
+// CpuOrder: where ranks share CPUs and mmpirun bound each to one (rank r on
+// CPU r mod c), a broadcast counts them by CPU from its root, so that each
+// CPU's ranks form one range; served per CPU, every rank gets the message
+// exactly once, each other CPU's ranks through one of them.
 #include "cpuorder.h"
 
 #include <QTest>
@@ -15,7 +15,7 @@ class TestCpuOrder : public QObject
 {
     Q_OBJECT
 private slots:
-    void groupsOnlyWhereRanksFillTheCpusEvenly();
+    void cpusOnlyWhereRanksFillThemEvenly();
     void ordersAreBijectionsStartingAtTheRoot_data();
     void ordersAreBijectionsStartingAtTheRoot();
     void eachCpuIsOneRange_data();
@@ -26,26 +26,45 @@ private slots:
 
 namespace {
 
+// The CPU of each rank of a communicator of world ranks `members`.
+QList<int> cpusOf(const QList<int> &members, int worldSize, int sharedCpus)
+{
+    QList<int> cpus;
+    for (int w : members)
+        cpus.append(CpuOrder::cpuOf(w, worldSize, sharedCpus));
+    return cpus;
+}
+
+QList<int> upTo(int n)
+{
+    QList<int> ranks;
+    for (int r = 0; r < n; ++r)
+        ranks.append(r);
+    return ranks;
+}
+
 void addShapes()
 {
-    QTest::addColumn<int>("size");
-    QTest::addColumn<int>("groups");
-    for (auto [n, c] : {std::pair{4, 2}, {6, 2}, {8, 2}, {6, 3}, {12, 4}, {16, 2}, {5, 1}})
-        QTest::addRow("%d ranks, %d CPUs", n, c) << n << c;
+    QTest::addColumn<QList<int>>("cpus"); // of each rank
+    QTest::addColumn<int>("mostPerCpu");
+    for (auto [n, c] : {std::pair{4, 2}, {6, 2}, {8, 2}, {6, 3}, {12, 4}, {16, 2}})
+        QTest::addRow("%d ranks, %d CPUs", n, c) << cpusOf(upTo(n), n, c) << n / c;
+    QTest::addRow("5 ranks, 2 CPUs: unbound, plain") << cpusOf(upTo(5), 5, 2) << 5;
+    // World ranks 1, 2, 3, 5, 6 of 8 on 2 CPUs: 3 on CPU 1, 2 on CPU 0
+    QTest::addRow("a communicator of 5 of 8 ranks") << cpusOf({1, 2, 3, 5, 6}, 8, 2) << 3;
+    QTest::addRow("the even ranks of 8: one CPU") << cpusOf({0, 2, 4, 6}, 8, 2) << 4;
 }
 
 } // namespace
 
-void TestCpuOrder::groupsOnlyWhereRanksFillTheCpusEvenly()
+void TestCpuOrder::cpusOnlyWhereRanksFillThemEvenly()
 {
-    QCOMPARE(CpuOrder::groupsFor(4, 2), 2);
-    QCOMPARE(CpuOrder::groupsFor(8, 2), 2);
-    QCOMPARE(CpuOrder::groupsFor(12, 4), 4);
-    QCOMPARE(CpuOrder::groupsFor(3, 2), 1); // not a multiple: unbound, no order to use
-    QCOMPARE(CpuOrder::groupsFor(7, 2), 1);
-    QCOMPARE(CpuOrder::groupsFor(2, 2), 1); // a CPU each: nothing shared
-    QCOMPARE(CpuOrder::groupsFor(8, 0), 1); // a processor per node
-    QCOMPARE(CpuOrder::groupsFor(8, 1), 1);
+    QCOMPARE(cpusOf(upTo(4), 4, 2), (QList<int>{0, 1, 0, 1}));
+    QCOMPARE(cpusOf(upTo(6), 6, 3), (QList<int>{0, 1, 2, 0, 1, 2}));
+    QCOMPARE(cpusOf(upTo(3), 3, 2), QList<int>(3, 0)); // not a multiple: mmpirun leaves them unbound
+    QCOMPARE(cpusOf(upTo(2), 2, 2), QList<int>(2, 0)); // a CPU each: nothing shared
+    QCOMPARE(cpusOf(upTo(8), 8, 0), QList<int>(8, 0)); // a processor per node
+    QCOMPARE(cpusOf(upTo(8), 8, 1), QList<int>(8, 0));
 }
 
 void TestCpuOrder::ordersAreBijectionsStartingAtTheRoot_data()
@@ -55,19 +74,21 @@ void TestCpuOrder::ordersAreBijectionsStartingAtTheRoot_data()
 
 void TestCpuOrder::ordersAreBijectionsStartingAtTheRoot()
 {
-    QFETCH(int, size);
-    QFETCH(int, groups);
-    for (int root = 0; root < size; ++root) {
-        const CpuOrder order(root, size, groups);
+    QFETCH(QList<int>, cpus);
+    QFETCH(int, mostPerCpu);
+    const int n = int(cpus.size());
+    for (int root = 0; root < n; ++root) {
+        const CpuOrder order(root, cpus);
         QCOMPARE(order.rankOf(0), root);
+        QCOMPARE(order.mostPerCpu(), mostPerCpu);
         std::set<int> seen;
-        for (int v = 0; v < size; ++v) {
+        for (int v = 0; v < n; ++v) {
             const int r = order.rankOf(v);
-            QVERIFY2(r >= 0 && r < size, qPrintable(QStringLiteral("root %1, vrank %2: rank %3").arg(root).arg(v).arg(r)));
+            QVERIFY2(r >= 0 && r < n, qPrintable(QStringLiteral("root %1, vrank %2: rank %3").arg(root).arg(v).arg(r)));
             QCOMPARE(order.vrankOf(r), v);
             seen.insert(r);
         }
-        QCOMPARE(int(seen.size()), size);
+        QCOMPARE(int(seen.size()), n);
     }
 }
 
@@ -76,25 +97,27 @@ void TestCpuOrder::eachCpuIsOneRange_data()
     addShapes();
 }
 
-// Counted from the root: the other CPUs' ranks, g at a time, then the rest
-// of the root's own CPU; within each range all ranks share rank mod c.
+// Counted from the root: the other CPUs' ranks, one CPU after the other,
+// then the rest of the root's own CPU.
 void TestCpuOrder::eachCpuIsOneRange()
 {
-    QFETCH(int, size);
-    QFETCH(int, groups);
-    const int g = size / groups;
-    for (int root = 0; root < size; ++root) {
-        const CpuOrder order(root, size, groups);
-        for (int k = 1; k < groups; ++k) {
-            const int first = 1 + (k - 1) * g;
-            for (int v = first; v < first + g; ++v)
-                QCOMPARE(order.rankOf(v) % groups, (root + k) % groups);
-            QVERIFY(!order.spansGroups(first, g));
-            QVERIFY(order.spansGroups(first, g + 1));
+    QFETCH(QList<int>, cpus);
+    const int n = int(cpus.size());
+    for (int root = 0; root < n; ++root) {
+        const CpuOrder order(root, cpus);
+        std::set<int> finished;
+        int previous = cpus.at(order.rankOf(1 % n));
+        for (int v = 2; v < n; ++v) {
+            const int cpu = cpus.at(order.rankOf(v));
+            if (cpu != previous) {
+                QVERIFY2(!finished.count(cpu), qPrintable(QStringLiteral("root %1: CPU %2 comes back at vrank %3").arg(root).arg(cpu).arg(v)));
+                finished.insert(previous);
+                previous = cpu;
+            }
         }
-        for (int v = 1 + (groups - 1) * g; v < size; ++v)
-            QCOMPARE(order.rankOf(v) % groups, root % groups);
-        QCOMPARE(order.spansGroups(0, size), groups > 1);
+        if (n > 1 && order.cpus() > 1)
+            QCOMPARE(cpus.at(order.rankOf(n - 1)), cpus.at(root)); // the root's CPU last
+        QCOMPARE(order.spansCpus(0, n), std::set<int>(cpus.cbegin(), cpus.cend()).size() > 1);
     }
 }
 
@@ -103,37 +126,42 @@ void TestCpuOrder::servedPerCpuEveryRankGetsItOnce_data()
     addShapes();
 }
 
-// The root serves its range per CPU; a node given a range of one CPU serves
-// it serially, one given several CPUs' ranks per CPU again.
+// The root serves its range per CPU, and so does every node it hands a
+// range to (a range of one CPU's ranks: serially).
 void TestCpuOrder::servedPerCpuEveryRankGetsItOnce()
 {
-    QFETCH(int, size);
-    QFETCH(int, groups);
-    for (int root = 0; root < size; ++root) {
-        const CpuOrder order(root, size, groups);
-        QList<int> got(size, 0);
+    QFETCH(QList<int>, cpus);
+    const int n = int(cpus.size());
+    const int cpuCount = int(std::set<int>(cpus.cbegin(), cpus.cend()).size());
+    for (int root = 0; root < n; ++root) {
+        const CpuOrder order(root, cpus);
+        QCOMPARE(order.cpus(), cpuCount);
+        QList<int> got(n, 0);
         got[root] = 1;
         int rootSends = 0;
         struct Range { int vrank; int length; };
-        QList<Range> todo{{0, size}};
+        QList<Range> todo{{0, n}};
         while (!todo.isEmpty()) {
             const Range range = todo.takeLast();
-            const QList<Delegation> sends = order.perGroupDelegations(range.vrank, range.length);
+            const QList<Delegation> sends = order.perCpuDelegations(range.vrank, range.length);
             if (range.vrank == 0)
                 rootSends = int(sends.size());
+            const int senderCpu = cpus.at(order.rankOf(range.vrank));
             for (const Delegation &d : sends) {
                 QVERIFY(d.offset >= 1 && d.length >= 1 && d.offset + d.length <= range.length);
                 const int child = range.vrank + d.offset;
-                // A child on the sender's CPU gets no range to forward
-                if (order.rankOf(child) % groups == order.rankOf(range.vrank) % groups)
+                // A child on the sender's CPU gets no range; one elsewhere gets its CPU's ranks only
+                if (cpus.at(order.rankOf(child)) == senderCpu)
                     QCOMPARE(d.length, 1);
+                QVERIFY(!order.spansCpus(child, d.length));
                 ++got[order.rankOf(child)];
                 todo.append({child, d.length});
             }
         }
-        QCOMPARE(got, QList<int>(size, 1));
-        // The root sends once per other CPU and once per rank of its own
-        QCOMPARE(rootSends, (groups - 1) + (size / groups - 1));
+        QCOMPARE(got, QList<int>(n, 1));
+        // The root sends once per other CPU and once per other rank on its own
+        const int onRootCpu = int(std::count(cpus.cbegin(), cpus.cend(), cpus.at(root)));
+        QCOMPARE(rootSends, (cpuCount - 1) + (onRootCpu - 1));
     }
 }
 

@@ -49,11 +49,18 @@ void BcastOp::begin()
     maybeFinish();
 }
 
-// Every rank of the call counts alike: the same group size and the same
+// Every rank of the call counts alike: the same group, world size and
 // configured CPU count (WorldConfig::sharedCpus).
 CpuOrder BcastOp::orderFrom(int root) const
 {
-    return CpuOrder(root, size(), CpuOrder::groupsFor(size(), m_setup.router->estimator().sharedCpus()));
+    const int cpus = m_setup.router->estimator().sharedCpus();
+    if (cpus < 2)
+        return CpuOrder(root, size());
+    QList<int> cpuOf;
+    cpuOf.reserve(size());
+    for (int worldRank : m_setup.group)
+        cpuOf.append(CpuOrder::cpuOf(worldRank, m_setup.world->config().size, cpus));
+    return CpuOrder(root, cpuOf);
 }
 
 void BcastOp::takeRange(int root, int length)
@@ -159,16 +166,16 @@ void BcastOp::addPiece(const QByteArray &piece)
     m_received += piece.size();
 }
 
-// Where ranks share CPUs, auto serves serially. Per CPU group when the
-// range spans several, so that the root's sends to the other groups' ranks
+// Where ranks share CPUs, auto serves serially. Per CPU when the range
+// spans several, so that the root's sends to the other CPUs' ranks
 // become one each (their first rank serves the rest on its own CPU): unless
-// the groups hold 2 ranks and the message is small enough to go to all at
-// once, where the extra hop costs more than the send it saves (measured:
-// docs/collectives.md#ranks-sharing-cpus).
-bool BcastOp::servesPerGroup(const BcastPlan &plan, int vrank) const
+// no CPU runs more than 2 of them and the message is small enough to go to
+// all at once, where the extra hop costs as much as the send it saves
+// (measured: docs/collectives.md#broadcast-seed-004).
+bool BcastOp::servesPerCpu(const BcastPlan &plan, int vrank) const
 {
     return m_options.topology == BcastTopology::Auto && plan.topology == BcastTopology::Serial
-           && m_ranks.spansGroups(vrank, m_rangeLength) && (m_ranks.groupSize() >= 3 || m_totalBytes > ConcurrentLimit);
+           && m_ranks.spansCpus(vrank, m_rangeLength) && (m_ranks.mostPerCpu() >= 3 || m_totalBytes > ConcurrentLimit);
 }
 
 void BcastOp::planForwarding()
@@ -186,9 +193,9 @@ void BcastOp::planForwarding()
         plan.topology = m_options.topology;
     }
     QList<Delegation> delegations;
-    if (servesPerGroup(plan, vrank)) {
-        plan.cpuGroups = m_ranks.groups();
-        delegations = m_ranks.perGroupDelegations(vrank, m_rangeLength);
+    if (servesPerCpu(plan, vrank)) {
+        plan.cpuGroups = m_ranks.cpus();
+        delegations = m_ranks.perCpuDelegations(vrank, m_rangeLength);
     } else {
         delegations = bcastDelegations(plan.topology, m_rangeLength, plan);
     }

@@ -48,7 +48,7 @@ private:
     bool isRoot() const { return m_root == rank() && !m_rootInvalid; }
     CpuOrder orderFrom(int root) const;
     void takeRange(int root, int length);
-    bool servesPerGroup(const BcastPlan &plan, int vrank) const;
+    bool servesPerCpu(const BcastPlan &plan, int vrank) const;
     void startStream(const Frame &header);
     void addPiece(const QByteArray &piece);
     void planForwarding();
@@ -64,7 +64,7 @@ private:
 
     int m_parent = -1;    // rank the message came from
     int m_treeRoot = -1;  // root as the message says
-    CpuOrder m_ranks{0, 1, 1}; // vranks from m_treeRoot
+    CpuOrder m_ranks{0, 1}; // vranks from m_treeRoot
     int m_rangeLength = 0;
     bool m_haveMeta = false;
     ItemType m_itemType = ItemType::None;

@@ -1,65 +1,75 @@
 #include "cpuorder.h"
 
-#include <QtGlobal>
+#include <QHash>
+
+#include <algorithm>
 
 namespace mmpi::detail {
 
-CpuOrder::CpuOrder(int root, int size, int groups)
-    : m_root(root), m_size(qMax(size, 1)), m_groups(groups >= 1 && size % groups == 0 ? groups : 1)
+CpuOrder::CpuOrder(int root, int size)
+    : m_root(root), m_size(qMax(size, 1)), m_mostPerCpu(qMax(size, 1))
 {
 }
 
-int CpuOrder::groupsFor(int size, int sharedCpus)
+// The root, then every other CPU's ranks (CPUs in the order they first occur
+// after the root), then the root's CPU's other ranks; within a CPU, ranks as
+// they follow the root (root + 1, root + 2, ... wrapping around).
+CpuOrder::CpuOrder(int root, const QList<int> &cpuOf)
+    : CpuOrder(root, int(cpuOf.size()))
 {
-    return sharedCpus >= 2 && size > sharedCpus && size % sharedCpus == 0 ? sharedCpus : 1;
+    const int n = int(cpuOf.size());
+    if (std::all_of(cpuOf.cbegin(), cpuOf.cend(), [&](int cpu) { return cpu == cpuOf.constFirst(); }))
+        return;
+    m_plain = false;
+    m_mostPerCpu = 1;
+    QList<int> cpuOrder;
+    QHash<int, QList<int>> ranksOn;
+    for (int d = 1; d < n; ++d) {
+        const int r = (root + d) % n;
+        const int cpu = cpuOf.at(r);
+        if (cpu != cpuOf.at(root) && !ranksOn.contains(cpu))
+            cpuOrder.append(cpu);
+        ranksOn[cpu].append(r);
+    }
+    cpuOrder.append(cpuOf.at(root));
+    m_rankOf.append(root);
+    m_cpuOf.append(cpuOf.at(root));
+    for (int cpu : std::as_const(cpuOrder)) {
+        const QList<int> ranks = ranksOn.value(cpu);
+        m_rankOf.append(ranks);
+        m_cpuOf.append(QList<int>(ranks.size(), cpu));
+        m_mostPerCpu = qMax(m_mostPerCpu, int(ranks.size()) + (cpu == cpuOf.at(root) ? 1 : 0));
+    }
+    m_cpus = int(cpuOrder.size());
+    m_vrankOf = QList<int>(n, 0);
+    for (int v = 0; v < n; ++v)
+        m_vrankOf[m_rankOf.at(v)] = v;
 }
 
-// Rank root + k + j * groups (mod size) is the j-th rank on the root's CPU
-// plus k: vrank 0 for the root, then k = 1, 2, ... with g ranks each, then
-// the root's CPU's other g - 1 ranks. With one group: rank - root.
-int CpuOrder::vrankOf(int rank) const
+int CpuOrder::cpuOf(int worldRank, int worldSize, int sharedCpus)
 {
-    const int d = ((rank - m_root) % m_size + m_size) % m_size;
-    const int k = d % m_groups, j = d / m_groups;
-    if (d == 0)
-        return 0;
-    return k > 0 ? 1 + (k - 1) * groupSize() + j : 1 + (m_groups - 1) * groupSize() + (j - 1);
+    const bool evenly = sharedCpus >= 2 && worldSize > sharedCpus && worldSize % sharedCpus == 0;
+    return evenly ? worldRank % sharedCpus : 0;
 }
 
-int CpuOrder::rankOf(int vrank) const
-{
-    if (vrank == 0)
-        return m_root;
-    const int g = groupSize(), others = (m_groups - 1) * g;
-    const int k = vrank - 1 < others ? (vrank - 1) / g + 1 : 0;
-    const int j = vrank - 1 < others ? (vrank - 1) % g : vrank - others;
-    return (m_root + k + j * m_groups) % m_size;
-}
-
-int CpuOrder::groupOf(int vrank) const
-{
-    const int others = (m_groups - 1) * groupSize();
-    return vrank == 0 || vrank > others ? 0 : (vrank - 1) / groupSize() + 1;
-}
-
-bool CpuOrder::spansGroups(int vrank, int length) const
+bool CpuOrder::spansCpus(int vrank, int length) const
 {
     for (int v = vrank + 1; v < vrank + length; ++v)
-        if (groupOf(v) != groupOf(vrank))
+        if (cpuAt(v) != cpuAt(vrank))
             return true;
     return false;
 }
 
-QList<Delegation> CpuOrder::perGroupDelegations(int vrank, int length) const
+QList<Delegation> CpuOrder::perCpuDelegations(int vrank, int length) const
 {
-    const int own = groupOf(vrank), end = vrank + length;
+    const int own = cpuAt(vrank), end = vrank + length;
     QList<Delegation> out;
     for (int v = vrank + 1; v < end;) {
         int next = v + 1;
-        if (groupOf(v) == own) {
+        if (cpuAt(v) == own) {
             out.append({v - vrank, 1});
         } else {
-            while (next < end && groupOf(next) == groupOf(v))
+            while (next < end && cpuAt(next) == cpuAt(v))
                 ++next;
             out.append({v - vrank, next - v});
         }

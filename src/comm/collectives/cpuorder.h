@@ -1,8 +1,7 @@
 // CpuOrder: how a broadcast counts ranks from its root (vranks). Where the
-// ranks outnumber the CPUs they share and fill them evenly, mmpirun binds
-// rank r to CPU r mod c; the ranks are then counted by CPU: the root, each
-// other CPU's ranks in turn, the rest of the root's CPU's last, so that a
-// CPU's ranks form a contiguous range a node can hand on whole.
+// ranks share CPUs and mmpirun bound each to one, they are counted by CPU:
+// the root, each other CPU's ranks in turn, the rest of the root's CPU's
+// last, so that a CPU's ranks form a contiguous range a node can hand on.
 #pragma once
 
 #include <mmpi/comm/bcastplan.h>
@@ -14,32 +13,41 @@ namespace mmpi::detail {
 class CpuOrder
 {
 public:
-    // `groups` CPUs the ranks share (1: plain order, root first, then
-    // root + 1, ...); every rank of a call must use the same.
-    CpuOrder(int root, int size, int groups);
+    // Plain order (root, root + 1, ...) over `size` ranks.
+    CpuOrder(int root, int size);
+    // `cpuOf[r]`: the CPU of rank r (the same list on every rank of a call).
+    CpuOrder(int root, const QList<int> &cpuOf);
 
-    // The groups for `size` ranks sharing `sharedCpus` CPUs (0: not shared):
-    // as many as the CPUs where the ranks are a multiple of them, else 1.
-    static int groupsFor(int size, int sharedCpus);
+    // The CPU mmpirun binds world rank `worldRank` to, where `worldSize`
+    // ranks fill `sharedCpus` CPUs evenly (more ranks, a multiple of them:
+    // rank r on CPU r mod sharedCpus; mmpirun --bind-to auto); else 0 for all.
+    static int cpuOf(int worldRank, int worldSize, int sharedCpus);
 
-    int vrankOf(int rank) const;
-    int rankOf(int vrank) const;
-    int groups() const { return m_groups; }
-    int groupSize() const { return m_size / m_groups; }
+    int vrankOf(int rank) const { return m_plain ? (rank - m_root + m_size) % m_size : m_vrankOf.at(rank); }
+    int rankOf(int vrank) const { return m_plain ? (vrank + m_root) % m_size : m_rankOf.at(vrank); }
+    int cpus() const { return m_cpus; }
+    // The most ranks any one CPU runs (all of them in plain order).
+    int mostPerCpu() const { return m_mostPerCpu; }
     // Whether ranks [vrank, vrank + length) include another CPU's than vrank's.
-    bool spansGroups(int vrank, int length) const;
+    bool spansCpus(int vrank, int length) const;
 
     // A node at `vrank` serving [vrank, vrank + length) per CPU: each run of
     // another CPU's ranks goes to the first of them, which serves the rest;
     // the ranks of the node's own CPU get the message from it, one by one.
-    QList<Delegation> perGroupDelegations(int vrank, int length) const;
+    QList<Delegation> perCpuDelegations(int vrank, int length) const;
 
 private:
-    int groupOf(int vrank) const; // 0: the root's CPU
+    int cpuAt(int vrank) const { return m_plain ? 0 : m_cpuOf.at(vrank); }
 
-    int m_root;
-    int m_size;
-    int m_groups;
+    // One CPU: vranks are rank - root (mod size), no tables.
+    bool m_plain = true;
+    int m_root = 0;
+    int m_size = 1;
+    QList<int> m_rankOf;  // by vrank
+    QList<int> m_vrankOf; // by rank
+    QList<int> m_cpuOf;   // by vrank
+    int m_cpus = 1;
+    int m_mostPerCpu = 1; // set in plain order too
 };
 
 } // namespace mmpi::detail

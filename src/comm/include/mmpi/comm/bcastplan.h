@@ -62,9 +62,9 @@ struct BcastPlan
     double gUs = 1.0;
     double hUs = 1.0;
     double predictedUs = 0.0; // when the last rank holds the message (model)
-    // Serial where ranks share CPUs and fill them evenly: the CPU groups the
-    // node served its range by, handing each other group to its first rank,
-    // which serves the rest of it (docs/collectives.md#ranks-sharing-cpus);
+    // Serial where ranks share CPUs, each bound to one: the CPUs the node
+    // served its range by, handing each other CPU's ranks to the first of
+    // them, which serves the rest (docs/collectives.md#broadcast-seed-004);
     // 0 when the node sent to every rank of its range itself.
     int cpuGroups = 0;
 };
