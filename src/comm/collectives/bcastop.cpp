@@ -43,7 +43,7 @@ void BcastOp::begin()
         return;
     m_haveMeta = true;
     m_totalBytes = m_received = m_whole.size();
-    takeRange(m_root, size());
+    takeRange(m_root, size(), orderFrom(m_root));
     planForwarding();
     pushSends();
     maybeFinish();
@@ -53,20 +53,19 @@ void BcastOp::begin()
 // configured CPU count (WorldConfig::sharedCpus).
 CpuOrder BcastOp::orderFrom(int root) const
 {
-    const int cpus = m_setup.router->estimator().sharedCpus();
-    if (cpus < 2)
+    LinkEstimator &estimator = m_setup.router->estimator();
+    if (estimator.sharedCpus() < 2)
         return CpuOrder(root, size());
-    QList<int> cpuOf;
-    cpuOf.reserve(size());
+    CpuOrder::Cpus cpuOf;
     for (int worldRank : m_setup.group)
-        cpuOf.append(CpuOrder::cpuOf(worldRank, m_setup.world->config().size, cpus));
+        cpuOf.append(estimator.cpuOf(worldRank));
     return CpuOrder(root, cpuOf);
 }
 
-void BcastOp::takeRange(int root, int length)
+void BcastOp::takeRange(int root, int length, const CpuOrder &order)
 {
     m_treeRoot = root;
-    m_ranks = orderFrom(root);
+    m_ranks = order;
     m_rangeLength = length;
 }
 
@@ -82,7 +81,9 @@ void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
         // The first frame: who forwards to us, for which root and range.
         const int root = frame.header.root;
         const int length = tag.argument + 1;
-        if (root < 0 || root >= size() || root == rank() || orderFrom(root).vrankOf(rank()) + length > size()) {
+        const bool knownRoot = root >= 0 && root < size() && root != rank();
+        const CpuOrder order = knownRoot ? orderFrom(root) : CpuOrder(0, size());
+        if (!knownRoot || order.vrankOf(rank()) + length > size()) {
             fail({ErrorCode::ProtocolViolation,
                   describe(QStringLiteral("rank %1 forwarded root %2's message with a range of %3 ranks that "
                                           "does not fit").arg(from).arg(root).arg(length))});
@@ -93,7 +94,7 @@ void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
                                     describe(QStringLiteral("this rank named root %1, but the message came from "
                                                             "root %2").arg(m_root).arg(root))};
         m_parent = from;
-        takeRange(root, length);
+        takeRange(root, length, order);
         if (tag.kind == CollectiveFrameKind::StreamHeader) {
             startStream(frame);
         } else {

@@ -47,7 +47,7 @@ private:
 
     bool isRoot() const { return m_root == rank() && !m_rootInvalid; }
     CpuOrder orderFrom(int root) const;
-    void takeRange(int root, int length);
+    void takeRange(int root, int length, const CpuOrder &order);
     bool servesPerCpu(const BcastPlan &plan, int vrank) const;
     void startStream(const Frame &header);
     void addPiece(const QByteArray &piece);

@@ -1,7 +1,5 @@
 #include "cpuorder.h"
 
-#include <QHash>
-
 #include <algorithm>
 
 namespace mmpi::detail {
@@ -14,36 +12,37 @@ CpuOrder::CpuOrder(int root, int size)
 // The root, then every other CPU's ranks (CPUs in the order they first occur
 // after the root), then the root's CPU's other ranks; within a CPU, ranks as
 // they follow the root (root + 1, root + 2, ... wrapping around).
-CpuOrder::CpuOrder(int root, const QList<int> &cpuOf)
+CpuOrder::CpuOrder(int root, const Cpus &cpuOf)
     : CpuOrder(root, int(cpuOf.size()))
 {
     const int n = int(cpuOf.size());
-    if (std::all_of(cpuOf.cbegin(), cpuOf.cend(), [&](int cpu) { return cpu == cpuOf.constFirst(); }))
+    const int rootCpu = cpuOf[root];
+    if (std::all_of(cpuOf.cbegin(), cpuOf.cend(), [&](int cpu) { return cpu == rootCpu; }))
         return;
     m_plain = false;
-    m_mostPerCpu = 1;
-    QList<int> cpuOrder;
-    QHash<int, QList<int>> ranksOn;
-    for (int d = 1; d < n; ++d) {
-        const int r = (root + d) % n;
-        const int cpu = cpuOf.at(r);
-        if (cpu != cpuOf.at(root) && !ranksOn.contains(cpu))
-            cpuOrder.append(cpu);
-        ranksOn[cpu].append(r);
-    }
-    cpuOrder.append(cpuOf.at(root));
+    QVarLengthArray<int, 16> order; // CPUs, the root's last
+    for (int d = 1; d < n; ++d)
+        if (const int cpu = cpuOf[(root + d) % n]; cpu != rootCpu && !order.contains(cpu))
+            order.append(cpu);
+    order.append(rootCpu);
     m_rankOf.append(root);
-    m_cpuOf.append(cpuOf.at(root));
-    for (int cpu : std::as_const(cpuOrder)) {
-        const QList<int> ranks = ranksOn.value(cpu);
-        m_rankOf.append(ranks);
-        m_cpuOf.append(QList<int>(ranks.size(), cpu));
-        m_mostPerCpu = qMax(m_mostPerCpu, int(ranks.size()) + (cpu == cpuOf.at(root) ? 1 : 0));
+    m_cpuOf.append(rootCpu);
+    m_mostPerCpu = 1;
+    for (const int cpu : std::as_const(order)) {
+        int count = cpu == rootCpu ? 1 : 0;
+        for (int d = 1; d < n; ++d) {
+            if (const int r = (root + d) % n; cpuOf[r] == cpu) {
+                m_rankOf.append(r);
+                m_cpuOf.append(cpu);
+                ++count;
+            }
+        }
+        m_mostPerCpu = qMax(m_mostPerCpu, count);
     }
-    m_cpus = int(cpuOrder.size());
-    m_vrankOf = QList<int>(n, 0);
+    m_cpus = int(order.size());
+    m_vrankOf.resize(n);
     for (int v = 0; v < n; ++v)
-        m_vrankOf[m_rankOf.at(v)] = v;
+        m_vrankOf[m_rankOf[v]] = v;
 }
 
 int CpuOrder::cpuOf(int worldRank, int worldSize, int sharedCpus)

@@ -7,24 +7,27 @@
 #include <mmpi/comm/bcastplan.h>
 
 #include <QList>
+#include <QVarLengthArray>
 
 namespace mmpi::detail {
 
 class CpuOrder
 {
 public:
+    using Cpus = QVarLengthArray<int, 16>; // one entry per rank
+
     // Plain order (root, root + 1, ...) over `size` ranks.
     CpuOrder(int root, int size);
-    // `cpuOf[r]`: the CPU of rank r (the same list on every rank of a call).
-    CpuOrder(int root, const QList<int> &cpuOf);
+    // `cpuOf[r]`: the CPU of rank r (the same on every rank of a call).
+    CpuOrder(int root, const Cpus &cpuOf);
 
     // The CPU mmpirun binds world rank `worldRank` to, where `worldSize`
     // ranks fill `sharedCpus` CPUs evenly (more ranks, a multiple of them:
     // rank r on CPU r mod sharedCpus; mmpirun --bind-to auto); else 0 for all.
     static int cpuOf(int worldRank, int worldSize, int sharedCpus);
 
-    int vrankOf(int rank) const { return m_plain ? (rank - m_root + m_size) % m_size : m_vrankOf.at(rank); }
-    int rankOf(int vrank) const { return m_plain ? (vrank + m_root) % m_size : m_rankOf.at(vrank); }
+    int vrankOf(int rank) const { return m_plain ? (rank - m_root + m_size) % m_size : m_vrankOf[rank]; }
+    int rankOf(int vrank) const { return m_plain ? (vrank + m_root) % m_size : m_rankOf[vrank]; }
     int cpus() const { return m_cpus; }
     // The most ranks any one CPU runs (all of them in plain order).
     int mostPerCpu() const { return m_mostPerCpu; }
@@ -37,17 +40,17 @@ public:
     QList<Delegation> perCpuDelegations(int vrank, int length) const;
 
 private:
-    int cpuAt(int vrank) const { return m_plain ? 0 : m_cpuOf.at(vrank); }
+    int cpuAt(int vrank) const { return m_plain ? 0 : m_cpuOf[vrank]; }
 
     // One CPU: vranks are rank - root (mod size), no tables.
     bool m_plain = true;
     int m_root = 0;
     int m_size = 1;
-    QList<int> m_rankOf;  // by vrank
-    QList<int> m_vrankOf; // by rank
-    QList<int> m_cpuOf;   // by vrank
     int m_cpus = 1;
-    int m_mostPerCpu = 1; // set in plain order too
+    int m_mostPerCpu = 1;
+    QVarLengthArray<int, 16> m_rankOf;  // by vrank
+    QVarLengthArray<int, 16> m_vrankOf; // by rank
+    QVarLengthArray<int, 16> m_cpuOf;   // by vrank
 };
 
 } // namespace mmpi::detail

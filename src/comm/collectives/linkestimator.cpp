@@ -1,6 +1,7 @@
 #include "linkestimator.h"
 
 #include "collectivetag.h"
+#include "cpuorder.h"
 
 #include <mmpi/core/logging.h>
 #include <mmpi/world/world.h>
@@ -146,6 +147,16 @@ int LinkEstimator::sharedCpus()
         m_sharedCpus.store(known, std::memory_order_relaxed);
     }
     return known;
+}
+
+int LinkEstimator::cpuOf(int worldRank)
+{
+    int size = m_worldSize.load(std::memory_order_relaxed);
+    if (size < 0) {
+        size = std::max(0, m_world->config().size);
+        m_worldSize.store(size, std::memory_order_relaxed);
+    }
+    return CpuOrder::cpuOf(worldRank, size, sharedCpus());
 }
 
 // A frame between two nodes on one machine keeps two CPUs copying (the

@@ -56,6 +56,9 @@ public:
     // WorldConfig::sharedCpus of this world (fixed once it runs collectives,
     // so read once): the CPUs its nodes share on one machine, 0 if each has its own.
     int sharedCpus();
+    // The CPU mmpirun binds world rank `worldRank` to (CpuOrder::cpuOf), from
+    // this world's size and sharedCpus, read once.
+    int cpuOf(int worldRank);
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank);
@@ -143,6 +146,7 @@ private:
     Memo m_memo;
     quint64 m_generation = 1;
     std::atomic<int> m_sharedCpus{-1}; // -1: not read yet
+    std::atomic<int> m_worldSize{-1};  // configured; -1: not read yet
     quint64 m_nextNonce = 1;
 };
 
