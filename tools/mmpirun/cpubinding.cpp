@@ -1,5 +1,7 @@
 #include "cpubinding.h"
 
+#include <mmpi/core/cpuplacement.h>
+
 #ifdef Q_OS_LINUX
 #include <sched.h>
 #endif
@@ -33,19 +35,9 @@ QList<int> allowedCpus()
     return cpus;
 }
 
-namespace {
-// Whether `nodes` nodes bound in turn give every one of `cpus` CPUs the same
-// number of them (or each node a CPU of its own): then no CPU is left with
-// fewer nodes to run while another queues more.
-bool fillEvenly(int nodes, int cpus)
-{
-    return nodes >= 2 && cpus >= 2 && (nodes <= cpus || nodes % cpus == 0);
-}
-} // namespace
-
 QList<int> planBinding(Binding binding, int nodes, const QList<int> &cpus)
 {
-    const bool bind = binding == Binding::Core || (binding == Binding::Auto && fillEvenly(nodes, int(cpus.size())));
+    const bool bind = binding == Binding::Core || (binding == Binding::Auto && bindsInTurn(nodes, int(cpus.size())));
     if (!bind || cpus.isEmpty())
         return {};
     QList<int> plan;

@@ -43,7 +43,7 @@ void BcastOp::begin()
         return;
     m_haveMeta = true;
     m_totalBytes = m_received = m_whole.size();
-    takeRange(m_root, size(), orderFrom(m_root));
+    takeRange(size(), orderFrom(m_root));
     planForwarding();
     pushSends();
     maybeFinish();
@@ -62,9 +62,8 @@ CpuOrder BcastOp::orderFrom(int root) const
     return CpuOrder(root, cpuOf);
 }
 
-void BcastOp::takeRange(int root, int length, const CpuOrder &order)
+void BcastOp::takeRange(int length, const CpuOrder &order)
 {
-    m_treeRoot = root;
     m_ranks = order;
     m_rangeLength = length;
 }
@@ -94,7 +93,7 @@ void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
                                     describe(QStringLiteral("this rank named root %1, but the message came from "
                                                             "root %2").arg(m_root).arg(root))};
         m_parent = from;
-        takeRange(root, length, order);
+        takeRange(length, order);
         if (tag.kind == CollectiveFrameKind::StreamHeader) {
             startStream(frame);
         } else {
@@ -242,14 +241,14 @@ void BcastOp::queueTo(int index)
         child.headerSent = true;
         ++child.inFlight;
         send(child.rank, streamHeader(m_itemType, m_count, m_totalBytes, m_order), argument,
-             CollectiveFrameKind::StreamHeader, m_treeRoot, index);
+             CollectiveFrameKind::StreamHeader, treeRoot(), index);
     }
     for (; child.nextPiece < m_pieces.size(); ++child.nextPiece) {
         const QByteArray &piece = m_pieces.at(child.nextPiece);
         const Payload payload = m_streamed ? Payload{ItemType::UnsignedByte, quint32(piece.size()), piece}
                                            : Payload{m_itemType, m_count, piece, m_order};
         ++child.inFlight;
-        send(child.rank, payload, argument, CollectiveFrameKind::Data, m_treeRoot, index);
+        send(child.rank, payload, argument, CollectiveFrameKind::Data, treeRoot(), index);
     }
     if (child.inFlight == 0 && allPiecesIn() && child.nextPiece == m_pieces.size())
         child.done = true;

@@ -47,7 +47,8 @@ private:
 
     bool isRoot() const { return m_root == rank() && !m_rootInvalid; }
     CpuOrder orderFrom(int root) const;
-    void takeRange(int root, int length, const CpuOrder &order);
+    void takeRange(int length, const CpuOrder &order);
+    int treeRoot() const { return m_ranks.rankOf(0); } // as the message says
     bool servesPerCpu(const BcastPlan &plan, int vrank) const;
     void startStream(const Frame &header);
     void addPiece(const QByteArray &piece);
@@ -63,8 +64,7 @@ private:
     std::optional<Error> m_deferredError; // this rank's root differed; reported after forwarding
 
     int m_parent = -1;    // rank the message came from
-    int m_treeRoot = -1;  // root as the message says
-    CpuOrder m_ranks{0, 1}; // vranks from m_treeRoot
+    CpuOrder m_ranks{0, 1}; // vranks from the root
     int m_rangeLength = 0;
     bool m_haveMeta = false;
     ItemType m_itemType = ItemType::None;

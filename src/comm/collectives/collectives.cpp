@@ -67,11 +67,12 @@ bool crowded(const CommunicatorData &d)
 // Whether allreduce goes through the first ranks (LinearAllreduceOp): in
 // crowded groups up to 64 KiB through rank 0, where fewer messages beat
 // fewer rounds; up to 4 MiB where the ranks share at most 2 CPUs, there
-// beyond 32 KiB through ranks 0 and 1, a half of the items each. The two then move and combine
-// about half of all the bytes the allreduce moves and combines, the others
-// the other half, so 2 CPUs get the work about as evenly as the ring gives
-// it them, in 2 dependent steps instead of 2 (n - 1); on more CPUs the
-// roots would be the bottleneck (docs/collectives.md#ranks-sharing-cpus).
+// beyond 32 KiB through ranks 0 and 1, a half of the items each. The two
+// then move and combine about half of all the bytes the allreduce moves and
+// combines, the others the other half, so 2 CPUs get the work about as
+// evenly as the ring gives it them, in 2 dependent steps instead of
+// 2 (n - 1); on more CPUs the roots would be the bottleneck
+// (docs/collectives.md#ranks-sharing-cpus).
 bool throughFirstRanks(const CommunicatorData &d, qsizetype bytes)
 {
     return crowded(d)

@@ -1,5 +1,7 @@
 #include "cpuorder.h"
 
+#include <mmpi/core/cpuplacement.h>
+
 #include <algorithm>
 
 namespace mmpi::detail {
@@ -47,8 +49,7 @@ CpuOrder::CpuOrder(int root, const Cpus &cpuOf)
 
 int CpuOrder::cpuOf(int worldRank, int worldSize, int sharedCpus)
 {
-    const bool evenly = sharedCpus >= 2 && worldSize > sharedCpus && worldSize % sharedCpus == 0;
-    return evenly ? worldRank % sharedCpus : 0;
+    return worldSize > sharedCpus && bindsInTurn(worldSize, sharedCpus) ? worldRank % sharedCpus : 0;
 }
 
 bool CpuOrder::spansCpus(int vrank, int length) const
