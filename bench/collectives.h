@@ -7,11 +7,11 @@
  * (one clock for every process of the machine), makes the call, reads the
  * clock again, and the ranks' two readings are gathered to rank 0 (untimed).
  * bcast: from the root's start to the last rank's end; the root starts a
- * pause after the barrier (twice the median of 5 barriers measured first), so
- * that every other rank already waits and a late exit from the barrier is not
- * counted as broadcast time. The others: from the last rank's start to the
- * last rank's end. The barrier before each call keeps back-to-back calls from
- * overlapping. */
+ * pause after the barrier (twice the median of recent untimed barriers,
+ * struct cb_pause), so that every other rank already waits and a late exit
+ * from the barrier is not counted as broadcast time. The others: from the
+ * last rank's start to the last rank's end. The barrier before each call
+ * keeps back-to-back calls from overlapping. */
 #ifndef MMPI_BENCH_COLLECTIVES_H
 #define MMPI_BENCH_COLLECTIVES_H
 
@@ -165,14 +165,39 @@ static inline int cb_parse_options(int argc, char **argv, const char *program, s
     return PP_RUN;
 }
 
-#define CB_CALIBRATION_BARRIERS 5
+#define CB_PAUSE_WINDOW 9
 
 /* How long the bcast root waits after the barrier: twice the median duration
- * (µs) of CB_CALIBRATION_BARRIERS barriers it timed (sorts them). */
-static inline double cb_pause_us(double *barriers)
+ * (µs) of the last CB_PAUSE_WINDOW untimed barriers it timed (CB_PAUSE_WINDOW
+ * at the start, then the barrier before each warm-up call), set at the start
+ * and again before each row's timed calls. Had the pause been fixed from
+ * barriers at the start, another program starting beside the run (a shell
+ * pipeline's interpreter) made it 4 ms instead of 0.16 and doubled every
+ * 8-rank broadcast that ranks wait for by sleeping (docs/benchmarks.md). */
+struct cb_pause {
+    double recent[CB_PAUSE_WINDOW];
+    int count, next;
+    double us;
+};
+
+static inline void cb_pause_record(struct cb_pause *p, double barrier_us)
 {
-    qsort(barriers, CB_CALIBRATION_BARRIERS, sizeof(double), pp_compare_doubles);
-    return 2 * barriers[CB_CALIBRATION_BARRIERS / 2];
+    p->recent[p->next] = barrier_us;
+    p->next = (p->next + 1) % CB_PAUSE_WINDOW;
+    if (p->count < CB_PAUSE_WINDOW)
+        ++p->count;
+}
+
+static inline void cb_pause_update(struct cb_pause *p)
+{
+    double sorted[CB_PAUSE_WINDOW];
+    int i;
+    if (p->count == 0)
+        return;
+    for (i = 0; i < p->count; ++i)
+        sorted[i] = p->recent[i];
+    qsort(sorted, (size_t)p->count, sizeof(double), pp_compare_doubles);
+    p->us = 2 * sorted[p->count / 2];
 }
 
 /* Sleeps until pp_now_us() reaches `until` (a rank that sleeps yields its core). */

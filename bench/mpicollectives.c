@@ -26,6 +26,14 @@ static int run(const struct cb_options *o, size_t size, void *buffer, void *resu
     }
 }
 
+/* One barrier, its duration (µs) as this rank saw it. */
+static double timed_barrier(void)
+{
+    double start = pp_now_us();
+    MPI_Barrier(MPI_COMM_WORLD);
+    return pp_now_us() - start;
+}
+
 int main(int argc, char **argv)
 {
     struct cb_options o;
@@ -33,7 +41,8 @@ int main(int argc, char **argv)
     int rank, ranks, s, status, count = 0;
     size_t largest = 8;
     char *buffer, *result;
-    double *times, *all, pause = 0;
+    double *times, *all;
+    struct cb_pause pause = {{0}, 0, 0, 0};
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -52,25 +61,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpi-collectives: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    {
-        double barriers[CB_CALIBRATION_BARRIERS];
-        int b;
-        for (b = 0; b < CB_CALIBRATION_BARRIERS; ++b) {
-            double start = pp_now_us();
-            MPI_Barrier(MPI_COMM_WORLD);
-            barriers[b] = pp_now_us() - start;
-        }
-        pause = cb_pause_us(barriers);
-    }
+    for (s = 0; s < CB_PAUSE_WINDOW; ++s)
+        cb_pause_record(&pause, timed_barrier());
+    cb_pause_update(&pause);
     for (s = 0; s < o.size_count; ++s) {
         size_t size = o.sizes[s];
         long timed = cb_iterations(size, o.iterations), warmup = cb_warmup(timed), i;
         for (i = 0; i < warmup + timed; ++i) {
             double mine[2], *starts = all, *ends = all + ranks;
             int r;
-            MPI_Barrier(MPI_COMM_WORLD);
+            if (i < warmup)
+                cb_pause_record(&pause, timed_barrier());
+            else
+                MPI_Barrier(MPI_COMM_WORLD);
+            if (i == warmup)
+                cb_pause_update(&pause);
             if (o.op == CB_BCAST && rank == 0)
-                cb_pause_until(pp_now_us() + pause);
+                cb_pause_until(pp_now_us() + pause.us);
             mine[0] = pp_now_us();
             if (run(&o, size, buffer, result, ranks) != MPI_SUCCESS)
                 MPI_Abort(MPI_COMM_WORLD, 1);

@@ -75,6 +75,15 @@ struct Call
     }
 };
 
+// One barrier; its duration (µs) as this rank saw it.
+Result<double> timedBarrier(const Communicator &comm)
+{
+    const double start = pp_now_us();
+    if (auto ok = comm.barrier().wait(); !ok)
+        return ok.error();
+    return pp_now_us() - start;
+}
+
 int fail(const Error &error)
 {
     std::fprintf(stderr, "mmpi-bench: %s\n", qPrintable(error.toString()));
@@ -100,14 +109,14 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
     if (auto ok = comm.measureLinks().wait(); !ok)
         return fail(ok.error());
     // The bcast root's pause after each barrier (bench/collectives.h).
-    double barriers[CB_CALIBRATION_BARRIERS];
-    for (double &b : barriers) {
-        const double start = pp_now_us();
-        if (auto ok = comm.barrier().wait(); !ok)
-            return fail(ok.error());
-        b = pp_now_us() - start;
+    cb_pause pause{};
+    for (int b = 0; b < CB_PAUSE_WINDOW; ++b) {
+        const auto took = timedBarrier(comm);
+        if (!took)
+            return fail(took.error());
+        cb_pause_record(&pause, *took);
     }
-    const double pause = cb_pause_us(barriers);
+    cb_pause_update(&pause);
     std::vector<cb_row> rows;
     std::vector<QByteArray> chosenNames; // keeps the rows' strings alive
     chosenNames.reserve(PP_MAX_SIZES * CB_MAX_TOPOLOGIES);
@@ -122,10 +131,15 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
             std::vector<double> times;
             QHash<QString, int> chosen;
             for (long i = 0; i < warmup + timed; ++i) {
-                if (auto ok = comm.barrier().wait(); !ok)
-                    return fail(ok.error());
+                const auto took = timedBarrier(comm);
+                if (!took)
+                    return fail(took.error());
+                if (i < warmup)
+                    cb_pause_record(&pause, *took);
+                else if (i == warmup)
+                    cb_pause_update(&pause);
                 if (options.op == CB_BCAST && root)
-                    cb_pause_until(pp_now_us() + pause);
+                    cb_pause_until(pp_now_us() + pause.us);
                 const double start = pp_now_us();
                 if (auto ok = call.run(); !ok)
                     return fail(ok.error());
