@@ -158,6 +158,18 @@ QCoro::Task<QString> awaitBcastThenAllreduce(Communicator comm, QThread **resume
 const QList<BcastTopology> Topologies{BcastTopology::Auto, BcastTopology::Serial, BcastTopology::Pipe,
                                       BcastTopology::Binary, BcastTopology::Binomial, BcastTopology::Fibonacci};
 
+// WorldConfig::rankCpus as mmpirun's --bind-to auto sets it for n nodes on
+// `cpus` CPUs: rank r on CPU r mod cpus where they fill the CPUs evenly,
+// else none (not bound).
+QList<int> boundInTurn(int n, int cpus)
+{
+    QList<int> of;
+    if (n % cpus == 0)
+        for (int r = 0; r < n; ++r)
+            of.append(r % cpus);
+    return of;
+}
+
 } // namespace
 
 class TestCollectives : public QObject
@@ -243,10 +255,12 @@ void TestCollectives::initTestCase()
         m_worlds.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n));
         QVERIFY(m_worlds.back()->formed());
     }
-    // 4 and 6 ranks fill the 2 CPUs evenly: broadcasts count them by CPU
+    // 4 and 6 ranks fill the 2 CPUs evenly: mmpirun binds them, and
+    // broadcasts count them by CPU
     for (int n : {3, 4, 6, 7}) {
-        m_crowded.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n, [](WorldConfig &config) {
+        m_crowded.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n, [n](WorldConfig &config) {
             config.sharedCpus = 2;
+            config.rankCpus = boundInTurn(n, 2);
         }));
         QVERIFY(m_crowded.back()->formed());
     }
@@ -1435,7 +1449,10 @@ void TestCollectives::ranksSharingCpusBroadcastSerially()
 // 0-3 are 2 on each CPU, so a large message goes per CPU.
 void TestCollectives::splitCommunicatorsCountTheirRanksByCpu()
 {
-    CommWorld w(QStringLiteral("local"), 8, [](WorldConfig &config) { config.sharedCpus = 2; });
+    CommWorld w(QStringLiteral("local"), 8, [](WorldConfig &config) {
+        config.sharedCpus = 2;
+        config.rankCpus = boundInTurn(8, 2);
+    });
     QVERIFY(w.formed());
     const int n = w.size();
     const QByteArray large = bytesOf(7, 1 << 20);

@@ -15,7 +15,7 @@ class TestCpuOrder : public QObject
 {
     Q_OBJECT
 private slots:
-    void cpusOnlyWhereRanksFillThemEvenly();
+    void unboundOrOneCpuIsPlain();
     void ordersAreBijectionsStartingAtTheRoot_data();
     void ordersAreBijectionsStartingAtTheRoot();
     void eachCpuIsOneRange_data();
@@ -26,13 +26,14 @@ private slots:
 
 namespace {
 
-// The CPU of each rank of a communicator of world ranks `members`.
-QList<int> cpusOf(const QList<int> &members, int worldSize, int sharedCpus)
+// The CPU of each rank of a communicator of world ranks `members`, bound
+// as mmpirun binds them (world rank w on CPU w mod `cpus`).
+QList<int> cpusOf(const QList<int> &members, int cpus)
 {
-    QList<int> cpus;
+    QList<int> of;
     for (int w : members)
-        cpus.append(CpuOrder::cpuOf(w, worldSize, sharedCpus));
-    return cpus;
+        of.append(w % cpus);
+    return of;
 }
 
 CpuOrder orderFrom(int root, const QList<int> &cpus)
@@ -53,23 +54,26 @@ void addShapes()
     QTest::addColumn<QList<int>>("cpus"); // of each rank
     QTest::addColumn<int>("mostPerCpu");
     for (auto [n, c] : {std::pair{4, 2}, {6, 2}, {8, 2}, {6, 3}, {12, 4}, {16, 2}})
-        QTest::addRow("%d ranks, %d CPUs", n, c) << cpusOf(upTo(n), n, c) << n / c;
-    QTest::addRow("5 ranks, 2 CPUs: unbound, plain") << cpusOf(upTo(5), 5, 2) << 5;
+        QTest::addRow("%d ranks, %d CPUs", n, c) << cpusOf(upTo(n), c) << n / c;
+    QTest::addRow("5 ranks, not bound: plain") << QList<int>(5, -1) << 5;
     // World ranks 1, 2, 3, 5, 6 of 8 on 2 CPUs: 3 on CPU 1, 2 on CPU 0
-    QTest::addRow("a communicator of 5 of 8 ranks") << cpusOf({1, 2, 3, 5, 6}, 8, 2) << 3;
-    QTest::addRow("the even ranks of 8: one CPU") << cpusOf({0, 2, 4, 6}, 8, 2) << 4;
+    QTest::addRow("a communicator of 5 of 8 ranks") << cpusOf({1, 2, 3, 5, 6}, 2) << 3;
+    QTest::addRow("the even ranks of 8: one CPU") << cpusOf({0, 2, 4, 6}, 2) << 4;
 }
 
 } // namespace
 
-void TestCpuOrder::cpusOnlyWhereRanksFillThemEvenly()
+// Ranks not bound (CPU -1) or all on one CPU are counted from the root on.
+void TestCpuOrder::unboundOrOneCpuIsPlain()
 {
-    QCOMPARE(cpusOf(upTo(4), 4, 2), (QList<int>{0, 1, 0, 1}));
-    QCOMPARE(cpusOf(upTo(6), 6, 3), (QList<int>{0, 1, 2, 0, 1, 2}));
-    QCOMPARE(cpusOf(upTo(3), 3, 2), QList<int>(3, 0)); // not a multiple: mmpirun leaves them unbound
-    QCOMPARE(cpusOf(upTo(2), 2, 2), QList<int>(2, 0)); // a CPU each: nothing shared
-    QCOMPARE(cpusOf(upTo(8), 8, 0), QList<int>(8, 0)); // a processor per node
-    QCOMPARE(cpusOf(upTo(8), 8, 1), QList<int>(8, 0));
+    for (const QList<int> &cpus : {QList<int>(6, -1), QList<int>(6, 1)}) {
+        const CpuOrder order = orderFrom(4, cpus);
+        QCOMPARE(order.cpus(), 1);
+        QCOMPARE(order.mostPerCpu(), 6);
+        for (int v = 0; v < 6; ++v)
+            QCOMPARE(order.rankOf(v), (4 + v) % 6);
+        QVERIFY(!order.spansCpus(0, 6));
+    }
 }
 
 void TestCpuOrder::ordersAreBijectionsStartingAtTheRoot_data()

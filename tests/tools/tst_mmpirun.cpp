@@ -590,18 +590,37 @@ QList<int> cpusOfThisProcess()
 }
 
 // What each node of an mmpirun job with `options` may run on, by rank.
-QMap<int, QList<int>> cpusOfNodes(int nodes, const QStringList &options)
+// The CPUs each node may run on, and the MMPI_RANK_CPUS it was told (by
+// rank; all the same when mmpirun is right).
+struct NodeCpus
 {
-    const QStringList program{u"/bin/sh"_s, u"-c"_s,
-                              uR"sh(printf 'cpus=%s\n' "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)")sh"_s};
+    QMap<int, QList<int>> allowed;
+    QSet<QString> told;
+};
+
+NodeCpus cpusOfNodes(int nodes, const QStringList &options)
+{
+    const QStringList program{
+        u"/bin/sh"_s, u"-c"_s,
+        uR"sh(printf 'cpus=%s told=%s\n' "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)" "$MMPI_RANK_CPUS")sh"_s};
     const ProcessRun run = mmpirun(QStringList{u"-n"_s, QString::number(nodes)} + options + QStringList{u"--"_s} + program);
-    static const QRegularExpression line(uR"(^\[(\d+)\] cpus=(\S+)$)"_s, QRegularExpression::MultilineOption);
-    QMap<int, QList<int>> result;
+    static const QRegularExpression line(uR"(^\[(\d+)\] cpus=(\S+) told=(\S*)$)"_s, QRegularExpression::MultilineOption);
+    NodeCpus result;
     for (auto it = line.globalMatch(run.out); it.hasNext();) {
         const auto m = it.next();
-        result.insert(m.captured(1).toInt(), cpuList(m.captured(2)));
+        result.allowed.insert(m.captured(1).toInt(), cpuList(m.captured(2)));
+        result.told.insert(m.captured(3));
     }
     return result;
+}
+
+// What every node of a binding `expected` is told: its CPUs, one per rank.
+QString toldOf(const QMap<int, QList<int>> &expected)
+{
+    QStringList cpus;
+    for (const QList<int> &one : expected)
+        cpus.append(QString::number(one.value(0)));
+    return cpus.join(u',');
 }
 
 } // namespace
@@ -629,17 +648,27 @@ void TestMmpirun::nodesAreBoundToCpus()
             expected.insert(rank, {mine.at(rank % mine.size())});
         return expected;
     };
+    // Bound nodes are told every node's CPU; unbound ones nothing.
+    const auto check = [&](int nodes, const QStringList &options, const QMap<int, QList<int>> &expected, bool bound) {
+        const NodeCpus got = cpusOfNodes(nodes, options);
+        if (got.allowed != expected)
+            return u"%1 nodes %2: bound to %3"_s.arg(nodes).arg(options.join(u' ')).arg(QDebug::toString(got.allowed));
+        const QSet<QString> told{bound ? toldOf(expected) : QString()};
+        if (got.told != told)
+            return u"%1 nodes %2: told %3"_s.arg(nodes).arg(options.join(u' ')).arg(QDebug::toString(got.told));
+        return QString();
+    };
     // Given as many nodes as CPUs: each on its own
-    QCOMPARE(cpusOfNodes(2, {}), oneEach(2));
-    QCOMPARE(cpusOfNodes(mine.size(), {}), oneEach(mine.size()));
+    QCOMPARE(check(2, {}, oneEach(2), true), QString());
+    QCOMPARE(check(int(mine.size()), {}, oneEach(int(mine.size())), true), QString());
     // Twice as many nodes as CPUs: two on each, in turn
-    QCOMPARE(cpusOfNodes(2 * mine.size(), {}), oneEach(2 * mine.size()));
+    QCOMPARE(check(2 * int(mine.size()), {}, oneEach(2 * int(mine.size())), true), QString());
     // More nodes than CPUs but not a multiple, or --bind-to none: wherever the system puts them
-    QCOMPARE(cpusOfNodes(mine.size() + 1, {}), everywhere(mine.size() + 1));
-    QCOMPARE(cpusOfNodes(2, {u"--bind-to"_s, u"none"_s}), everywhere(2));
+    QCOMPARE(check(int(mine.size()) + 1, {}, everywhere(int(mine.size()) + 1), false), QString());
+    QCOMPARE(check(2, {u"--bind-to"_s, u"none"_s}, everywhere(2), false), QString());
     // A single node is left alone; --bind-to core binds even more nodes than CPUs, in turn
-    QCOMPARE(cpusOfNodes(1, {}), everywhere(1));
-    QCOMPARE(cpusOfNodes(mine.size() + 1, {u"--bind-to"_s, u"core"_s}), oneEach(mine.size() + 1));
+    QCOMPARE(check(1, {}, everywhere(1), false), QString());
+    QCOMPARE(check(int(mine.size()) + 1, {u"--bind-to"_s, u"core"_s}, oneEach(int(mine.size()) + 1), true), QString());
 #endif
 }
 

@@ -1,12 +1,21 @@
 #include "cpubinding.h"
 
-#include <mmpi/core/cpuplacement.h>
-
 #ifdef Q_OS_LINUX
 #include <sched.h>
 #endif
 
 namespace mmpi::tools {
+
+namespace {
+
+// --bind-to auto binds when each node gets a CPU of its own, or every CPU
+// the same number of nodes; node r on the (r mod cpus)-th CPU.
+bool bindsInTurn(int nodes, int cpus)
+{
+    return nodes >= 2 && cpus >= 2 && (nodes <= cpus || nodes % cpus == 0);
+}
+
+} // namespace
 
 std::optional<Binding> parseBinding(const QString &text)
 {

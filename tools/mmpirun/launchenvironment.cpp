@@ -42,6 +42,19 @@ void exportSharedCpus(const QString &transport, QProcessEnvironment &env)
     env.insert(u"MMPI_SHARED_CPUS"_s, QString::number(allowed > 0 ? allowed : QThread::idealThreadCount()));
 }
 
+// The nodes count ranks by CPU only from what mmpirun tells them; without a
+// binding of its own, a list the user set (for --rank-prefix taskset ...)
+// stays.
+void exportRankCpus(const QList<int> &cpus, QProcessEnvironment &env)
+{
+    if (cpus.isEmpty())
+        return;
+    QStringList fields;
+    for (int cpu : cpus)
+        fields.append(QString::number(cpu));
+    env.insert(u"MMPI_RANK_CPUS"_s, fields.join(u','));
+}
+
 // The local and sim transports both name a local server; only the scheme differs.
 QString localRootAddress(const QString &scheme)
 {
@@ -106,6 +119,8 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     env.m_common.remove(u"MMPI_TRANSPORT_OPTIONS"_s);
     env.m_common.remove(u"MMPI_LISTEN_ADDRESS"_s);
     exportSharedCpus(options.transport, env.m_common);
+    env.m_cpus = planBinding(options.binding, options.nodes, allowedCpus());
+    exportRankCpus(env.m_cpus, env.m_common);
     if (options.transport == u"sim"_s) {
         env.m_transportOptions = options.transportOptions;
         env.m_transportOptions.insert(u"worldSize"_s, options.nodes);

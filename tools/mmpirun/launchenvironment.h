@@ -46,6 +46,9 @@ public:
     // Whether a replacement of rank 0 can find the survivors (--respawn).
     bool knowsEveryAddress() const;
     QString rootAddress() const { return m_rootAddress; }
+    // The CPU each rank is bound to (planBinding() of --bind-to), given to
+    // every node as MMPI_RANK_CPUS; empty: the nodes are not bound.
+    const QList<int> &cpus() const { return m_cpus; }
 
     // Frees the ports held for the ranks; call it just before starting the
     // nodes so that nothing else is likely to take a port in between.
@@ -68,6 +71,7 @@ private:
     bool m_everyAddressFixed = false;
     QStringList m_rankHosts;   // --rank-address, by rank
     QList<int> m_replacements; // by rank: how many replaced it so far
+    QList<int> m_cpus;         // by rank; empty: not bound
 };
 
 } // namespace mmpi::tools

@@ -190,9 +190,8 @@ void Launcher::start()
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
     };
-    m_cpus = planBinding(m_options.binding, m_options.nodes, allowedCpus());
-    if (!m_cpus.isEmpty())
-        qCDebug(lcTools) << "nodes bound to CPUs" << m_cpus;
+    if (!m_environment.cpus().isEmpty())
+        qCDebug(lcTools) << "nodes bound to CPUs" << m_environment.cpus();
     m_environment.releasePorts();
     for (auto &node : m_nodes) {
         // A node that failed to start at once has already stopped the job.
@@ -209,7 +208,7 @@ void Launcher::startNode(Node &node)
                                                         : m_environment.forRank(node.rank));
     // Nodes read no input; an open pipe nobody writes to would block them forever.
     node.process.setStandardInputFile(QProcess::nullDevice());
-    node.process.setChildProcessModifier([setup = m_childSetup, cpu = m_cpus.value(node.rank, -1)] {
+    node.process.setChildProcessModifier([setup = m_childSetup, cpu = m_environment.cpus().value(node.rank, -1)] {
         setup();
         bindThisProcessTo(cpu);
     });

@@ -66,8 +66,6 @@ private:
     QTimer m_grace;
     // Runs in each node's process between fork and exec.
     std::function<void()> m_childSetup;
-    // The CPU of each rank (--bind-to), or empty.
-    QList<int> m_cpus;
     StopCause m_cause = StopCause::None;
     int m_signal = 0;
     bool m_finished = false;

@@ -49,12 +49,12 @@ void BcastOp::begin()
     maybeFinish();
 }
 
-// Every rank of the call counts alike: the same group, world size and
-// configured CPU count (WorldConfig::sharedCpus).
+// Every rank of the call counts alike: the same group, configured CPU count
+// and CPU of each world rank (WorldConfig::sharedCpus and rankCpus).
 CpuOrder BcastOp::orderFrom(int root) const
 {
     LinkEstimator &estimator = m_setup.router->estimator();
-    if (estimator.sharedCpus() < 2)
+    if (estimator.sharedCpus() < 2 || !estimator.bound())
         return CpuOrder(root, size());
     CpuOrder::Cpus cpuOf;
     for (int worldRank : m_setup.group)

@@ -1,7 +1,5 @@
 #include "cpuorder.h"
 
-#include <mmpi/core/cpuplacement.h>
-
 #include <algorithm>
 
 namespace mmpi::detail {
@@ -45,11 +43,6 @@ CpuOrder::CpuOrder(int root, const Cpus &cpuOf)
     m_vrankOf.resize(n);
     for (int v = 0; v < n; ++v)
         m_vrankOf[m_rankOf[v]] = v;
-}
-
-int CpuOrder::cpuOf(int worldRank, int worldSize, int sharedCpus)
-{
-    return worldSize > sharedCpus && bindsInTurn(worldSize, sharedCpus) ? worldRank % sharedCpus : 0;
 }
 
 bool CpuOrder::spansCpus(int vrank, int length) const

@@ -21,11 +21,6 @@ public:
     // `cpuOf[r]`: the CPU of rank r (the same on every rank of a call).
     CpuOrder(int root, const Cpus &cpuOf);
 
-    // The CPU mmpirun binds world rank `worldRank` to where `worldSize`
-    // ranks share `sharedCpus` CPUs (more ranks than CPUs, bindsInTurn():
-    // rank r on CPU r mod sharedCpus); else 0 for all.
-    static int cpuOf(int worldRank, int worldSize, int sharedCpus);
-
     int vrankOf(int rank) const { return m_plain ? (rank - m_root + m_size) % m_size : m_vrankOf[rank]; }
     int rankOf(int vrank) const { return m_plain ? (vrank + m_root) % m_size : m_rankOf[vrank]; }
     int cpus() const { return m_cpus; }

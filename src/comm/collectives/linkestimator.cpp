@@ -1,7 +1,6 @@
 #include "linkestimator.h"
 
 #include "collectivetag.h"
-#include "cpuorder.h"
 
 #include <mmpi/core/logging.h>
 #include <mmpi/world/world.h>
@@ -151,12 +150,13 @@ int LinkEstimator::sharedCpus()
 
 int LinkEstimator::cpuOf(int worldRank)
 {
-    int size = m_worldSize.load(std::memory_order_relaxed);
-    if (size < 0) {
-        size = std::max(0, m_world->config().size);
-        m_worldSize.store(size, std::memory_order_relaxed);
-    }
-    return CpuOrder::cpuOf(worldRank, size, sharedCpus());
+    return bound() ? m_rankCpus.value(worldRank, -1) : -1;
+}
+
+bool LinkEstimator::bound()
+{
+    std::call_once(m_rankCpusRead, [this] { m_rankCpus = m_world->config().rankCpus; });
+    return !m_rankCpus.isEmpty();
 }
 
 // A frame between two nodes on one machine keeps two CPUs copying (the

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include <memory>
@@ -56,9 +57,10 @@ public:
     // WorldConfig::sharedCpus of this world (fixed once it runs collectives,
     // so read once): the CPUs its nodes share on one machine, 0 if each has its own.
     int sharedCpus();
-    // The CPU mmpirun binds world rank `worldRank` to (CpuOrder::cpuOf), from
-    // this world's size and sharedCpus, read once.
+    // The CPU world rank `worldRank` is bound to (WorldConfig::rankCpus,
+    // read once), -1 if not known; bound() says whether any is.
     int cpuOf(int worldRank);
+    bool bound();
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank);
@@ -146,7 +148,8 @@ private:
     Memo m_memo;
     quint64 m_generation = 1;
     std::atomic<int> m_sharedCpus{-1}; // -1: not read yet
-    std::atomic<int> m_worldSize{-1};  // configured; -1: not read yet
+    std::once_flag m_rankCpusRead;
+    QList<int> m_rankCpus; // WorldConfig::rankCpus, once read
     quint64 m_nextNonce = 1;
 };
 
