@@ -224,8 +224,8 @@ private:
     // The world of n ranks configured to share 2 CPUs.
     const CommWorld &crowded(int n) const;
     QList<int> m_sizes{1, 2, 3, 7};
-    // 3 and 7 ranks sharing 2 CPUs (WorldConfig::sharedCpus), where allreduce
-    // and barrier go through rank 0 instead of recursive doubling.
+    // 2, 3, 4, 6 and 7 ranks sharing 2 CPUs (WorldConfig::sharedCpus), where
+    // allreduce and barrier go through rank 0 instead of recursive doubling.
     std::vector<std::unique_ptr<CommWorld>> m_crowded;
     // The worlds of m_sizes, then the crowded ones.
     QList<const CommWorld *> everyWorld() const;
@@ -255,9 +255,9 @@ void TestCollectives::initTestCase()
         m_worlds.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n));
         QVERIFY(m_worlds.back()->formed());
     }
-    // 4 and 6 ranks fill the 2 CPUs evenly: mmpirun binds them, and
-    // broadcasts count them by CPU
-    for (int n : {3, 4, 6, 7}) {
+    // 2, 4 and 6 ranks fill the 2 CPUs evenly: mmpirun binds them, and
+    // broadcasts count them by CPU where a CPU has more than one
+    for (int n : {2, 3, 4, 6, 7}) {
         m_crowded.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n, [n](WorldConfig &config) {
             config.sharedCpus = 2;
             config.rankCpus = boundInTurn(n, 2);
@@ -1415,6 +1415,7 @@ void TestCollectives::ranksSharingCpusBroadcastSerially_data()
     QTest::addColumn<int>("n");
     QTest::addColumn<int>("size");
     QTest::addColumn<int>("cpuGroups");
+    QTest::newRow("2 ranks, 1 MiB") << 2 << (1 << 20) << 0; // a CPU each: nothing shared
     QTest::newRow("4 ranks, 16 B") << 4 << 16 << 0;
     QTest::newRow("4 ranks, 64 KiB") << 4 << 65536 << 0;
     QTest::newRow("4 ranks, 1 MiB") << 4 << (1 << 20) << 2;

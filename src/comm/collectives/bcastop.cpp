@@ -175,7 +175,8 @@ void BcastOp::addPiece(const QByteArray &piece)
 bool BcastOp::servesPerCpu(const BcastPlan &plan, int vrank) const
 {
     return m_options.topology == BcastTopology::Auto && plan.topology == BcastTopology::Serial
-           && m_ranks.spansCpus(vrank, m_rangeLength) && (m_ranks.mostPerCpu() >= 3 || m_totalBytes > ConcurrentLimit);
+           && m_ranks.spansCpus(vrank, m_rangeLength)
+           && (m_ranks.mostPerCpu() >= 3 || (m_ranks.mostPerCpu() == 2 && m_totalBytes > ConcurrentLimit));
 }
 
 void BcastOp::planForwarding()
