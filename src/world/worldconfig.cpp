@@ -122,10 +122,10 @@ Result<void> WorldConfig::validate() const
         return badConfig(QStringLiteral("shared CPUs %1 is out of range 0..65536 (0: every node has its own)")
                              .arg(sharedCpus));
     if (!rankCpus.isEmpty() && rankCpus.size() != size)
-        return badConfig(QStringLiteral("rank CPUs name %1 CPUs for a world of %2 ranks (one per rank, or none)")
-                             .arg(rankCpus.size()).arg(size));
+        return badConfig(QStringLiteral("rank CPUs (MMPI_RANK_CPUS) name %1 CPUs for a world of %2 ranks "
+                                        "(one per rank, or none)").arg(rankCpus.size()).arg(size));
     if (std::any_of(rankCpus.cbegin(), rankCpus.cend(), [](int cpu) { return cpu < 0 || cpu > 65535; }))
-        return badConfig(QStringLiteral("rank CPUs must be CPU numbers 0..65535"));
+        return badConfig(QStringLiteral("rank CPUs (MMPI_RANK_CPUS) must be CPU numbers 0..65535"));
     if (reconnectGracePeriod.count() < 0 || reconnectGracePeriod.count() > 24LL * 3600000)
         return badConfig(QStringLiteral("reconnect grace period %1 ms is out of range 0..24 h (0 turns "
                                         "reconnection off)").arg(reconnectGracePeriod.count()));

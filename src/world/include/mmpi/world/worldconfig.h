@@ -125,7 +125,7 @@ struct WorldConfig
     // The CPU each node is bound to, by world rank, where the launcher bound
     // them (mmpirun's --bind-to); empty: not bound, the system moves them.
     // With sharedCpus, broadcasts count ranks by CPU from it, so every node
-    // needs the same list (docs/collectives.md#served-per-cpu).
+    // needs the same list (docs/collectives.md#broadcast-seed-004).
     QList<int> rankCpus;
 
     bool isRoot() const { return rank == 0; }
