@@ -78,7 +78,7 @@ void CollectiveOp::start()
 void CollectiveOp::enqueue(Frame frame)
 {
     QMutexLocker lock(&m_inboxMutex);
-    m_inbox.push_back(std::move(frame));
+    m_inbox.push(std::move(frame));
 }
 
 void CollectiveOp::pump()
@@ -113,10 +113,9 @@ void CollectiveOp::processInbox()
         Frame frame;
         {
             QMutexLocker lock(&m_inboxMutex);
-            if (m_inbox.empty())
+            if (m_inbox.isEmpty())
                 return;
-            frame = std::move(m_inbox.front());
-            m_inbox.pop_front();
+            frame = m_inbox.take();
         }
         if (!m_completed)
             handleFrame(frame);
@@ -204,7 +203,7 @@ void CollectiveOp::send(int to, const Payload &payload, int argument, Collective
     const bool counted = kind != CollectiveFrameKind::Abort;
     if (counted)
         ++m_sendsInFlight;
-    m_outgoing.push_back({m_setup.group.at(to), std::move(frame), token, counted});
+    m_outgoing.push({m_setup.group.at(to), std::move(frame), token, counted});
 }
 
 void CollectiveOp::succeed()
@@ -222,9 +221,10 @@ void CollectiveOp::fail(const Error &error, bool tellOthers)
     m_error = error;
     qCDebug(lcComm).noquote() << "collective failed:" << error.toString();
     // Frames not handed to the world yet would only make others wait longer.
-    for (const Outgoing &o : m_outgoing)
+    m_outgoing.forEach([this](const Outgoing &o) {
         if (o.counted)
             --m_sendsInFlight;
+    });
     m_outgoing.clear();
     if (!tellOthers)
         return;
@@ -258,10 +258,9 @@ void CollectiveOp::flush()
         Outgoing out;
         {
             QMutexLocker lock(&m_mutex);
-            if (m_outgoing.empty())
+            if (m_outgoing.isEmpty())
                 break;
-            out = std::move(m_outgoing.front());
-            m_outgoing.pop_front();
+            out = m_outgoing.take();
         }
         if (m_setup.world->sendFrameNow(out.worldRank, out.frame)) { // no completion to build
             if (out.counted)

@@ -9,6 +9,7 @@
 
 #include "collectivetag.h"
 #include "requeststate.h"
+#include "smallqueue.h"
 
 #include <mmpi/comm/collectiveresult.h>
 
@@ -136,13 +137,13 @@ private:
     std::optional<Error> m_poison;
     QMutex m_mutex;
     QMutex m_inboxMutex;
-    // QLists, not deques: an empty QList allocates nothing, and most ops
-    // see a handful of frames (a deque allocates twice as it is built).
-    QList<Frame> m_inbox;
+    // Not deques (a deque allocates twice as it is built) nor QLists (one
+    // allocation per op): most ops see a handful of frames.
+    SmallQueue<Frame, 2> m_inbox;
     QRecursiveMutex m_flushMutex;
     bool m_flushing = false; // guarded by m_flushMutex
     // Guarded by m_mutex:
-    QList<Outgoing> m_outgoing;
+    SmallQueue<Outgoing, 4> m_outgoing;
     int m_sendsInFlight = 0;
     bool m_begun = false;
     bool m_succeeded = false;

@@ -11,8 +11,11 @@ CollectiveResult::~CollectiveResult()
     BufferPool::recycle(std::move(payload.bytes));
     if (operand)
         BufferPool::recycle(std::move(operand->bytes));
-    for (Payload &part : parts)
-        BufferPool::recycle(std::move(part.bytes));
+    // A non-const loop over an empty QList allocates one (begin() detaches):
+    // most results have no parts.
+    if (!parts.isEmpty())
+        for (Payload &part : parts)
+            BufferPool::recycle(std::move(part.bytes));
 }
 
 Error partError(int rank, const Error &error)

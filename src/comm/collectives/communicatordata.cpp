@@ -1,5 +1,7 @@
 #include "communicatordata.h"
 
+#include "router.h"
+
 #include <mmpi/world/world.h>
 
 namespace mmpi::detail {
@@ -32,10 +34,7 @@ QList<int> CommunicatorData::members() const
 {
     if (!wholeWorld)
         return group;
-    QList<int> all(world->size());
-    for (int r = 0; r < all.size(); ++r)
-        all[r] = r;
-    return all;
+    return router->worldRanks(world->size());
 }
 
 int CommunicatorData::peerWorldRank(int r) const

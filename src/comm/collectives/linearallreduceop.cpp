@@ -24,6 +24,7 @@ LinearAllreduceOp::LinearAllreduceOp(CollectiveSetup setup, Payload contribution
     }
     m_contribution = std::move(contribution);
     m_inList.resize(m_roots, false);
+    m_results.resize(m_roots);
     const qint64 count = m_contribution.count;
     for (int i = 0; i < m_roots; ++i) {
         const qint64 first = count * i / m_roots, end = count * (i + 1) / m_roots;
@@ -123,7 +124,7 @@ void LinearAllreduceOp::finishAsRoot()
 void LinearAllreduceOp::takeResult(int root, std::optional<Payload> combined)
 {
     if (combined)
-        m_results.insert(root, std::move(*combined));
+        m_results[root] = std::move(*combined);
     else
         m_inList[root] = true;
     for (int r = 0; r < m_roots; ++r)
@@ -132,15 +133,19 @@ void LinearAllreduceOp::takeResult(int root, std::optional<Payload> combined)
     if (m_placed.list || (m_roots > 1 && m_combiner.newList)) {
         if (!m_placed.list)
             m_placed = m_combiner.newList(m_contribution.count);
-        for (auto it = m_results.begin(); it != m_results.end(); ++it) {
-            const QByteArray bytes = inHostOrder(std::move(*it)).bytes;
-            std::memcpy(m_placed.data + m_offsets.at(it.key()), bytes.constData(), size_t(bytes.size()));
+        for (int r = 0; r < m_roots; ++r) {
+            if (!m_results[r])
+                continue;
+            const QByteArray bytes = inHostOrder(*std::exchange(m_results[r], std::nullopt)).bytes;
+            std::memcpy(m_placed.data + m_offsets.at(r), bytes.constData(), size_t(bytes.size()));
         }
         m_result->list = std::exchange(m_placed, {}).list;
     } else if (m_roots == 1) {
-        m_result->payload = m_results.take(0);
+        m_result->payload = *std::exchange(m_results[0], std::nullopt);
     } else {
-        m_result->parts = m_results.values();
+        for (std::optional<Payload> &part : m_results) // by root; none was placed
+            if (part)
+                m_result->parts.append(*std::exchange(part, std::nullopt));
     }
     succeed();
 }

@@ -56,7 +56,7 @@ private:
 
     bool isRoot() const { return rank() < m_roots; }
     // Whether root `root`'s combined segment is here (kept, or in the list).
-    bool hasResultOf(int root) const { return m_results.contains(root) || m_inList.at(root); }
+    bool hasResultOf(int root) const { return m_results.at(root).has_value() || m_inList.at(root); }
     Payload segment(int index) const; // this rank's contribution to root `index`
     bool fitsSegment(const Payload &payload, int index) const;
     // A root: false if a combine failed (the op has failed).
@@ -69,14 +69,16 @@ private:
     std::optional<Error> m_problem;
     int m_roots;
     Payload m_contribution;
-    QList<quint32> m_counts;    // segment i: items [i * count / k, (i + 1) * count / k)
-    QList<qsizetype> m_offsets; // where segment i starts in the contribution, in bytes
+    // By root (1 or 2 of them, in place: a list each cost every rank an
+    // allocation per barrier and small allreduce).
+    QVarLengthArray<quint32, 2> m_counts;    // segment i: items [i * count / k, (i + 1) * count / k)
+    QVarLengthArray<qsizetype, 2> m_offsets; // where segment i starts in the contribution, in bytes
     // A root: its segment combined so far, in rank order, and contributions
     // that came before their turn.
     std::optional<Payload> m_accumulated;
     QMap<int, Payload> m_arrived;
     int m_nextRank = 0;
-    QMap<int, Payload> m_results; // combined segments by root, not in the list
+    QVarLengthArray<std::optional<Payload>, 2> m_results; // combined segments by root, not in the list
     QVarLengthArray<bool, 4> m_inList; // by root: its segment was placed in the list
     ListPlace m_placed;           // the caller's list the segments are written into
 };

@@ -26,6 +26,18 @@ void Router::claimId(quint32 id)
     }
 }
 
+QList<int> Router::worldRanks(int n) const
+{
+    QMutexLocker lock(&m_worldRanksMutex);
+    if (m_worldRanks.size() != n) {
+        QList<int> all(qMax(n, 0));
+        for (int r = 0; r < n; ++r)
+            all[r] = r;
+        m_worldRanks = std::move(all);
+    }
+    return m_worldRanks;
+}
+
 BcastPlan Router::bcastPlan(int ranks, qint64 bytes, BcastTopology topology, const QList<int> &peers)
 {
     const PlanKey key{ranks, bytes, topology, m_estimator->model(peers)};

@@ -31,6 +31,10 @@ public:
     // that Communicator::world() makes.
     const std::shared_ptr<std::atomic<quint32>> &worldSequence() const { return m_worldSequence; }
 
+    // World ranks 0 .. n - 1 (the world communicator's group; every
+    // collective on it asks, so the list is kept while the size holds).
+    QList<int> worldRanks(int n) const;
+
     // The lowest id this node has not used yet; new communicators take the
     // largest of their members' (collision-free without a global counter).
     quint32 nextFreeId() const { return m_nextFreeId.load(); }
@@ -84,6 +88,8 @@ private:
     std::atomic<quint32> m_nextFreeId{1};
     mutable QMutex m_revokedMutex;
     QHash<quint32, Error> m_revoked;
+    mutable QMutex m_worldRanksMutex;
+    mutable QList<int> m_worldRanks;
     mutable QMutex m_planMutex;
     std::optional<BcastPlan> m_lastPlan;
     struct PlanKey
