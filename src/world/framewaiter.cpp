@@ -138,19 +138,22 @@ void FrameWaiter::wait(World &world, int source, const std::function<bool()> &fi
     QList<std::shared_ptr<LinkReader>> handedOver;
     while (!finished()) {
         ClaimedLinks claimed;
-        for (const auto &[rank, path] : d.pathsFrom(source)) {
+        // Paths and readers move along, not copied: each copy of a shared
+        // pointer is an atomic add, and a wait for anyone takes every link.
+        WorldPrivate::PathList paths = d.pathsFrom(source);
+        for (auto &[rank, path] : paths) {
             std::shared_ptr<LinkReader> reader = path->reader();
-            if (handedOver.contains(reader))
-                reader = nullptr;
-            const LinkReader::Claim claim = reader ? reader->claim(this) : LinkReader::Claim::Refused;
+            if (!reader || handedOver.contains(reader))
+                continue;
+            const LinkReader::Claim claim = reader->claim(this);
             if (claim == LinkReader::Claim::Refused)
                 continue;
-            Claimed link{rank, path, reader};
+            Claimed link{rank, std::move(path), std::move(reader)};
             // Whole frames already read (held back by a pause) come first.
             if (claim == LinkReader::Claim::Buffered && !link.read(d)) {
-                reader->release(this);
+                link.reader->release(this);
                 if (link.handedOver)
-                    handedOver.append(reader);
+                    handedOver.append(link.reader);
             } else
                 claimed.append(std::move(link));
         }
@@ -168,9 +171,9 @@ void FrameWaiter::wait(World &world, int source, const std::function<bool()> &fi
             continue;
         }
         pollClaimed(world, claimed, finished, handedOver, std::exchange(spinBudget, {}));
-        for (const Claimed &link : std::as_const(claimed)) {
+        for (Claimed &link : claimed) { // claimed ends here
             link.reader->park(this);
-            m_parked.append(link.reader);
+            m_parked.append(std::move(link.reader));
         }
     }
     m_spin.record(std::chrono::duration_cast<AdaptiveSpin::Duration>(std::chrono::steady_clock::now() - started));
