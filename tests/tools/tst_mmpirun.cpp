@@ -113,6 +113,7 @@ private Q_SLOTS:
     void simTransportOptions();
     void transportOptionsOnlyForSim();
     void sharedCpusForLocalAndTcp();
+    void rankCpusOfTheUserOnlyWhereUnbound();
     void rankAddresses_data();
     void rankAddresses();
     void listenAddressOnlyWithRankAddress();
@@ -669,6 +670,33 @@ void TestMmpirun::nodesAreBoundToCpus()
     // A single node is left alone; --bind-to core binds even more nodes than CPUs, in turn
     QCOMPARE(check(1, {}, everywhere(1), false), QString());
     QCOMPARE(check(int(mine.size()) + 1, {u"--bind-to"_s, u"core"_s}, oneEach(int(mine.size()) + 1), true), QString());
+#endif
+}
+
+// A list the user set (nodes bound by a --rank-prefix) reaches unbound
+// nodes as it is; where mmpirun binds, the nodes hear its binding instead.
+void TestMmpirun::rankCpusOfTheUserOnlyWhereUnbound()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(u"MMPI_RANK_CPUS"_s, u"1,0"_s);
+    const QStringList print{u"/bin/sh"_s, u"-c"_s, uR"(printf 'told=%s\n' "$MMPI_RANK_CPUS")"_s};
+    static const QRegularExpression line(uR"(^\[\d+\] told=(\S*)$)"_s, QRegularExpression::MultilineOption);
+    const auto told = [&](const QStringList &options) {
+        const ProcessRun run = mmpirun(QStringList{u"-n"_s, u"2"_s} + options + QStringList{u"--"_s} + print, env);
+        QSet<QString> lists;
+        for (auto it = line.globalMatch(run.out); it.hasNext();)
+            lists.insert(it.next().captured(1));
+        if (run.exitCode != 0)
+            qWarning().noquote() << run.dump();
+        return lists;
+    };
+    QCOMPARE(told({u"--bind-to"_s, u"none"_s}), QSet<QString>{u"1,0"_s});
+#ifdef Q_OS_LINUX
+    const QList<int> mine = cpusOfThisProcess();
+    if (mine.size() < 2)
+        QSKIP("binding 2 nodes needs 2 CPUs to run on");
+    const QString bound = u"%1,%2"_s.arg(mine.at(0)).arg(mine.at(1));
+    QCOMPARE(told({u"--bind-to"_s, u"core"_s}), QSet<QString>{bound});
 #endif
 }
 
