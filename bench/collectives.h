@@ -200,6 +200,17 @@ static inline void cb_pause_update(struct cb_pause *p)
     p->us = 2 * sorted[p->count / 2];
 }
 
+/* The barrier before call `i` of a row with `warmup` untimed calls took
+ * `barrier_us`: the warm-up calls' barriers count, and the first timed call
+ * sets the pause for the rest. */
+static inline void cb_pause_note(struct cb_pause *p, long i, long warmup, double barrier_us)
+{
+    if (i < warmup)
+        cb_pause_record(p, barrier_us);
+    else if (i == warmup)
+        cb_pause_update(p);
+}
+
 /* Sleeps until pp_now_us() reaches `until` (a rank that sleeps yields its core). */
 static inline void cb_pause_until(double until)
 {

@@ -70,12 +70,7 @@ int main(int argc, char **argv)
         for (i = 0; i < warmup + timed; ++i) {
             double mine[2], *starts = all, *ends = all + ranks;
             int r;
-            if (i < warmup)
-                cb_pause_record(&pause, timed_barrier());
-            else
-                MPI_Barrier(MPI_COMM_WORLD);
-            if (i == warmup)
-                cb_pause_update(&pause);
+            cb_pause_note(&pause, i, warmup, timed_barrier());
             if (o.op == CB_BCAST && rank == 0)
                 cb_pause_until(pp_now_us() + pause.us);
             mine[0] = pp_now_us();

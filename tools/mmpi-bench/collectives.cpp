@@ -134,10 +134,7 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
                 const auto took = timedBarrier(comm);
                 if (!took)
                     return fail(took.error());
-                if (i < warmup)
-                    cb_pause_record(&pause, *took);
-                else if (i == warmup)
-                    cb_pause_update(&pause);
+                cb_pause_note(&pause, i, warmup, *took);
                 if (options.op == CB_BCAST && root)
                     cb_pause_until(pp_now_us() + pause.us);
                 const double start = pp_now_us();

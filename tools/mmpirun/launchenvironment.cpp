@@ -34,12 +34,12 @@ QString makeWorldKey()
 // frames cost CPU copies, so the CPUs they share bound what a broadcast tree
 // can do at once (WorldConfig::sharedCpus); sim links are modelled radios,
 // slower than any copy, so it is not set there. A value the user set stays.
-void exportSharedCpus(const QString &transport, QProcessEnvironment &env)
+void exportSharedCpus(const QString &transport, const QList<int> &allowed, QProcessEnvironment &env)
 {
     if ((transport != u"local"_s && transport != u"tcp"_s) || env.contains(u"MMPI_SHARED_CPUS"_s))
         return;
-    const qsizetype allowed = allowedCpus().size();
-    env.insert(u"MMPI_SHARED_CPUS"_s, QString::number(allowed > 0 ? allowed : QThread::idealThreadCount()));
+    const qsizetype cpus = !allowed.isEmpty() ? allowed.size() : QThread::idealThreadCount();
+    env.insert(u"MMPI_SHARED_CPUS"_s, QString::number(cpus));
 }
 
 // The nodes count ranks by CPU only from what mmpirun tells them; without a
@@ -118,8 +118,9 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     // Options meant for another job's transport must not leak into this one.
     env.m_common.remove(u"MMPI_TRANSPORT_OPTIONS"_s);
     env.m_common.remove(u"MMPI_LISTEN_ADDRESS"_s);
-    exportSharedCpus(options.transport, env.m_common);
-    env.m_cpus = planBinding(options.binding, options.nodes, allowedCpus());
+    const QList<int> allowed = allowedCpus();
+    exportSharedCpus(options.transport, allowed, env.m_common);
+    env.m_cpus = planBinding(options.binding, options.nodes, allowed);
     exportRankCpus(env.m_cpus, env.m_common);
     if (options.transport == u"sim"_s) {
         env.m_transportOptions = options.transportOptions;

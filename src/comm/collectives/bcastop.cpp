@@ -54,11 +54,12 @@ void BcastOp::begin()
 CpuOrder BcastOp::orderFrom(int root) const
 {
     LinkEstimator &estimator = m_setup.router->estimator();
-    if (estimator.sharedCpus() < 2 || !estimator.bound())
+    const QList<int> &rankCpus = estimator.rankCpus();
+    if (estimator.sharedCpus() < 2 || rankCpus.isEmpty())
         return CpuOrder(root, size());
     CpuOrder::Cpus cpuOf;
     for (int worldRank : m_setup.group)
-        cpuOf.append(estimator.cpuOf(worldRank));
+        cpuOf.append(rankCpus.value(worldRank, -1)); // -1: a rank joined since (not bound)
     return CpuOrder(root, cpuOf);
 }
 

@@ -138,25 +138,26 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
     return model;
 }
 
+// Both fixed once the world runs collectives: read together, once.
+void LinkEstimator::readPlacement()
+{
+    std::call_once(m_placementRead, [this] {
+        const WorldConfig config = m_world->config();
+        m_sharedCpus = std::max(0, config.sharedCpus);
+        m_rankCpus = config.rankCpus;
+    });
+}
+
 int LinkEstimator::sharedCpus()
 {
-    int known = m_sharedCpus.load(std::memory_order_relaxed);
-    if (known < 0) {
-        known = std::max(0, m_world->config().sharedCpus);
-        m_sharedCpus.store(known, std::memory_order_relaxed);
-    }
-    return known;
+    readPlacement();
+    return m_sharedCpus;
 }
 
-int LinkEstimator::cpuOf(int worldRank)
+const QList<int> &LinkEstimator::rankCpus()
 {
-    return bound() ? m_rankCpus.value(worldRank, -1) : -1;
-}
-
-bool LinkEstimator::bound()
-{
-    std::call_once(m_rankCpusRead, [this] { m_rankCpus = m_world->config().rankCpus; });
-    return !m_rankCpus.isEmpty();
+    readPlacement();
+    return m_rankCpus;
 }
 
 // A frame between two nodes on one machine keeps two CPUs copying (the

@@ -57,10 +57,9 @@ public:
     // WorldConfig::sharedCpus of this world (fixed once it runs collectives,
     // so read once): the CPUs its nodes share on one machine, 0 if each has its own.
     int sharedCpus();
-    // The CPU world rank `worldRank` is bound to (WorldConfig::rankCpus,
-    // read once), -1 if not known; bound() says whether any is.
-    int cpuOf(int worldRank);
-    bool bound();
+    // WorldConfig::rankCpus (read with sharedCpus): the CPU each world rank
+    // is bound to, empty if the nodes are not bound.
+    const QList<int> &rankCpus();
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank);
@@ -147,8 +146,9 @@ private:
     static constexpr qint64 MemoMs = 1000;
     Memo m_memo;
     quint64 m_generation = 1;
-    std::atomic<int> m_sharedCpus{-1}; // -1: not read yet
-    std::once_flag m_rankCpusRead;
+    void readPlacement();
+    std::once_flag m_placementRead;
+    int m_sharedCpus = 0;  // WorldConfig::sharedCpus, once read
     QList<int> m_rankCpus; // WorldConfig::rankCpus, once read
     quint64 m_nextNonce = 1;
 };
