@@ -1416,7 +1416,10 @@ void TestCollectives::ranksSharingCpusBroadcastSerially_data()
     QTest::addColumn<int>("size");
     QTest::addColumn<int>("cpuGroups");
     QTest::newRow("2 ranks, 1 MiB") << 2 << (1 << 20) << 0; // a CPU each: nothing shared
-    QTest::newRow("4 ranks, 16 B") << 4 << 16 << 0;
+    // 2 ranks a CPU: per CPU, but not from 8 KiB + 1 to 64 KiB
+    QTest::newRow("4 ranks, 16 B") << 4 << 16 << 2;
+    QTest::newRow("4 ranks, 8 KiB") << 4 << 8192 << 2;
+    QTest::newRow("4 ranks, 8 KiB + 1") << 4 << 8193 << 0;
     QTest::newRow("4 ranks, 64 KiB") << 4 << 65536 << 0;
     QTest::newRow("4 ranks, 1 MiB") << 4 << (1 << 20) << 2;
     QTest::newRow("6 ranks, 16 B") << 6 << 16 << 2;

@@ -170,14 +170,15 @@ void BcastOp::addPiece(const QByteArray &piece)
 // Where ranks share CPUs, auto serves serially. Per CPU when the range
 // spans several, so that the root's sends to the other CPUs' ranks
 // become one each (their first rank serves the rest on its own CPU): unless
-// no CPU runs more than 2 of them and the message is small enough to go to
-// all at once, where the extra hop costs as much as the send it saves
+// no CPU runs more than 2 of them and the message is between PerCpuHopLimit
+// and ConcurrentLimit, where the extra hop costs more than the send it saves
 // (measured: docs/collectives.md#broadcast-seed-004).
 bool BcastOp::servesPerCpu(const BcastPlan &plan, int vrank) const
 {
-    return m_options.topology == BcastTopology::Auto && plan.topology == BcastTopology::Serial
-           && m_ranks.spansCpus(vrank, m_rangeLength)
-           && (m_ranks.mostPerCpu() >= 3 || (m_ranks.mostPerCpu() == 2 && m_totalBytes > ConcurrentLimit));
+    if (m_options.topology != BcastTopology::Auto || plan.topology != BcastTopology::Serial
+        || !m_ranks.spansCpus(vrank, m_rangeLength) || m_ranks.mostPerCpu() < 2)
+        return false;
+    return m_ranks.mostPerCpu() >= 3 || m_totalBytes <= PerCpuHopLimit || m_totalBytes > ConcurrentLimit;
 }
 
 void BcastOp::planForwarding()
