@@ -202,6 +202,18 @@ def find(op, transport, ranks):
     return {"op": op, "transport": transport, "ranks": ranks, "results": results}
 
 
+# Rounds run mmpi and Open MPI one after the other, so the i-th run of each
+# met the same minute of the machine: per size, in how many of the rounds
+# both measured was mmpi's median the lower (a paired count, which the
+# machine's slow and fast minutes move less than the medians).
+def paired_wins(op, ranks, size):
+    def medians(transport):
+        return [next((r["median_us"] for r in run["results"] if r["size"] == size), None)
+                for run in runs if run["op"] == op and run["transport"] == transport and run["ranks"] == ranks]
+    pairs = [(a, b) for a, b in zip(medians("tcp"), medians("openmpi-tcp")) if a is not None and b is not None]
+    return sum(a < b for a, b in pairs), len(pairs)
+
+
 verdicts = []
 
 
@@ -214,8 +226,9 @@ if any(run["transport"] in ("tcp", "openmpi-tcp") for run in runs):
     counts = sorted({r["runs"] for op in tcp_ops for n in (2, 4, 8) for t in ("tcp", "openmpi-tcp")
                      for r in (find(op, t, n) or {}).get("results", [])})
     print(f"\ntcp loopback: median microseconds per call, medians of {'/'.join(map(str, counts))} runs "
-          "(mmpi's runs from-to; x = mmpi / Open MPI)")
-    print(f"  {'op':<10}{'ranks':>6}{'size':>10}{'mmpi':>12}{'from':>10}{'to':>10}{'chosen':>11}{'openmpi':>12}{'x':>7}")
+          "(mmpi's runs from-to; x = mmpi / Open MPI; faster = rounds in which mmpi's median was the lower)")
+    print(f"  {'op':<10}{'ranks':>6}{'size':>10}{'mmpi':>12}{'from':>10}{'to':>10}{'chosen':>11}{'openmpi':>12}{'x':>7}"
+          f"{'faster':>8}")
     for op in tcp_ops:
         for n in (2, 4, 8):
             mine, theirs = find(op, "tcp", n), find(op, "openmpi-tcp", n)
@@ -224,12 +237,15 @@ if any(run["transport"] in ("tcp", "openmpi-tcp") for run in runs):
             for r in mine["results"]:
                 other = next((o for o in (theirs or {}).get("results", []) if o["size"] == r["size"]), None)
                 ratio = r["median_us"] / other["median_us"] if other else None
+                wins, rounds = paired_wins(op, n, r["size"])
+                faster = f"{wins}/{rounds}" if rounds else "-"
                 print(f"  {op:<10}{n:>6}{human(r['size']):>10}{r['median_us']:>12.1f}{r['low_us']:>10.1f}"
                       f"{r['high_us']:>10.1f}{r['chosen']:>11}"
-                      f"{(other['median_us'] if other else float('nan')):>12.1f}{(ratio or float('nan')):>7.2f}")
+                      f"{(other['median_us'] if other else float('nan')):>12.1f}{(ratio or float('nan')):>7.2f}"
+                      f"{faster:>8}")
                 if ratio is None or op not in ("bcast", "allreduce"):
                     continue
-                where = f"{op} {n} ranks {human(r['size'])}: {ratio:.2f}x"
+                where = f"{op} {n} ranks {human(r['size'])}: {ratio:.2f}x, faster in {faster} rounds"
                 if n in (4, 8):
                     judge(ratio <= 1.0, f"tcp {where} (no slower than Open MPI)")
                 elif r["size"] <= 1024:
