@@ -2,6 +2,8 @@
 
 #include "fragments.h"
 
+#include <QtEndian>
+
 #include <limits>
 
 #include <mmpi/core/logging.h>
@@ -19,6 +21,16 @@ constexpr int AckFraction = 4;
 bool isSequenced(FrameKind kind)
 {
     return kind == FrameKind::Data || kind == FrameKind::Fragment || kind == FrameKind::Goodbye;
+}
+
+Frame ackFrame(int source, int destination, quint64 received)
+{
+    QByteArray payload(8, Qt::Uninitialized);
+    qToBigEndian<quint64>(received, payload.data());
+    Frame ack = makeFrame(FrameKind::Ack, ItemType::Long, 1, payload);
+    ack.header.source = source;
+    ack.header.destination = destination;
+    return ack;
 }
 
 DirectPath::DirectPath(int rank, qint64 queueLimit, qint64 replayLimit, qint64 maxMessageSize)
@@ -228,6 +240,23 @@ Result<void> DirectPath::accept(const FrameHeader &header, bool &ackDue)
     if (since >= m_ackBytes)
         ackDue = !m_ackRequested.exchange(true);
     return success();
+}
+
+// Where ranks are bound to CPUs the progress thread runs on the reader's CPU:
+// handing it the ack woke it there and made the reader wait for this path's
+// lock while it wrote (2 ranks, 1 MiB bcast: once per message).
+bool DirectPath::trySendAck(int source)
+{
+    QMutexLocker lock(&m_mutex);
+    if (!m_link || m_queued.load() != 0)
+        return false;
+    const quint64 received = m_received.load();
+    if (m_acked.load() != received && !m_link->trySendNow(ackFrame(source, m_rank, received), m_queueLimit))
+        return false;
+    m_ackRequested.store(false);
+    m_bytesSinceAck.store(0);
+    m_acked.store(received);
+    return true;
 }
 
 std::optional<quint64> DirectPath::takeAck()

@@ -27,6 +27,8 @@ namespace mmpi::detail {
 // Data, Fragment and Goodbye frames are numbered, acknowledged and replayed;
 // heartbeats, acks and control messages belong to one link and carry 0.
 bool isSequenced(FrameKind kind);
+// The Ack that tells `destination` that `source` holds its frames up to `received`.
+Frame ackFrame(int source, int destination, quint64 received);
 
 class DirectPath
 {
@@ -100,6 +102,10 @@ public:
     // Progress thread: an Ack for everything received so far is going out
     // (nullopt if nothing arrived since the last one).
     std::optional<quint64> takeAck();
+    // The thread that read the peer's frames, when accept() said an ack is
+    // due: send it from here (`source`: this node's rank), if the path is
+    // open and nothing is queued ahead. False: not sent, still due.
+    bool trySendAck(int source);
 
     // The thread that reads the peer's link (the progress thread, or a thread
     // holding its claim), after accept(): the fragment's part of the message

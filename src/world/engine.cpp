@@ -705,12 +705,7 @@ void Engine::sendAck(int rank)
     const auto received = peer.path->takeAck();
     if (!received)
         return;
-    QByteArray payload(8, Qt::Uninitialized);
-    qToBigEndian<quint64>(*received, payload.data());
-    Frame ack = makeFrame(FrameKind::Ack, ItemType::Long, 1, payload);
-    ack.header.source = m_rank;
-    ack.header.destination = rank;
-    peer.link->sendFrame(ack);
+    peer.link->sendFrame(ackFrame(m_rank, rank, *received));
 }
 
 void Engine::sendAcks()

@@ -288,7 +288,7 @@ bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
                                   Qt::QueuedConnection);
         return false;
     }
-    if (ackDue)
+    if (ackDue && !path->trySendAck(rank.load()))
         QMetaObject::invokeMethod(progress, [progress, from] { progress->sendAck(from); }, Qt::QueuedConnection);
     if (const auto target = sinkTakingHere(from, *path, messageHeader(h))) {
         if (h.kind == FrameKind::Fragment)

@@ -7,6 +7,7 @@
 #include <mmpi/wire/bufferpool.h>
 
 #include <QTest>
+#include <QtEndian>
 
 using namespace mmpi;
 using namespace mmpi::detail;
@@ -168,6 +169,50 @@ private Q_SLOTS:
         RecordingLink again;
         QVERIFY(path.resume(&again, 0, true));
         QVERIFY(again.writtenFrom.value(0) == bytes); // pointers, not C strings
+    }
+
+    // The thread that read the peer's frames sends the ack that came due
+    // itself; where it cannot, the ack stays due for the progress thread.
+    void readerSendsTheAckThatIsDue()
+    {
+        RecordingLink link;
+        DirectPath path(1, 1 << 30, 4 * 1024, 1 << 30); // an ack per KiB received
+        path.setLink(&link);
+        const auto receive = [&path](quint64 sequence) {
+            FrameHeader header = makeFrame(FrameKind::Data, ItemType::Byte, 0, {}).header;
+            header.sequence = sequence;
+            header.payloadLength = 600;
+            bool due = false;
+            const auto accepted = path.accept(header, due);
+            return accepted ? due : false;
+        };
+        // Given one frame, not enough for an ack, then a second that makes one due
+        QVERIFY(!receive(1));
+        QVERIFY(receive(2));
+        // When the reader sends it
+        QVERIFY(path.trySendAck(0));
+        // Then the peer hears it has everything up to frame 2, from rank 0
+        QCOMPARE(link.frames.size(), 1);
+        const Frame &ack = link.frames.at(0);
+        QCOMPARE(ack.header.kind, FrameKind::Ack);
+        QCOMPARE(ack.header.source, 0);
+        QCOMPARE(ack.header.destination, 1);
+        QCOMPARE(qFromBigEndian<quint64>(ack.payload.constData()), quint64(2));
+        // And nothing is left for the progress thread, and counting starts again
+        QVERIFY(!path.takeAck());
+        QVERIFY(!receive(3));
+        QVERIFY(receive(4));
+        // When the link takes nothing now, the ack is not sent and stays due
+        link.refuseAfter = 1;
+        QVERIFY(!path.trySendAck(0));
+        QCOMPARE(link.frames.size(), 1);
+        QCOMPARE(path.takeAck(), std::optional<quint64>(4));
+        // And without a link there is nothing to send it on
+        QVERIFY(!receive(5));
+        QVERIFY(receive(6));
+        path.setLink(nullptr);
+        QVERIFY(!path.trySendAck(0));
+        QCOMPARE(path.takeAck(), std::optional<quint64>(6));
     }
 };
 
