@@ -206,6 +206,15 @@ Result<void> DirectPath::acknowledge(quint64 upTo)
     return ok;
 }
 
+bool DirectPath::tryAcknowledge(const Frame &ack)
+{
+    const FrameHeader &h = ack.header;
+    if (h.kind != FrameKind::Ack || h.itemType != ItemType::Long || h.count != 1 || ack.payload.size() != 8)
+        return false;
+    QMutexLocker lock(&m_mutex);
+    return m_replay.hasRoom() && m_replay.acknowledge(qFromBigEndian<quint64>(ack.payload.constData()));
+}
+
 Result<qsizetype> DirectPath::resume(Link *link, quint64 peerReceived, bool open)
 {
     QMutexLocker lock(&m_mutex);

@@ -86,6 +86,11 @@ public:
     bool hasRoom() const;
     // An Ack from the peer: it holds everything up to `upTo`.
     Result<void> acknowledge(quint64 upTo);
+    // The thread that read the Ack frame `ack`: forget what it acknowledges
+    // here, unless the engine must hear of it (false, nothing changed): the
+    // frame is malformed or acknowledges too much, or the replay buffer is
+    // full (the engine's queue waits for the room).
+    bool tryAcknowledge(const Frame &ack);
     // Progress thread, on a link made again: write to `link` every frame the
     // peer (which received up to `peerReceived`) lacks, in order. The link
     // becomes the path's if `open` (not while this node says goodbye).

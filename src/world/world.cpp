@@ -290,6 +290,12 @@ bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPat
     }
     if (ackDue && !path->trySendAck(rank.load()))
         QMetaObject::invokeMethod(progress, [progress, from] { progress->sendAck(from); }, Qt::QueuedConnection);
+    // An ack is taken here too: handed over, it woke the progress thread on
+    // this CPU and sent the peer's next frames that way until it had run.
+    if (h.kind == FrameKind::Ack && path->readBacklog() == 0 && path->tryAcknowledge(frame)) {
+        progress->noteHeard(from);
+        return true;
+    }
     if (const auto target = sinkTakingHere(from, *path, messageHeader(h))) {
         if (h.kind == FrameKind::Fragment)
             return assembleRead(from, *path, *target, frame);

@@ -214,6 +214,46 @@ private Q_SLOTS:
         QVERIFY(!path.trySendAck(0));
         QCOMPARE(path.takeAck(), std::optional<quint64>(6));
     }
+
+    // The thread that read an ack forgets what it acknowledges, unless the
+    // engine must hear of it: a malformed ack, one of frames never sent, or
+    // a full replay buffer (the engine's queue waits for that room).
+    void readerTakesAcksTheEngineNeedNotHear()
+    {
+        RecordingLink link;
+        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
+        path.setLink(&link);
+        for (int i = 0; i < 3; ++i) {
+            Frame frame = makeFrame(FrameKind::Data, ItemType::Byte, 100, patterned(100, i));
+            QVERIFY(path.trySend(frame));
+        }
+        Frame malformed = ackFrame(1, 0, 2);
+        malformed.payload.chop(1);
+        QVERIFY(!path.tryAcknowledge(malformed));
+        QVERIFY(!path.tryAcknowledge(ackFrame(1, 0, 4)));
+        QVERIFY(path.tryAcknowledge(ackFrame(1, 0, 2)));
+        // Then frame 2 is forgotten (a peer that says it lacks it cannot get
+        // it again), and a link made again resends frame 3 alone
+        RecordingLink again;
+        QVERIFY(!path.resume(&again, 1, true));
+        const auto resent = path.resume(&again, 2, true);
+        QVERIFY(resent);
+        QCOMPARE(*resent, qsizetype(1));
+        QCOMPARE(again.frames.size(), 1);
+        QCOMPARE(again.frames.at(0).header.sequence, quint64(3));
+
+        // Given a path whose replay buffer is full
+        DirectPath full(1, 1 << 30, 150, 1 << 30);
+        full.setLink(&link);
+        Frame frame = makeFrame(FrameKind::Data, ItemType::Byte, 200, patterned(200, 7));
+        QVERIFY(full.trySend(frame));
+        QVERIFY(!full.hasRoom());
+        // Then its acks are the engine's, and nothing was forgotten here
+        QVERIFY(!full.tryAcknowledge(ackFrame(1, 0, 1)));
+        QVERIFY(!full.hasRoom());
+        QVERIFY(full.acknowledge(1));
+        QVERIFY(full.hasRoom());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestDirectPath)
