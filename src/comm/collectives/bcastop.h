@@ -24,7 +24,7 @@ public:
     static constexpr qint64 ConcurrentLimit = 64 * 1024;
     // Where a CPU runs 2 of a range's ranks, a message up to this size is
     // still served per CPU: the other CPU's first rank passes it on while the
-    // root sends its own CPU's (4 ranks, 16 B: 35.5 -> 29.7 us); from 16 KiB
+    // root sends its own CPU's (4 ranks, 16 B: 32.8 -> 29.0 us); from 16 KiB
     // to 64 KiB the extra hop cost more than the root's send it saved.
     static constexpr qint64 PerCpuHopLimit = 8 * 1024;
     // Largest message a stream header may announce (the world's default limit).
