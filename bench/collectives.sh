@@ -19,7 +19,9 @@
 #
 # --repeat N (default 3) runs the tcp section N times, one round after the
 # other; its table gives the median of the N runs' medians and their range,
-# and the targets use it (one run decided cells either way: with more ranks
+# and in how many rounds mmpi's median was below Open MPI's of the same
+# round (`faster`: the pair met the same minute of the machine); the targets
+# use the median (one run decided cells either way: with more ranks
 # than CPUs the same call varies 2x from run to run). The sim section runs
 # once (its links are simulated in real time; a run takes the better part of
 # an hour).
@@ -73,6 +75,9 @@ measure() {
     out=$(timeout "$time_limit" "$@" 2>"$errors") || status=$?
     line=$(printf '%s\n' "$out" | sed 's/^\[[0-9]*\] //' | grep -m1 '^{"op":' || true)
     if [ -n "$line" ]; then
+        # The round, so that the report pairs runs of the same round even
+        # where one side failed in another.
+        [ -n "${round:-}" ] && line="${line%\}},\"round\":$round}"
         echo "$line" >>"$results"
     else
         echo "   $name failed (exit $status); its stderr begins:"
@@ -208,9 +213,11 @@ def find(op, transport, ranks):
 # machine's slow and fast minutes move less than the medians).
 def paired_wins(op, ranks, size):
     def medians(transport):
-        return [next((r["median_us"] for r in run["results"] if r["size"] == size), None)
-                for run in runs if run["op"] == op and run["transport"] == transport and run["ranks"] == ranks]
-    pairs = [(a, b) for a, b in zip(medians("tcp"), medians("openmpi-tcp")) if a is not None and b is not None]
+        return {run.get("round", 1): next((r["median_us"] for r in run["results"] if r["size"] == size), None)
+                for run in runs if run["op"] == op and run["transport"] == transport and run["ranks"] == ranks}
+    mine, theirs = medians("tcp"), medians("openmpi-tcp")
+    pairs = [(mine[k], theirs[k]) for k in mine.keys() & theirs.keys()
+             if mine[k] is not None and theirs[k] is not None]
     return sum(a < b for a, b in pairs), len(pairs)
 
 
