@@ -33,6 +33,14 @@ Frame ackFrame(int source, int destination, quint64 received)
     return ack;
 }
 
+std::optional<quint64> ackedUpTo(const Frame &ack)
+{
+    const FrameHeader &h = ack.header;
+    if (h.kind != FrameKind::Ack || h.itemType != ItemType::Long || h.count != 1 || ack.payload.size() != 8)
+        return std::nullopt;
+    return qFromBigEndian<quint64>(ack.payload.constData());
+}
+
 DirectPath::DirectPath(int rank, qint64 queueLimit, qint64 replayLimit, qint64 maxMessageSize)
     : m_rank(rank), m_replay(replayLimit), m_queueLimit(queueLimit), m_ackBytes(replayLimit / AckFraction),
       m_assembly(maxMessageSize)
@@ -208,11 +216,11 @@ Result<void> DirectPath::acknowledge(quint64 upTo)
 
 bool DirectPath::tryAcknowledge(const Frame &ack)
 {
-    const FrameHeader &h = ack.header;
-    if (h.kind != FrameKind::Ack || h.itemType != ItemType::Long || h.count != 1 || ack.payload.size() != 8)
+    const std::optional<quint64> upTo = ackedUpTo(ack);
+    if (!upTo)
         return false;
     QMutexLocker lock(&m_mutex);
-    return m_replay.hasRoom() && m_replay.acknowledge(qFromBigEndian<quint64>(ack.payload.constData()));
+    return m_replay.hasRoom() && m_replay.acknowledge(*upTo);
 }
 
 Result<qsizetype> DirectPath::resume(Link *link, quint64 peerReceived, bool open)

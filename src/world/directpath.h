@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 namespace mmpi::detail {
 
@@ -29,6 +30,8 @@ namespace mmpi::detail {
 bool isSequenced(FrameKind kind);
 // The Ack that tells `destination` that `source` holds its frames up to `received`.
 Frame ackFrame(int source, int destination, quint64 received);
+// The frame number an Ack acknowledges; nullopt if it is malformed.
+std::optional<quint64> ackedUpTo(const Frame &ack);
 
 class DirectPath
 {

@@ -5,7 +5,6 @@
 #include <mmpi/wire/framedecoder.h>
 
 #include <QThread>
-#include <QtEndian>
 
 #include <algorithm>
 
@@ -688,11 +687,11 @@ void Engine::handleLinkFrame(int rank, const Frame &frame)
 
 void Engine::handleAck(int rank, const Frame &frame)
 {
-    const FrameHeader &h = frame.header;
-    if (h.itemType != ItemType::Long || h.count != 1 || frame.payload.size() != 8)
+    const std::optional<quint64> upTo = ackedUpTo(frame);
+    if (!upTo)
         return closeLink(rank, {ErrorCode::ProtocolViolation,
                                 QStringLiteral("malformed acknowledgement from rank %1").arg(rank)});
-    if (auto ok = m_peers[rank].path->acknowledge(qFromBigEndian<quint64>(frame.payload.constData())); !ok)
+    if (auto ok = m_peers[rank].path->acknowledge(*upTo); !ok)
         return closeLink(rank, {ok.error().code, QStringLiteral("rank %1 sent an %2").arg(rank).arg(ok.error().message)});
     pump(rank);
 }
