@@ -22,6 +22,8 @@
 #define CB_BYTES_PER_SIZE (64UL << 20) /* a size's timed calls move at most this much per rank */
 #define CB_MIN_ITERATIONS 3L
 #define CB_MAX_TOPOLOGIES 6
+#define CB_MAX_PER_RANK 64 /* --per-rank reports at most this many ranks */
+#define CB_MAX_PER_RANK_VALUES (16L << 20) /* ranks x timed calls --per-rank keeps (128 MiB) */
 
 enum cb_op { CB_BCAST, CB_ALLREDUCE, CB_BARRIER, CB_ALLTOALL, CB_UNKNOWN };
 
@@ -35,6 +37,7 @@ struct cb_options {
     int size_count;
     long iterations;
     int json;
+    int per_rank; /* --per-rank: each rank's median end, and how often it ended last */
     int topologies[CB_MAX_TOPOLOGIES]; /* indexes into cb_topology_names */
     int topology_count;
 };
@@ -66,13 +69,15 @@ static inline int cb_usage(const char *program, FILE *out, int status)
 {
     fprintf(out,
             "usage: %s bcast|allreduce|barrier|alltoall [--sizes N,N,...] [--iterations K]\n"
-            "       [--topology auto|serial|pipe|binary|binomial|fibonacci|all[,...]] [--json]\n"
+            "       [--topology auto|serial|pipe|binary|binomial|fibonacci|all[,...]] [--per-rank] [--json]\n"
             "  --sizes       bytes: the bcast message, the allreduce vector (of doubles), what alltoall\n"
             "                sends each rank; 1 to %lu (default " CB_DEFAULT_SIZES "); barrier ignores it\n"
             "  --iterations  K, timed calls per size: max(%ld, min(K, %lu / size)) (default %ld)\n"
             "  --topology    bcast topologies to measure, a list or `all` (default auto)\n"
+            "  --per-rank    also each rank's median time from the call's start to its own end, and\n"
+            "                in how many calls it ended last (at most %d ranks)\n"
             "  --json        print one JSON line instead of a table\n",
-            program, PP_MAX_MESSAGE, CB_MIN_ITERATIONS, CB_BYTES_PER_SIZE, CB_DEFAULT_ITERATIONS);
+            program, PP_MAX_MESSAGE, CB_MIN_ITERATIONS, CB_BYTES_PER_SIZE, CB_DEFAULT_ITERATIONS, CB_MAX_PER_RANK);
     return status;
 }
 
@@ -136,12 +141,15 @@ static inline int cb_parse_options(int argc, char **argv, const char *program, s
     int i, ok = 1;
     o->op = argc > 0 ? cb_op_from_name(argv[0]) : CB_UNKNOWN;
     o->json = 0;
+    o->per_rank = 0;
     o->topologies[0] = 0;
     o->topology_count = 1;
     cb_parse_sizes(CB_DEFAULT_SIZES, o);
     for (i = 1; i < argc && ok; ++i) {
         if (strcmp(argv[i], "--json") == 0)
             o->json = 1;
+        else if (strcmp(argv[i], "--per-rank") == 0)
+            o->per_rank = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             return cb_usage(program, stdout, 0);
         else if ((value = pp_option_value(argc, argv, &i, "--sizes")))
@@ -224,19 +232,86 @@ static inline void cb_pause_until(double until)
     }
 }
 
-/* The time of one call from every rank's start and end (µs), rank `root`'s start for bcast. */
+/* When a call starts (µs): rank `root`'s start for bcast, the last rank's for the others. */
+static inline double cb_call_start(const struct cb_options *o, const double *starts, int ranks, int root)
+{
+    double first = o->op == CB_BCAST ? starts[root] : starts[0];
+    int r;
+    for (r = 0; o->op != CB_BCAST && r < ranks; ++r)
+        if (starts[r] > first)
+            first = starts[r];
+    return first;
+}
+
+/* The time of one call from every rank's start and end (µs). */
 static inline double cb_elapsed(const struct cb_options *o, const double *starts, const double *ends, int ranks,
                                 int root)
 {
-    double first = o->op == CB_BCAST ? starts[root] : starts[0], last = ends[0];
+    double last = ends[0];
     int r;
-    for (r = 0; r < ranks; ++r) {
-        if (o->op != CB_BCAST && starts[r] > first)
-            first = starts[r];
+    for (r = 1; r < ranks; ++r)
         if (ends[r] > last)
             last = ends[r];
+    return last - cb_call_start(o, starts, ranks, root);
+}
+
+/* --per-rank: which ranks a call waits for. Each timed call's ends, less the
+ * call's start, kept by rank (values[rank * capacity + call]), and the rank
+ * that ended last. A broadcast whose last rank is always one sharing the
+ * root's CPU waits for the CPU, not for the network. */
+struct cb_per_rank {
+    int ranks;
+    long capacity, count;
+    double *values;
+    long last[CB_MAX_PER_RANK];
+};
+
+/* Whether --per-rank can keep every size's calls for `ranks` ranks; if not,
+ * says why on stderr (when `say`). Every rank asks before the first call, so
+ * that all of them stop together. */
+static inline int cb_per_rank_fits(const struct cb_options *o, int ranks, const char *program, int say)
+{
+    long most = 0;
+    int s;
+    for (s = 0; s < o->size_count; ++s)
+        if (cb_iterations(o->sizes[s], o->iterations) > most)
+            most = cb_iterations(o->sizes[s], o->iterations);
+    if (!o->per_rank || (ranks <= CB_MAX_PER_RANK && (long)ranks * most <= CB_MAX_PER_RANK_VALUES))
+        return 1;
+    if (say)
+        fprintf(stderr, "%s: --per-rank keeps at most %d ranks and %ld values, not %d ranks x %ld calls\n", program,
+                CB_MAX_PER_RANK, CB_MAX_PER_RANK_VALUES, ranks, most);
+    return 0;
+}
+
+/* Without memory for the values the row goes without per-rank figures (said on stderr). */
+static inline void cb_per_rank_begin(struct cb_per_rank *p, int ranks, long calls, const char *program)
+{
+    memset(p, 0, sizeof *p);
+    p->values = (double *)malloc(sizeof(double) * (size_t)ranks * (size_t)(calls > 0 ? calls : 1));
+    if (!p->values) {
+        fprintf(stderr, "%s: --per-rank: no memory for %d ranks x %ld calls; this row goes without\n", program,
+                ranks, calls);
+        return;
     }
-    return last - first;
+    p->ranks = ranks;
+    p->capacity = calls;
+}
+
+static inline void cb_per_rank_add(struct cb_per_rank *p, const struct cb_options *o, const double *starts,
+                                   const double *ends, int root)
+{
+    const double first = cb_call_start(o, starts, p->ranks, root);
+    int r, slowest = 0;
+    if (!p->values || p->count == p->capacity)
+        return;
+    for (r = 0; r < p->ranks; ++r) {
+        p->values[(long)r * p->capacity + p->count] = ends[r] - first;
+        if (ends[r] > ends[slowest])
+            slowest = r;
+    }
+    ++p->last[slowest];
+    ++p->count;
 }
 
 struct cb_row {
@@ -244,7 +319,26 @@ struct cb_row {
     const char *topology; /* as asked ("" when not applicable) */
     const char *chosen;   /* what the root used most often ("" when not applicable) */
     struct pp_result result;
+    int ranks_reported;   /* --per-rank: how many of the two below hold values (0 without it) */
+    double rank_median_us[CB_MAX_PER_RANK];
+    long rank_last[CB_MAX_PER_RANK];
 };
+
+/* Puts the per-rank medians and counts into `row` and frees the values. */
+static inline void cb_per_rank_end(struct cb_per_rank *p, struct cb_row *row)
+{
+    int r;
+    row->ranks_reported = p->values && p->count > 0 ? p->ranks : 0;
+    for (r = 0; r < row->ranks_reported; ++r) {
+        double *mine = p->values + (long)r * p->capacity;
+        qsort(mine, (size_t)p->count, sizeof(double), pp_compare_doubles);
+        row->rank_median_us[r] = p->count % 2 ? mine[p->count / 2]
+                                              : (mine[p->count / 2 - 1] + mine[p->count / 2]) / 2;
+        row->rank_last[r] = p->last[r];
+    }
+    free(p->values);
+    p->values = NULL;
+}
 
 static inline void cb_print(const struct cb_options *o, const struct cb_row *rows, int count, const char *transport,
                             const char *link, int ranks)
@@ -262,8 +356,17 @@ static inline void cb_print(const struct cb_options *o, const struct cb_row *row
                 printf("\"topology\":\"%s\",", r->topology);
             if (r->chosen && *r->chosen)
                 printf("\"chosen\":\"%s\",", r->chosen);
-            printf("\"iterations\":%ld,\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f}", r->result.iterations,
+            printf("\"iterations\":%ld,\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f", r->result.iterations,
                    r->result.median_us, r->result.min_us, r->result.max_us);
+            if (r->ranks_reported > 0) {
+                int k;
+                printf(",\"per_rank\":[");
+                for (k = 0; k < r->ranks_reported; ++k)
+                    printf("%s{\"rank\":%d,\"median_us\":%.3f,\"last\":%ld}", k ? "," : "", k,
+                           r->rank_median_us[k], r->rank_last[k]);
+                printf("]");
+            }
+            printf("}");
         }
         printf("]}\n");
     } else {
@@ -277,6 +380,13 @@ static inline void cb_print(const struct cb_options *o, const struct cb_row *row
                    r->topology && *r->topology ? r->topology : "-",
                    r->chosen && *r->chosen ? r->chosen : "-", r->result.iterations, r->result.median_us,
                    r->result.min_us, r->result.max_us);
+            if (r->ranks_reported > 0) {
+                int k;
+                printf("%10s per rank, median end (calls it ended last):", "");
+                for (k = 0; k < r->ranks_reported; ++k)
+                    printf("%s %d: %.2f (%ld)", k ? "," : "", k, r->rank_median_us[k], r->rank_last[k]);
+                printf("\n");
+            }
         }
     }
     fflush(stdout);

@@ -51,6 +51,10 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return status;
     }
+    if (!cb_per_rank_fits(&o, ranks, "mpi-collectives", rank == 0)) {
+        MPI_Finalize();
+        return 2;
+    }
     for (s = 0; s < o.size_count; ++s)
         largest = o.sizes[s] > largest ? o.sizes[s] : largest;
     buffer = calloc((size_t)ranks, largest);
@@ -67,6 +71,10 @@ int main(int argc, char **argv)
     for (s = 0; s < o.size_count; ++s) {
         size_t size = o.sizes[s];
         long timed = cb_iterations(size, o.iterations), warmup = cb_warmup(timed), i;
+        struct cb_per_rank per_rank;
+        memset(&per_rank, 0, sizeof per_rank);
+        if (o.per_rank && rank == 0)
+            cb_per_rank_begin(&per_rank, ranks, timed, "mpi-collectives");
         for (i = 0; i < warmup + timed; ++i) {
             double mine[2], *starts = all, *ends = all + ranks;
             int r;
@@ -91,12 +99,17 @@ int main(int argc, char **argv)
                 }
             }
             times[i - warmup] = cb_elapsed(&o, starts, ends, ranks, 0);
+            if (o.per_rank)
+                cb_per_rank_add(&per_rank, &o, starts, ends, 0);
         }
         if (rank == 0) {
             rows[count].size = size;
             rows[count].topology = o.op == CB_BCAST || o.op == CB_ALLREDUCE ? "openmpi" : "";
             rows[count].chosen = "";
             pp_summarize(times, timed, size, &rows[count].result);
+            rows[count].ranks_reported = 0;
+            if (o.per_rank)
+                cb_per_rank_end(&per_rank, &rows[count]);
             ++count;
         }
     }

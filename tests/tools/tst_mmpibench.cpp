@@ -1,5 +1,6 @@
-// mmpi-bench pingpong under the real mmpirun, and the raw-tcp baseline: the
-// JSON they print is the contract of bench/pingpong.sh.
+// mmpi-bench pingpong and the collectives' --per-rank under the real mmpirun,
+// and the raw-tcp baseline: the JSON they print is the contract of
+// bench/pingpong.sh and bench/collectives.sh.
 #include "processrun.h"
 
 #include <QJsonArray>
@@ -47,6 +48,9 @@ private Q_SLOTS:
     void pingpongJson_data();
     void pingpongJson();
     void refusesWrongWorldSize();
+    void collectivePerRankJson_data();
+    void collectivePerRankJson();
+    void perRankRefusesMoreThanItKeeps();
     void rawBaselineJson_data();
     void rawBaselineJson();
     void spinningRawBaselineNeedsTwoCpus();
@@ -102,6 +106,73 @@ void TestMmpiBench::refusesWrongWorldSize()
     QVERIFY(run.finished);
     QVERIFY(run.exitCode != 0);
     QVERIFY(run.err.contains(QLatin1String("exactly 2 ranks")));
+}
+
+void TestMmpiBench::collectivePerRankJson_data()
+{
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<bool>("perRank");
+    // bcast starts at the root's start, the others at the last rank's start
+    QTest::newRow("bcast") << QStringLiteral("bcast") << true;
+    QTest::newRow("allreduce") << QStringLiteral("allreduce") << true;
+    QTest::newRow("bcast without --per-rank") << QStringLiteral("bcast") << false;
+}
+
+void TestMmpiBench::collectivePerRankJson()
+{
+    QFETCH(QString, op);
+    QFETCH(bool, perRank);
+    constexpr int Ranks = 3;
+    constexpr int Calls = 30;
+    // Given three ranks timing 30 calls, asked for per-rank figures or not
+    QStringList arguments{QStringLiteral("-n"), QString::number(Ranks), QStringLiteral("--transport"),
+                          QStringLiteral("local"), QStringLiteral("--timeout"), QStringLiteral("120"),
+                          QStringLiteral("--"), QStringLiteral(MMPI_BENCH_PATH), op, QStringLiteral("--sizes"),
+                          QStringLiteral("16"), QStringLiteral("--iterations"), QString::number(Calls),
+                          QStringLiteral("--json")};
+    if (perRank)
+        arguments << QStringLiteral("--per-rank");
+    const ProcessRun run = runMmpirun(arguments, {.timeoutMs = 180000});
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    const QString line = run.out.trimmed();
+    QVERIFY2(line.startsWith(QLatin1String("[0] ")), qPrintable(line));
+    const QJsonObject row = QJsonDocument::fromJson(line.mid(4).toUtf8())
+                                .object().value(QLatin1String("results")).toArray().at(0).toObject();
+    QCOMPARE(row.value(QLatin1String("iterations")).toInt(), Calls);
+    const QJsonArray ranks = row.value(QLatin1String("per_rank")).toArray();
+    if (!perRank) {
+        QVERIFY2(!row.contains(QLatin1String("per_rank")), qPrintable(line));
+        return;
+    }
+    // Then every rank has its median end, none before the call's start nor
+    // after the median of the last ends, and each call had one last rank
+    QCOMPARE(ranks.size(), Ranks);
+    const double median = row.value(QLatin1String("median_us")).toDouble();
+    int lastCalls = 0;
+    for (int r = 0; r < Ranks; ++r) {
+        const QJsonObject mine = ranks.at(r).toObject();
+        QCOMPARE(mine.value(QLatin1String("rank")).toInt(), r);
+        const double end = mine.value(QLatin1String("median_us")).toDouble(-1);
+        QVERIFY2(end >= 0 && end <= median, qPrintable(line));
+        lastCalls += mine.value(QLatin1String("last")).toInt();
+    }
+    QCOMPARE(lastCalls, Calls);
+}
+
+void TestMmpiBench::perRankRefusesMoreThanItKeeps()
+{
+    // 64 Mi one-byte calls by 2 ranks are more values than --per-rank keeps:
+    // every rank stops before the first call, none waits for another
+    const ProcessRun run = runMmpirun({QStringLiteral("-n"), QStringLiteral("2"), QStringLiteral("--transport"),
+                                       QStringLiteral("local"), QStringLiteral("--timeout"), QStringLiteral("60"),
+                                       QStringLiteral("--"), QStringLiteral(MMPI_BENCH_PATH), QStringLiteral("bcast"),
+                                       QStringLiteral("--sizes"), QStringLiteral("1"), QStringLiteral("--iterations"),
+                                       QStringLiteral("100000000"), QStringLiteral("--per-rank")},
+                                      {.timeoutMs = 90000});
+    QVERIFY(run.finished);
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.err.contains(QLatin1String("--per-rank keeps at most")), qPrintable(run.dump()));
+    QVERIFY2(run.out.trimmed().isEmpty(), qPrintable(run.dump()));
 }
 
 void TestMmpiBench::rawBaselineJson_data()

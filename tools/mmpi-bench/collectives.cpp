@@ -103,6 +103,8 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
     if (const int status = cb_parse_options(argc, argv, "mmpi-bench", &options); status != PP_RUN)
         return status;
     const bool root = comm.rank() == 0;
+    if (!cb_per_rank_fits(&options, comm.size(), "mmpi-bench", root))
+        return 2;
     const bool topologies = options.op == CB_BCAST;
     // Link estimates first, so that probes do not share the links with timed
     // calls and auto decides from measurements from the first call on.
@@ -130,6 +132,9 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
             const long warmup = cb_warmup(timed);
             std::vector<double> times;
             QHash<QString, int> chosen;
+            cb_per_rank perRank{};
+            if (options.per_rank && root)
+                cb_per_rank_begin(&perRank, comm.size(), timed, "mmpi-bench");
             for (long i = 0; i < warmup + timed; ++i) {
                 const auto took = timedBarrier(comm);
                 if (!took)
@@ -153,6 +158,8 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
                     ends.push_back(all->at(r + 1));
                 }
                 times.push_back(cb_elapsed(&options, starts.data(), ends.data(), comm.size(), 0));
+                if (options.per_rank)
+                    cb_per_rank_add(&perRank, &options, starts.data(), ends.data(), 0);
                 if (options.op == CB_BCAST || options.op == CB_ALLREDUCE)
                     if (const auto plan = comm.lastBcastPlan())
                         ++chosen[chosenName(*plan)];
@@ -169,6 +176,8 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
             chosenNames.push_back(most.toLatin1());
             row.chosen = chosenNames.back().constData();
             pp_summarize(times.data(), long(times.size()), size, &row.result);
+            if (options.per_rank)
+                cb_per_rank_end(&perRank, &row);
             rows.push_back(row);
         }
     }
