@@ -330,10 +330,9 @@ static inline void cb_per_rank_end(struct cb_per_rank *p, struct cb_row *row)
     int r;
     row->ranks_reported = p->values && p->count > 0 ? p->ranks : 0;
     for (r = 0; r < row->ranks_reported; ++r) {
-        double *mine = p->values + (long)r * p->capacity;
-        qsort(mine, (size_t)p->count, sizeof(double), pp_compare_doubles);
-        row->rank_median_us[r] = p->count % 2 ? mine[p->count / 2]
-                                              : (mine[p->count / 2 - 1] + mine[p->count / 2]) / 2;
+        struct pp_result mine;
+        pp_summarize(p->values + (long)r * p->capacity, p->count, row->size, &mine);
+        row->rank_median_us[r] = mine.median_us;
         row->rank_last[r] = p->last[r];
     }
     free(p->values);
