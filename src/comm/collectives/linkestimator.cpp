@@ -64,7 +64,7 @@ void LinkEstimator::watch()
             m_probeStarted.wait(lock);
             continue;
         }
-        const qint64 left = m_probe->startedAtMs + GiveUpAfterMs - m_clock.elapsed();
+        const qint64 left = m_probe->sentAtMs + GiveUpAfterMs - m_clock.elapsed();
         if (left > 0) {
             m_probeStarted.wait_for(lock, std::chrono::milliseconds(left));
             continue;
@@ -113,7 +113,7 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
             model.bytesPerUs = median(rates);
             model.overheadUs = median(overheads);
         }
-        if (m_probe && now - m_probe->startedAtMs > GiveUpAfterMs) {
+        if (m_probe && now - m_probe->sentAtMs > GiveUpAfterMs) {
             qCDebug(lcComm) << "link probe of rank" << m_probe->peer << "gave no answer; abandoned";
             m_probe.reset();
         }
@@ -124,7 +124,9 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
                 const bool unknown = it == m_estimates.cend();
                 if (peer == me || m_gone.contains(peer))
                     continue;
-                if ((unknown && m_autoProbed.size() < MaxAutoProbes) || (!unknown && now - it->measuredAtMs > StaleAfterMs)) {
+                const bool due = !unknown
+                                 && now - it->measuredAtMs > remeasureAfterMs(*it, StaleAfterMs, RetryDisturbedAfterMs);
+                if ((unknown && m_autoProbed.size() < MaxAutoProbes) || due) {
                     m_autoProbed.insert(peer);
                     m_queue.append(peer);
                     break;
@@ -173,7 +175,7 @@ void LinkEstimator::measure(const QList<int> &peers, std::function<void()> done)
     Next next;
     {
         QMutexLocker lock(&m_mutex);
-        if (m_probe && m_clock.elapsed() - m_probe->startedAtMs > GiveUpAfterMs)
+        if (m_probe && m_clock.elapsed() - m_probe->sentAtMs > GiveUpAfterMs)
             m_probe.reset();
         const int me = m_world->rank();
         for (int peer : peers)
@@ -230,7 +232,6 @@ void LinkEstimator::startProbe(int peer)
 {
     m_probe = Probe{};
     m_probe->peer = peer;
-    m_probe->startedAtMs = m_clock.elapsed();
     if (!m_watchdog.joinable())
         m_watchdog = std::thread([this] { watch(); });
     m_probeStarted.notify_all();
@@ -244,6 +245,7 @@ QList<Frame> LinkEstimator::burst(int count, qint64 bytes)
     p.sent = count;
     p.answered = 0;
     p.sentAtUs = nowUs();
+    p.sentAtMs = m_clock.elapsed();
     QList<Frame> frames;
     for (int i = 0; i < count; ++i)
         frames.append(probeFrame(PingTag, p.firstNonce + quint64(i), bytes));
@@ -254,31 +256,34 @@ QList<Frame> LinkEstimator::burst(int count, qint64 bytes)
 // small ones costs one round trip plus a frame's cost per further ping. Rate:
 // a burst of large ones costs one round trip plus their bytes at the rate of
 // the slowest stage (the radio, on a radio), grown until that is measurable.
+// Every kind is measured more than once: ProbeSamples keeps the best sample
+// and tells from their spread whether other traffic got in the way.
 QList<Frame> LinkEstimator::burstDone(double elapsedUs)
 {
     Probe &p = *m_probe;
+    ProbeSamples &samples = p.samples;
     switch (p.phase) {
     case Phase::Latency:
-        p.roundTrips.append(elapsedUs);
-        if (p.roundTrips.size() < LatencyPings)
+        samples.addRoundTrip(elapsedUs);
+        if (samples.roundTrips() < LatencyPings)
             return burst(1, NonceBytes);
-        p.latencyRttUs = median(p.roundTrips);
         p.phase = Phase::Overhead;
         return burst(OverheadBurst, NonceBytes);
     case Phase::Overhead:
-        p.overheadUs = std::max(0.0, (elapsedUs - p.latencyRttUs) / (OverheadBurst - 1));
+        samples.addOverheadBurst(elapsedUs, OverheadBurst);
+        if (samples.overheadBursts() < OverheadRounds)
+            return burst(OverheadBurst, NonceBytes);
         p.phase = Phase::Rate;
         return burst(RateBurst, p.bulkBytes);
     case Phase::Rate: {
-        const double extraUs = elapsedUs - p.latencyRttUs;
-        if (extraUs < std::max(1000.0, 2 * p.latencyRttUs) && p.bulkBytes < MaxBulkBytes && p.rateRounds == 0) {
+        const double rtt = samples.roundTripUs();
+        if (!p.bulkGrown && elapsedUs - rtt < std::max(1000.0, 2 * rtt) && p.bulkBytes < MaxBulkBytes) {
             p.bulkBytes *= 4; // too quick to tell yet
             return burst(RateBurst, p.bulkBytes);
         }
-        // Too fast to see even with the largest pings: call it 100 GB/s.
-        const double rate = extraUs > 0 ? double(RateBurst * p.bulkBytes) / extraUs : 1e5;
-        p.bestRate = std::max(p.bestRate, rate);
-        if (++p.rateRounds < RateRounds)
+        p.bulkGrown = true;
+        samples.addRateBurst(elapsedUs, RateBurst * p.bulkBytes);
+        if (samples.rateBursts() < RateRounds)
             return burst(RateBurst, p.bulkBytes);
         finishProbe();
         return {};
@@ -305,19 +310,14 @@ void LinkEstimator::sendPings(int peer, QList<Frame> pings)
 void LinkEstimator::finishProbe()
 {
     const Probe &p = *m_probe;
-    Estimate e;
-    e.bytesPerUs = std::min(p.bestRate, 1e5);
-    // The model adds each frame's bytes at the rate by itself: what the small
-    // pings measured beyond that is the per-frame cost.
-    const double smallFrameUs = double(NonceBytes + FrameHeaderSize) / e.bytesPerUs;
-    e.overheadUs = std::max(0.0, p.overheadUs - smallFrameUs);
-    e.latencyUs = std::max(0.0, p.latencyRttUs / 2 - smallFrameUs);
-    e.measuredAtMs = m_clock.elapsed();
+    const auto old = m_estimates.constFind(p.peer);
+    const Estimate fresh = p.samples.estimate(double(NonceBytes + FrameHeaderSize), m_clock.elapsed());
+    const Estimate e = mergedEstimate(old == m_estimates.cend() ? nullptr : &*old, fresh);
     m_estimates.insert(p.peer, e);
     ++m_generation;
     qCDebug(lcComm) << "link to rank" << p.peer << ": latency" << e.latencyUs << "us, overhead" << e.overheadUs
                     << "us per frame," << e.bytesPerUs << "bytes/us (" << RateBurst << "x" << p.bulkBytes
-                    << "byte pings)";
+                    << "byte pings)" << (fresh.disturbedRuns ? "; the probe met other traffic" : "");
     m_probe.reset();
 }
 

@@ -4,8 +4,11 @@
 // trip of single small pings is the latency; a burst of small pings, how much
 // each further frame costs; a burst of large pings, the rate at which bytes
 // leave. Peers are probed one at a time, on demand, when a broadcast needs a
-// model of links it has not measured yet.
+// model of links it has not measured yet. ProbeSamples turns the samples into
+// an estimate that traffic met on the way cannot make worse than it was.
 #pragma once
+
+#include "probesamples.h"
 
 #include <mmpi/comm/bcastplan.h>
 #include <mmpi/wire/frame.h>
@@ -33,13 +36,7 @@ namespace mmpi::detail {
 class LinkEstimator : public std::enable_shared_from_this<LinkEstimator>
 {
 public:
-    struct Estimate
-    {
-        double latencyUs = 0;
-        double bytesPerUs = 0;
-        double overheadUs = 0;
-        qint64 measuredAtMs = 0;
-    };
+    using Estimate = LinkEstimate;
 
     explicit LinkEstimator(World *world);
     ~LinkEstimator();
@@ -65,17 +62,21 @@ public:
     void handlePeerGone(int rank);
     void handlePeerRejoined(int rank);
 
-    static constexpr int LatencyPings = 3;
+    static constexpr int LatencyPings = 4;
     // Peers probed on demand, without measure(): a node's links share its
     // radio, so a few tell most of the story and probing all would load it.
     static constexpr int MaxAutoProbes = 3;
     static constexpr int OverheadBurst = 8;
+    static constexpr int OverheadRounds = 2;
     static constexpr int RateBurst = 4;
     static constexpr int RateRounds = 2;
     // Rate pings grow from this until the burst's time is measurable.
     static constexpr qint64 FirstBulkBytes = 4096;
     static constexpr qint64 MaxBulkBytes = 256 * 1024;
     static constexpr qint64 StaleAfterMs = 300000;
+    // A disturbed estimate is measured again this long after, then twice as
+    // long after each further disturbed probe, up to StaleAfterMs.
+    static constexpr qint64 RetryDisturbedAfterMs = 30000;
     static constexpr qint64 GiveUpAfterMs = 20000;
     // A pong waits this many milliseconds at most for this node's World to
     // say it is formed.
@@ -87,18 +88,15 @@ private:
     {
         int peer = -1;
         Phase phase = Phase::Latency;
-        QList<double> roundTrips;
-        double latencyRttUs = 0;  // median of the single pings
-        double overheadUs = 0;
+        ProbeSamples samples;
         qint64 bulkBytes = FirstBulkBytes;
-        double bestRate = 0;       // bytes/us
-        int rateRounds = 0;
+        bool bulkGrown = false;    // rate pings are as large as they need to be
         // The burst in flight: pings with nonces [firstNonce, firstNonce + sent).
         quint64 firstNonce = 0;
         int sent = 0;
         int answered = 0;
         double sentAtUs = 0;
-        qint64 startedAtMs = 0;
+        qint64 sentAtMs = 0;       // the watchdog waits from here
     };
 
     struct Next
