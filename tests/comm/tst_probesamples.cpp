@@ -44,7 +44,7 @@ private slots:
     void cleanSamplesGiveTheLink();
     void queueingOnAnySampleIsSeenAndLeftOut_data();
     void queueingOnAnySampleIsSeenAndLeftOut();
-    void queueingOnEverySampleIsNotHidden();
+    void jitterIsNotTrafficAndAnEvenWaitIsTheLink();
     void disturbedProbeOnlyImprovesTheOldEstimate();
     void cleanProbeReplacesTheOldEstimate();
     void disturbedEstimatesAreMeasuredAgainSoonerThenLess();
@@ -88,7 +88,7 @@ void TestProbeSamples::queueingOnAnySampleIsSeenAndLeftOut()
 }
 
 // Small jitter is not traffic: 1 ms or a quarter of the fastest sample.
-void TestProbeSamples::queueingOnEverySampleIsNotHidden()
+void TestProbeSamples::jitterIsNotTrafficAndAnEvenWaitIsTheLink()
 {
     QVERIFY(!probe({900, 0, 400, 0, 0, 900, 0, 900}).disturbed());
     QVERIFY(probe({0, 0, 0, 0.25 * CleanRtt + 1100}).disturbed());
