@@ -47,7 +47,6 @@ private slots:
     void jitterIsNotTrafficAndAnEvenWaitIsTheLink();
     void disturbedProbeOnlyImprovesTheOldEstimate();
     void cleanProbeReplacesTheOldEstimate();
-    void disturbedEstimatesAreMeasuredAgainSoonerThenLess();
 };
 
 void TestProbeSamples::cleanSamplesGiveTheLink()
@@ -124,19 +123,6 @@ void TestProbeSamples::cleanProbeReplacesTheOldEstimate()
     QCOMPARE(e.bytesPerUs, 0.05);
     QCOMPARE(e.overheadUs, 20.0);
     QCOMPARE(e.disturbedRuns, 0);
-}
-
-void TestProbeSamples::disturbedEstimatesAreMeasuredAgainSoonerThenLess()
-{
-    LinkEstimate e;
-    QCOMPARE(remeasureAfterMs(e, 300000, 30000), 300000);
-    const qint64 expected[] = {30000, 60000, 120000, 240000, 300000, 300000};
-    for (qint64 after : expected) {
-        ++e.disturbedRuns;
-        QCOMPARE(remeasureAfterMs(e, 300000, 30000), after);
-    }
-    e.disturbedRuns = 1000;
-    QCOMPARE(remeasureAfterMs(e, 300000, 30000), 300000);
 }
 
 QTEST_APPLESS_MAIN(TestProbeSamples)

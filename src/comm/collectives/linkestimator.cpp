@@ -124,9 +124,8 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
                 const bool unknown = it == m_estimates.cend();
                 if (peer == me || m_gone.contains(peer))
                     continue;
-                const bool due = !unknown
-                                 && now - it->measuredAtMs > remeasureAfterMs(*it, StaleAfterMs, RetryDisturbedAfterMs);
-                if ((unknown && m_autoProbed.size() < MaxAutoProbes) || due) {
+                const bool stale = !unknown && now - it->measuredAtMs > StaleAfterMs;
+                if ((unknown && m_autoProbed.size() < MaxAutoProbes) || stale) {
                     m_autoProbed.insert(peer);
                     m_queue.append(peer);
                     break;

@@ -76,11 +76,4 @@ LinkEstimate mergedEstimate(const LinkEstimate *old, const LinkEstimate &fresh)
     return e;
 }
 
-qint64 remeasureAfterMs(const LinkEstimate &e, qint64 staleAfterMs, qint64 retryAfterMs)
-{
-    if (e.disturbedRuns <= 0)
-        return staleAfterMs;
-    return std::min(staleAfterMs, retryAfterMs << std::min(e.disturbedRuns - 1, 16));
-}
-
 } // namespace mmpi::detail

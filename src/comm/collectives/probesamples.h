@@ -57,9 +57,5 @@ private:
 // disturbed one keeps the better of each quantity, since its samples can
 // only err on the slow side.
 LinkEstimate mergedEstimate(const LinkEstimate *old, const LinkEstimate &fresh);
-// How long after it was measured `e` is measured again: `staleAfterMs` for a
-// clean estimate; a disturbed one sooner, `retryAfterMs` doubled for each
-// further disturbed probe in a row, never later than `staleAfterMs`.
-qint64 remeasureAfterMs(const LinkEstimate &e, qint64 staleAfterMs, qint64 retryAfterMs);
 
 } // namespace mmpi::detail
