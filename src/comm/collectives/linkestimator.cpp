@@ -316,7 +316,7 @@ void LinkEstimator::finishProbe()
     ++m_generation;
     qCDebug(lcComm) << "link to rank" << p.peer << ": latency" << e.latencyUs << "us, overhead" << e.overheadUs
                     << "us per frame," << e.bytesPerUs << "bytes/us (" << RateBurst << "x" << p.bulkBytes
-                    << "byte pings)" << (fresh.disturbedRuns ? "; the probe met other traffic" : "");
+                    << "byte pings)" << (fresh.disturbed ? "; the probe met other traffic" : "");
     m_probe.reset();
 }
 

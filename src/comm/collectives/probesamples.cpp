@@ -60,19 +60,18 @@ LinkEstimate ProbeSamples::estimate(double frameBytes, qint64 nowMs) const
     }
     e.latencyUs = std::max(0.0, rtt / 2 - smallFrameUs);
     e.measuredAtMs = nowMs;
-    e.disturbedRuns = disturbed() ? 1 : 0;
+    e.disturbed = disturbed();
     return e;
 }
 
 LinkEstimate mergedEstimate(const LinkEstimate *old, const LinkEstimate &fresh)
 {
-    if (fresh.disturbedRuns == 0 || !old)
+    if (!fresh.disturbed || !old)
         return fresh;
     LinkEstimate e = fresh;
     e.latencyUs = std::min(old->latencyUs, fresh.latencyUs);
     e.overheadUs = std::min(old->overheadUs, fresh.overheadUs);
     e.bytesPerUs = std::max(old->bytesPerUs, fresh.bytesPerUs);
-    e.disturbedRuns = old->disturbedRuns + 1;
     return e;
 }
 

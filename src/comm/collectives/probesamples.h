@@ -15,8 +15,8 @@ struct LinkEstimate
     double bytesPerUs = 0;
     double overheadUs = 0;
     qint64 measuredAtMs = 0;
-    // Probes in a row that met other traffic (0: the last one was clean).
-    int disturbedRuns = 0;
+    // The probe met other traffic: its numbers are upper bounds on the link's.
+    bool disturbed = false;
 };
 
 class ProbeSamples
