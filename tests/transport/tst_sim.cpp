@@ -104,6 +104,12 @@ double ms(qint64 ns)
     return double(ns) / double(NsPerMs);
 }
 
+// A built-in profile's options.
+QVariantMap profile(const char *name)
+{
+    return {{QStringLiteral("link"), QString::fromLatin1(name)}};
+}
+
 // The fault option as JSON hands it over: a list of strings.
 QVariantMap faultOptions(int rank, const QString &fault)
 {
@@ -138,8 +144,20 @@ class tst_Sim : public QObject
     Q_OBJECT
 
 private:
+    // A client and a server sim transport and the link between them.
+    struct LinkedPair
+    {
+        std::unique_ptr<Transport> server;
+        std::unique_ptr<Transport> client;
+        QPointer<Link> out; // the client's end
+        QPointer<Link> in;  // the server's end
+    };
+
     void listenOn(Transport *transport);
     void connectLinks(Transport *from, Transport *to, QPointer<Link> &out, QPointer<Link> &in);
+    // Makes both transports and connects the client to the listening server;
+    // on failure the test has failed (QTest::currentTestFailed()).
+    void connectPair(LinkedPair &pair, const QVariantMap &server, const QVariantMap &client);
     // Connects and waits for the outcome; true if it connected.
     bool tryConnect(Transport *from, const QString &address, Error &error);
     // Connects, and the other end drops the link at once without a frame.
@@ -188,6 +206,16 @@ void tst_Sim::connectLinks(Transport *from, Transport *to, QPointer<Link> &out, 
     in = incoming.last().at(0).value<Link *>();
     QVERIFY(in && in->state() == Link::State::Connected);
     QVERIFY(in->peerAddress().startsWith(QStringLiteral("sim://")));
+}
+
+void tst_Sim::connectPair(LinkedPair &pair, const QVariantMap &server, const QVariantMap &client)
+{
+    pair.server = makeTransport(QStringLiteral("sim"), server);
+    pair.client = makeTransport(QStringLiteral("sim"), client);
+    QVERIFY(pair.server && pair.client);
+    listenOn(pair.server.get());
+    if (!QTest::currentTestFailed())
+        connectLinks(pair.client.get(), pair.server.get(), pair.out, pair.in);
 }
 
 bool tst_Sim::tryConnect(Transport *from, const QString &address, Error &error)
@@ -305,7 +333,7 @@ void tst_Sim::optionErrors()
 {
     QFETCH(QVariantMap, options);
     QFETCH(QString, expected);
-    auto transport = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("wifi")}});
+    auto transport = makeTransport(QStringLiteral("sim"), profile("wifi"));
     QVERIFY(transport);
     const auto configured = transport->configure(options);
     QVERIFY(!configured);
@@ -366,14 +394,11 @@ void tst_Sim::discoveryReportsSimAddresses()
 void tst_Sim::transferMatchesBluetoothProfile()
 {
     Receiver got;
-    auto server = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("bluetooth")}});
-    auto client = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("bluetooth")}});
-    QVERIFY(server && client);
-    listenOn(server.get());
-    QPointer<Link> out, in;
-    connectLinks(client.get(), server.get(), out, in);
+    LinkedPair pair;
+    connectPair(pair, profile("bluetooth"), profile("bluetooth"));
     if (QTest::currentTestFailed())
         return;
+    const QPointer<Link> out = pair.out, in = pair.in;
     QSignalSpy written(out.data(), &Link::bytesWritten);
 
     constexpr int Frames = 9;
@@ -411,14 +436,11 @@ void tst_Sim::smallFrameTakesTheLatency()
 {
     QElapsedTimer clock;
     Receiver replies;
-    auto server = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("bluetooth")}});
-    auto client = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("bluetooth")}});
-    QVERIFY(server && client);
-    listenOn(server.get());
-    QPointer<Link> out, in;
-    connectLinks(client.get(), server.get(), out, in);
+    LinkedPair pair;
+    connectPair(pair, profile("bluetooth"), profile("bluetooth"));
     if (QTest::currentTestFailed())
         return;
+    const QPointer<Link> out = pair.out, in = pair.in;
     connect(in, &Link::frameReceived, in, [echo = in](const Frame &frame) { echo->sendFrame(frame); });
     clock.start();
     replies.attach(out, clock);
@@ -447,8 +469,8 @@ void tst_Sim::oneRadioForAllPeers()
     Receiver atB, atC;
     auto a = makeTransport(QStringLiteral("sim"), {{QStringLiteral("latencyMs"), 10},
                                                    {QStringLiteral("bandwidth"), 1000000}});
-    auto b = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
-    auto c = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
+    auto b = makeTransport(QStringLiteral("sim"), profile("ideal"));
+    auto c = makeTransport(QStringLiteral("sim"), profile("ideal"));
     QVERIFY(a && b && c);
     listenOn(b.get());
     listenOn(c.get());
@@ -489,14 +511,11 @@ void tst_Sim::framesStayInOrderBothWays()
 {
     Receiver atServer, atClient;
     const QVariantMap fast{{QStringLiteral("latencyMs"), 3}, {QStringLiteral("bandwidth"), 20000000}};
-    auto server = makeTransport(QStringLiteral("sim"), fast);
-    auto client = makeTransport(QStringLiteral("sim"), fast);
-    QVERIFY(server && client);
-    listenOn(server.get());
-    QPointer<Link> out, in;
-    connectLinks(client.get(), server.get(), out, in);
+    LinkedPair pair;
+    connectPair(pair, fast, fast);
     if (QTest::currentTestFailed())
         return;
+    const QPointer<Link> out = pair.out, in = pair.in;
     QElapsedTimer clock;
     clock.start();
     atServer.attach(in, clock);
@@ -517,14 +536,11 @@ void tst_Sim::framesStayInOrderBothWays()
 void tst_Sim::idealIsUnshaped()
 {
     Receiver got;
-    auto server = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
-    auto client = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
-    QVERIFY(server && client);
-    listenOn(server.get());
-    QPointer<Link> out, in;
-    connectLinks(client.get(), server.get(), out, in);
+    LinkedPair pair;
+    connectPair(pair, profile("ideal"), profile("ideal"));
     if (QTest::currentTestFailed())
         return;
+    const QPointer<Link> out = pair.out, in = pair.in;
     QElapsedTimer clock;
     clock.start();
     got.attach(in, clock);
@@ -544,15 +560,12 @@ void tst_Sim::idealIsUnshaped()
 void tst_Sim::closeSendsQueuedFramesFirst()
 {
     Receiver got;
-    auto server = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
-    auto client = makeTransport(QStringLiteral("sim"), {{QStringLiteral("latencyMs"), 20},
+    LinkedPair pair;
+    connectPair(pair, profile("ideal"), {{QStringLiteral("latencyMs"), 20},
                                                         {QStringLiteral("bandwidth"), 200000}});
-    QVERIFY(server && client);
-    listenOn(server.get());
-    QPointer<Link> out, in;
-    connectLinks(client.get(), server.get(), out, in);
     if (QTest::currentTestFailed())
         return;
+    const QPointer<Link> out = pair.out, in = pair.in;
     QElapsedTimer clock;
     clock.start();
     got.attach(in, clock);
@@ -573,15 +586,12 @@ void tst_Sim::closeSendsQueuedFramesFirst()
 
 void tst_Sim::fullQueueFailsTheLink()
 {
-    auto server = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
-    auto client = makeTransport(QStringLiteral("sim"), {{QStringLiteral("bandwidth"), 1000},
+    LinkedPair pair;
+    connectPair(pair, profile("ideal"), {{QStringLiteral("bandwidth"), 1000},
                                                         {QStringLiteral("queueLimit"), 65536}});
-    QVERIFY(server && client);
-    listenOn(server.get());
-    QPointer<Link> out, in;
-    connectLinks(client.get(), server.get(), out, in);
     if (QTest::currentTestFailed())
         return;
+    const QPointer<Link> out = pair.out, in = pair.in;
     QSignalSpy errors(out.data(), &Link::errorOccurred);
     // Six frames of 10000 bytes fit in 65536; the seventh does not.
     for (int i = 0; i < 6; ++i)
@@ -604,14 +614,11 @@ void tst_Sim::fullQueueFailsTheLink()
 void tst_Sim::pausedReadingHoldsFrames()
 {
     Receiver got;
-    auto server = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
-    auto client = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("wifi")}});
-    QVERIFY(server && client);
-    listenOn(server.get());
-    QPointer<Link> out, in;
-    connectLinks(client.get(), server.get(), out, in);
+    LinkedPair pair;
+    connectPair(pair, profile("ideal"), profile("wifi"));
     if (QTest::currentTestFailed())
         return;
+    const QPointer<Link> out = pair.out, in = pair.in;
     QElapsedTimer clock;
     clock.start();
     got.attach(in, clock);
@@ -640,7 +647,7 @@ void tst_Sim::ioErrorBreaksLinks()
     options.insert(QStringLiteral("link"), QStringLiteral("bluetooth"));
     options.insert(QStringLiteral("bandwidth"), 10000);
     auto a = makeTransport(QStringLiteral("sim"), options);
-    auto b = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
+    auto b = makeTransport(QStringLiteral("sim"), profile("ideal"));
     QVERIFY(a && b);
     QCOMPARE(a->property("faults").toStringList(), QStringList{QStringLiteral("rank 1 io-error at 600ms")});
     listenOn(a.get());
@@ -692,7 +699,7 @@ void tst_Sim::faultsOfOtherRanksAreIgnored()
                             {QStringLiteral("rank"), 0},
                             {QStringLiteral("faults"), QStringList{QStringLiteral("rank 1 io-error at 50ms"),
                                                                    QStringLiteral("rank 2 out-of-range at 0s for 5s")}}});
-    auto b = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
+    auto b = makeTransport(QStringLiteral("sim"), profile("ideal"));
     QVERIFY(a && b);
     QCOMPARE(a->property("rank").toInt(), 0);
     QVERIFY(a->property("faults").toStringList().isEmpty());
@@ -714,7 +721,7 @@ void tst_Sim::outOfRangeDropsConnectsUntilItEnds()
     const qint64 startMs = 500, endMs = 2000;
     auto a = makeTransport(QStringLiteral("sim"),
                            faultOptions(2, QStringLiteral("rank 2 out-of-range at 500ms for 1.5s")));
-    auto b = makeTransport(QStringLiteral("sim"), {{QStringLiteral("link"), QStringLiteral("ideal")}});
+    auto b = makeTransport(QStringLiteral("sim"), profile("ideal"));
     QVERIFY(a && b);
     listenOn(a.get());
     listenOn(b.get());
