@@ -562,7 +562,7 @@ void tst_Sim::closeSendsQueuedFramesFirst()
     Receiver got;
     LinkedPair pair;
     connectPair(pair, profile("ideal"), {{QStringLiteral("latencyMs"), 20},
-                                                        {QStringLiteral("bandwidth"), 200000}});
+                                         {QStringLiteral("bandwidth"), 200000}});
     if (QTest::currentTestFailed())
         return;
     const QPointer<Link> out = pair.out, in = pair.in;
@@ -588,7 +588,7 @@ void tst_Sim::fullQueueFailsTheLink()
 {
     LinkedPair pair;
     connectPair(pair, profile("ideal"), {{QStringLiteral("bandwidth"), 1000},
-                                                        {QStringLiteral("queueLimit"), 65536}});
+                                         {QStringLiteral("queueLimit"), 65536}});
     if (QTest::currentTestFailed())
         return;
     const QPointer<Link> out = pair.out, in = pair.in;
