@@ -7,6 +7,7 @@
 #include <mmpi/wire/frame.h>
 
 #include <QLocalSocket>
+#include <QPointer>
 #include <QTcpSocket>
 #include <QTest>
 #include <QUrl>
@@ -48,6 +49,16 @@ inline std::unique_ptr<Transport> makeTransport(const QString &name, const QVari
     }
     return transport;
 }
+
+// A listening transport, a connecting one, and the link at each end.
+struct LinkPair
+{
+    std::unique_ptr<Transport> server;
+    std::unique_ptr<Transport> client;
+    QString address;
+    QPointer<Link> accepted;
+    QPointer<Link> connecting;
+};
 
 // A plain socket connected to a listen address of either transport, for
 // writing bytes no Link would write. Null if it cannot connect.

@@ -42,16 +42,6 @@ using namespace mmpi::test;
 
 namespace {
 
-// A listening transport, a connecting one, and the link at each end.
-struct LinkPair
-{
-    std::unique_ptr<Transport> server;
-    std::unique_ptr<Transport> client;
-    QString address;
-    QPointer<Link> accepted;
-    QPointer<Link> connecting;
-};
-
 QList<Frame> receivedFrames(const QSignalSpy &spy)
 {
     QList<Frame> frames;

@@ -144,20 +144,11 @@ class tst_Sim : public QObject
     Q_OBJECT
 
 private:
-    // A client and a server sim transport and the link between them.
-    struct LinkedPair
-    {
-        std::unique_ptr<Transport> server;
-        std::unique_ptr<Transport> client;
-        QPointer<Link> out; // the client's end
-        QPointer<Link> in;  // the server's end
-    };
-
     void listenOn(Transport *transport);
     void connectLinks(Transport *from, Transport *to, QPointer<Link> &out, QPointer<Link> &in);
     // Makes both transports and connects the client to the listening server;
     // on failure the test has failed (QTest::currentTestFailed()).
-    void connectPair(LinkedPair &pair, const QVariantMap &server, const QVariantMap &client);
+    void connectPair(LinkPair &pair, const QVariantMap &server, const QVariantMap &client);
     // Connects and waits for the outcome; true if it connected.
     bool tryConnect(Transport *from, const QString &address, Error &error);
     // Connects, and the other end drops the link at once without a frame.
@@ -208,14 +199,16 @@ void tst_Sim::connectLinks(Transport *from, Transport *to, QPointer<Link> &out, 
     QVERIFY(in->peerAddress().startsWith(QStringLiteral("sim://")));
 }
 
-void tst_Sim::connectPair(LinkedPair &pair, const QVariantMap &server, const QVariantMap &client)
+void tst_Sim::connectPair(LinkPair &pair, const QVariantMap &server, const QVariantMap &client)
 {
     pair.server = makeTransport(QStringLiteral("sim"), server);
     pair.client = makeTransport(QStringLiteral("sim"), client);
     QVERIFY(pair.server && pair.client);
     listenOn(pair.server.get());
-    if (!QTest::currentTestFailed())
-        connectLinks(pair.client.get(), pair.server.get(), pair.out, pair.in);
+    if (QTest::currentTestFailed())
+        return;
+    pair.address = pair.server->listenAddress();
+    connectLinks(pair.client.get(), pair.server.get(), pair.connecting, pair.accepted);
 }
 
 bool tst_Sim::tryConnect(Transport *from, const QString &address, Error &error)
@@ -394,11 +387,11 @@ void tst_Sim::discoveryReportsSimAddresses()
 void tst_Sim::transferMatchesBluetoothProfile()
 {
     Receiver got;
-    LinkedPair pair;
+    LinkPair pair;
     connectPair(pair, profile("bluetooth"), profile("bluetooth"));
     if (QTest::currentTestFailed())
         return;
-    const QPointer<Link> out = pair.out, in = pair.in;
+    const QPointer<Link> out = pair.connecting, in = pair.accepted;
     QSignalSpy written(out.data(), &Link::bytesWritten);
 
     constexpr int Frames = 9;
@@ -436,11 +429,11 @@ void tst_Sim::smallFrameTakesTheLatency()
 {
     QElapsedTimer clock;
     Receiver replies;
-    LinkedPair pair;
+    LinkPair pair;
     connectPair(pair, profile("bluetooth"), profile("bluetooth"));
     if (QTest::currentTestFailed())
         return;
-    const QPointer<Link> out = pair.out, in = pair.in;
+    const QPointer<Link> out = pair.connecting, in = pair.accepted;
     connect(in, &Link::frameReceived, in, [echo = in](const Frame &frame) { echo->sendFrame(frame); });
     clock.start();
     replies.attach(out, clock);
@@ -511,11 +504,11 @@ void tst_Sim::framesStayInOrderBothWays()
 {
     Receiver atServer, atClient;
     const QVariantMap fast{{QStringLiteral("latencyMs"), 3}, {QStringLiteral("bandwidth"), 20000000}};
-    LinkedPair pair;
+    LinkPair pair;
     connectPair(pair, fast, fast);
     if (QTest::currentTestFailed())
         return;
-    const QPointer<Link> out = pair.out, in = pair.in;
+    const QPointer<Link> out = pair.connecting, in = pair.accepted;
     QElapsedTimer clock;
     clock.start();
     atServer.attach(in, clock);
@@ -536,11 +529,11 @@ void tst_Sim::framesStayInOrderBothWays()
 void tst_Sim::idealIsUnshaped()
 {
     Receiver got;
-    LinkedPair pair;
+    LinkPair pair;
     connectPair(pair, profile("ideal"), profile("ideal"));
     if (QTest::currentTestFailed())
         return;
-    const QPointer<Link> out = pair.out, in = pair.in;
+    const QPointer<Link> out = pair.connecting, in = pair.accepted;
     QElapsedTimer clock;
     clock.start();
     got.attach(in, clock);
@@ -560,12 +553,12 @@ void tst_Sim::idealIsUnshaped()
 void tst_Sim::closeSendsQueuedFramesFirst()
 {
     Receiver got;
-    LinkedPair pair;
+    LinkPair pair;
     connectPair(pair, profile("ideal"), {{QStringLiteral("latencyMs"), 20},
                                          {QStringLiteral("bandwidth"), 200000}});
     if (QTest::currentTestFailed())
         return;
-    const QPointer<Link> out = pair.out, in = pair.in;
+    const QPointer<Link> out = pair.connecting, in = pair.accepted;
     QElapsedTimer clock;
     clock.start();
     got.attach(in, clock);
@@ -586,12 +579,12 @@ void tst_Sim::closeSendsQueuedFramesFirst()
 
 void tst_Sim::fullQueueFailsTheLink()
 {
-    LinkedPair pair;
+    LinkPair pair;
     connectPair(pair, profile("ideal"), {{QStringLiteral("bandwidth"), 1000},
                                          {QStringLiteral("queueLimit"), 65536}});
     if (QTest::currentTestFailed())
         return;
-    const QPointer<Link> out = pair.out, in = pair.in;
+    const QPointer<Link> out = pair.connecting, in = pair.accepted;
     QSignalSpy errors(out.data(), &Link::errorOccurred);
     // Six frames of 10000 bytes fit in 65536; the seventh does not.
     for (int i = 0; i < 6; ++i)
@@ -614,11 +607,11 @@ void tst_Sim::fullQueueFailsTheLink()
 void tst_Sim::pausedReadingHoldsFrames()
 {
     Receiver got;
-    LinkedPair pair;
+    LinkPair pair;
     connectPair(pair, profile("ideal"), profile("wifi"));
     if (QTest::currentTestFailed())
         return;
-    const QPointer<Link> out = pair.out, in = pair.in;
+    const QPointer<Link> out = pair.connecting, in = pair.accepted;
     QElapsedTimer clock;
     clock.start();
     got.attach(in, clock);
