@@ -12,7 +12,7 @@ printf '#!/bin/sh\nexit 0\n' > "$WORK/btvm/bin/linux-bt.uml"
 cp "$WORK/btvm/bin/linux-bt.uml" "$WORK/btvm/bin/btvirt"
 chmod +x "$WORK/btvm/bin/"*
 
-# The stand-in: attempt k plays word k of $FAKE_RIG for every node.
+# The stand-in: attempt k plays word k of $RIG_PLAYS for every node.
 cat > "$WORK/btvm/run-mesh.py" <<'EOF'
 #!/bin/bash
 while getopts "n:t:o:" opt; do
@@ -21,7 +21,7 @@ done
 count=$out.attempts
 attempt=$(( $(cat "$count" 2>/dev/null || echo 0) + 1 ))
 echo "$attempt" > "$count"
-read -ra plays <<< "$FAKE_RIG"
+read -ra plays <<< "$RIG_PLAYS"
 play=${plays[$((attempt - 1))]}
 rm -rf "${out:?}"/node*
 for i in $(seq 0 $((nodes - 1))); do
@@ -49,7 +49,7 @@ failures=0
 # expect STATUS "PLAYS" [TEXT]: run the rig script on PLAYS (three attempts).
 expect() {
     local want=$1 plays=$2 text=${3:-} got out=$WORK/run$RANDOM
-    FAKE_RIG=$plays BT_RIG_ATTEMPTS=3 "$RIG" "$WORK/btvm" /bin/true "$WORK" "$out" 3 > "$out.log" 2>&1
+    RIG_PLAYS=$plays BT_RIG_ATTEMPTS=3 "$RIG" "$WORK/btvm" /bin/true "$WORK" "$out" 3 > "$out.log" 2>&1
     got=$?
     if [ "$got" = 77 ] && grep -q "missing: apt-get" "$out.log"; then
         echo "SKIP: $(grep -m1 SKIP "$out.log")"; exit 77
