@@ -34,16 +34,20 @@ function(mmpi_vectorize_sources)
     endif()
 endfunction()
 
-# mmpi_add_transport_plugin(<name> SOURCES ... LIBS ...)
-# A transport as a Qt plugin: a module loaded by name at run time, or a static
-# plugin (MMPI_STATIC_PLUGINS) that an app pulls in with Q_IMPORT_PLUGIN.
+# mmpi_add_transport_plugin(<name> [SHARED] CLASS_NAME <factory> SOURCES ... LIBS ...)
+# A transport as a Qt plugin. The standard ones are static plugins linked into
+# every app through MMPI::transports, so an installed app finds them wherever
+# it lives; SHARED makes a module that TransportRegistry finds at run time in
+# its search path (a transport of one's own, docs/transports.md).
 function(mmpi_add_transport_plugin name)
-    cmake_parse_arguments(ARG "" "CLASS_NAME" "SOURCES;LIBS" ${ARGN})
+    cmake_parse_arguments(ARG "SHARED" "CLASS_NAME" "SOURCES;LIBS" ${ARGN})
     set(target mmpi_transport_${name})
-    if(MMPI_STATIC_PLUGINS)
-        qt_add_plugin(${target} STATIC CLASS_NAME ${ARG_CLASS_NAME})
-    else()
+    if(ARG_SHARED)
         qt_add_plugin(${target} SHARED CLASS_NAME ${ARG_CLASS_NAME})
+    else()
+        # Qt makes ${target}_init, whose Q_IMPORT_PLUGIN reaches every
+        # executable that links the plugin.
+        qt_add_plugin(${target} STATIC CLASS_NAME ${ARG_CLASS_NAME} OUTPUT_TARGETS init)
     endif()
     target_sources(${target} PRIVATE ${ARG_SOURCES})
     target_link_libraries(${target} PRIVATE MMPI::transport ${ARG_LIBS})
@@ -51,15 +55,11 @@ function(mmpi_add_transport_plugin name)
     set_target_properties(${target} PROPERTIES
         LIBRARY_OUTPUT_DIRECTORY ${MMPI_PLUGIN_BUILD_DIR}
         EXPORT_NAME transport_${name})
-    set(installed ${target})
-    if(MMPI_STATIC_PLUGINS)
-        # Qt's object library that registers the static plugin goes along.
-        list(APPEND installed ${target}_init)
+    if(NOT ARG_SHARED)
+        install(TARGETS ${target} ${init} EXPORT MMPITargets
+            ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+            OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/mmpi/objects)
     endif()
-    install(TARGETS ${installed} EXPORT MMPITargets
-        LIBRARY DESTINATION ${MMPI_PLUGIN_INSTALL_DIR}
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/mmpi/objects)
 endfunction()
 
 # mmpi_add_test(<name> SOURCES ... LIBS ... LABELS ... [TIMEOUT s])
@@ -74,5 +74,5 @@ function(mmpi_add_test name)
         set(ARG_TIMEOUT 120)
     endif()
     set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
-        ENVIRONMENT "QT_QPA_PLATFORM=offscreen;MMPI_PLUGIN_PATH=${MMPI_PLUGIN_BUILD_DIR}")
+        ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
 endfunction()

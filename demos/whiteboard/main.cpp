@@ -12,11 +12,8 @@
 #include <QQmlApplicationEngine>
 #include <QQmlContext>
 #include <QQuickWindow>
-#include <QtQml/qqmlextensionplugin.h>
 
 #include <cstdio>
-
-Q_IMPORT_QML_PLUGIN(MMPIPlugin)
 
 using namespace mmpi::whiteboard;
 
@@ -46,7 +43,6 @@ int main(int argc, char *argv[])
 
     WhiteboardHost host(*options, mmpi::WorldConfig::isLaunched());
     QQmlApplicationEngine engine;
-    engine.addImportPath(QStringLiteral("qrc:/"));
     engine.rootContext()->setContextProperty(QStringLiteral("host"), &host);
     engine.load(QUrl(QStringLiteral("qrc:/Whiteboard/Main.qml")));
     if (engine.rootObjects().isEmpty()) {

@@ -143,9 +143,13 @@ QStringList TransportRegistry::searchPaths()
     for (const QString &dir : fromEnvironment.split(QDir::listSeparator(), Qt::SkipEmptyParts))
         paths << QDir::cleanPath(dir);
     // applicationDirPath() needs (and warns without) an application object.
-    if (QCoreApplication::instance())
-        paths << QDir::cleanPath(QCoreApplication::applicationDirPath() + QStringLiteral("/../lib/mmpi/plugins"));
-    paths << QDir::cleanPath(QStringLiteral(MMPI_PLUGIN_INSTALL_PATH));
+    // The build tree keeps its plugins in lib/; an install may use another
+    // library directory (lib/x86_64-linux-gnu).
+    if (QCoreApplication::instance()) {
+        const QString bin = QCoreApplication::applicationDirPath();
+        paths << QDir::cleanPath(bin + QStringLiteral("/../lib/mmpi/plugins"));
+        paths << QDir::cleanPath(bin + QStringLiteral("/" MMPI_PLUGINS_FROM_BIN));
+    }
     paths.removeDuplicates();
     return paths;
 }

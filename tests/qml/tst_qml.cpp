@@ -1,14 +1,11 @@
 // QuickTest runner of the MMPI QML module's tests (tst_*.qml here): the
-// module is linked in statically; `pixels` compares what a canvas shows
+// module is linked in (MMPI::qml), as in an app; `pixels` compares what a canvas shows
 // with plain-QPainter references.
 #include "pixelhelper.h"
 
 #include <QQmlContext>
 #include <QQmlEngine>
-#include <QtQml/qqmlextensionplugin.h>
 #include <QtQuickTest/quicktest.h>
-
-Q_IMPORT_QML_PLUGIN(MMPIPlugin)
 
 class Setup : public QObject
 {
@@ -16,7 +13,6 @@ class Setup : public QObject
 public Q_SLOTS:
     void qmlEngineAvailable(QQmlEngine *engine)
     {
-        engine->addImportPath(QStringLiteral("qrc:/"));
         engine->rootContext()->setContextProperty(QStringLiteral("pixels"), new PixelHelper(engine));
     }
 };

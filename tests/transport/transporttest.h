@@ -15,12 +15,6 @@
 
 #include <memory>
 
-#ifdef MMPI_TEST_STATIC_PLUGINS
-#include <QtPlugin>
-Q_IMPORT_PLUGIN(LocalTransportFactory)
-Q_IMPORT_PLUGIN(TcpTransportFactory)
-#endif
-
 namespace mmpi::test {
 
 // Bound for every wait: generous, since two cores are shared with other jobs.

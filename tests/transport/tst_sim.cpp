@@ -24,10 +24,6 @@
 #include <csignal>
 #include <cstdio>
 
-#ifdef MMPI_TEST_STATIC_PLUGINS
-Q_IMPORT_PLUGIN(SimTransportFactory)
-#endif
-
 using namespace mmpi;
 using namespace mmpi::test;
 

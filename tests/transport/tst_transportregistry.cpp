@@ -1,6 +1,7 @@
-// TransportRegistry with the real plugins: they are listed by the names in
-// their metadata, created by name, and a wrong name or option is an error that
-// tells the user what would have been right.
+// TransportRegistry with the real plugins: the standard ones linked in, and a
+// shared one found at run time. They are listed by the names in their
+// metadata, created by name, and a wrong name or option is an error that tells
+// the user what would have been right.
 #include "transporttest.h"
 
 #include <mmpi/transport/listenport.h>
@@ -20,6 +21,8 @@ class tst_TransportRegistry : public QObject
 private Q_SLOTS:
     void cleanup();
     void listsTheBuiltPlugins();
+    void standardTransportsNeedNoSearchPath();
+    void findsASharedPluginInTheSearchPath();
     void searchPathsStartWithTheEnvironment();
     void createsEachTransportByName_data();
     void createsEachTransportByName();
@@ -50,6 +53,43 @@ void tst_TransportRegistry::listsTheBuiltPlugins()
     sorted.sort();
     QCOMPARE(names, sorted);
     QCOMPARE(names.size(), QSet<QString>(names.begin(), names.end()).size());
+}
+
+void tst_TransportRegistry::standardTransportsNeedNoSearchPath()
+{
+    // Nothing to find in the only directory named, and none beside the test.
+    QTemporaryDir empty;
+    qputenv("MMPI_PLUGIN_PATH", empty.path().toLocal8Bit());
+    const QStringList expected{QStringLiteral("bluetooth"), QStringLiteral("local"), QStringLiteral("sim"),
+                               QStringLiteral("tcp")};
+    const QStringList names = TransportRegistry::availableTransports();
+    for (const QString &name : expected)
+        QVERIFY2(names.contains(name), qPrintable(names.join(u',')));
+    QVERIFY2(!names.contains(QStringLiteral("shared-test")), qPrintable(names.join(u',')));
+    // sim makes its links through the registry too.
+    QObject owner;
+    for (const QString &name : {QStringLiteral("local"), QStringLiteral("sim"), QStringLiteral("tcp")}) {
+        auto created = TransportRegistry::create(name, &owner);
+        QVERIFY2(created, why(created).constData());
+        QCOMPARE((*created)->name(), name);
+    }
+}
+
+void tst_TransportRegistry::findsASharedPluginInTheSearchPath()
+{
+    qputenv("MMPI_PLUGIN_PATH", QByteArrayLiteral(MMPI_SHARED_PLUGIN_DIR));
+    QVERIFY2(TransportRegistry::availableTransports().contains(QStringLiteral("shared-test")),
+             qPrintable(TransportRegistry::availableTransports().join(u',')));
+    QObject owner;
+    auto created = TransportRegistry::create(QStringLiteral("shared-test"), &owner);
+    QVERIFY2(created, why(created).constData());
+    QCOMPARE((*created)->name(), QStringLiteral("shared-test"));
+    // It is the plugin's own code that answers.
+    auto link = (*created)->connectTo(QStringLiteral("nowhere"));
+    QVERIFY(!link);
+    QCOMPARE(link.error().code, ErrorCode::BadAddress);
+    QVERIFY2(link.error().message.contains(QStringLiteral("shared-test transport cannot reach 'nowhere'")),
+             qPrintable(link.error().message));
 }
 
 void tst_TransportRegistry::searchPathsStartWithTheEnvironment()
@@ -112,11 +152,12 @@ void tst_TransportRegistry::junkInASearchDirectoryIsSkipped()
     QFile text(junk.path() + QStringLiteral("/README"));
     QVERIFY(text.open(QIODevice::WriteOnly));
     text.close();
-    qputenv("MMPI_PLUGIN_PATH", junk.path().toLocal8Bit() + ':' + m_savedPath);
+    qputenv("MMPI_PLUGIN_PATH", junk.path().toLocal8Bit() + ':' + MMPI_SHARED_PLUGIN_DIR);
 
     const QStringList names = TransportRegistry::availableTransports();
     QVERIFY(names.contains(QStringLiteral("local")));
     QVERIFY(names.contains(QStringLiteral("tcp")));
+    QVERIFY(names.contains(QStringLiteral("shared-test")));
     auto created = TransportRegistry::create(QStringLiteral("tcp"));
     QVERIFY2(created, why(created).constData());
     delete *created;

@@ -4,8 +4,10 @@
 
 #include <mmpi/core/logging.h>
 #include <mmpi/transport/listenport.h>
+#include <mmpi/transport/transportregistry.h>
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QHostAddress>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -118,6 +120,9 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     // Options meant for another job's transport must not leak into this one.
     env.m_common.remove(u"MMPI_TRANSPORT_OPTIONS"_s);
     env.m_common.remove(u"MMPI_LISTEN_ADDRESS"_s);
+    // A node looks beside itself for shared transport plugins; an app built
+    // elsewhere finds this prefix's through mmpirun (the user's path first).
+    env.m_common.insert(u"MMPI_PLUGIN_PATH"_s, TransportRegistry::searchPaths().join(QDir::listSeparator()));
     const QList<int> allowed = allowedCpus();
     exportSharedCpus(options.transport, allowed, env.m_common);
     env.m_cpus = planBinding(options.binding, options.nodes, allowed);

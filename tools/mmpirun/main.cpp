@@ -7,13 +7,6 @@
 
 #include <cstdio>
 
-#ifdef MMPIRUN_STATIC_PLUGINS
-#include <QtPlugin>
-// The sim plugin checks --link and --fault, and runs over the local one.
-Q_IMPORT_PLUGIN(LocalTransportFactory)
-Q_IMPORT_PLUGIN(SimTransportFactory)
-#endif
-
 using namespace mmpi::tools;
 
 namespace {

@@ -1,7 +1,7 @@
-// Finds transport plugins by name: static plugins linked into the app first,
-// then shared plugins in MMPI_PLUGIN_PATH, <app dir>/../lib/mmpi/plugins and
-// the install prefix. Asking for an unknown name is an error that lists the
-// available transports.
+// Finds transport plugins by name: static plugins linked into the app first
+// (the standard transports, through MMPI::transports), then shared plugins in
+// MMPI_PLUGIN_PATH and beside the app (<app dir>/../lib/mmpi/plugins). Asking
+// for an unknown name is an error that lists the available transports.
 #pragma once
 
 #include <mmpi/core/result.h>
