@@ -7,7 +7,7 @@
 // the payload back) and decode again to an equal record.
 //
 // Input layout: byte 0 builds the frame around the rest (the payload): bits
-// 0-3 the tag (types are 1..9), bit 4 a Data frame instead of Control, bit 5
+// 0-3 the tag (types are 1..10), bit 4 a Data frame instead of Control, bit 5
 // the tag made negative, bit 6 the payload padded with zeros to exactly
 // MaxControlPayload, bit 7 to one byte more.
 #include "controlmessage.h" // src/world
@@ -107,7 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const auto type = controlType(frame);
     const qint32 tag = frame.header.tag;
-    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= 9
+    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= 10
         && frame.payload.size() <= MaxControlPayload;
     check(type.hasValue() == valid, "controlType misjudges kind, tag or size");
     if (type)
@@ -124,5 +124,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     checkDecode<Start>(frame, type);
     checkDecode<Abort>(frame, type);
     checkDecode<Resume>(frame, type);
+    checkDecode<KeyMismatch>(frame, type);
     return 0;
 }

@@ -54,6 +54,7 @@ int main(int argc, char **argv)
         && writeSeed(dir, QStringLiteral("meshready.bin"), MeshReady{})
         && writeSeed(dir, QStringLiteral("start.bin"), Start{})
         && writeSeed(dir, QStringLiteral("abort.bin"), Abort{QString(1024, u'x')})
-        && writeSeed(dir, QStringLiteral("resume.bin"), Resume{0xFFFFFFFFFFFFFFFFull});
+        && writeSeed(dir, QStringLiteral("resume.bin"), Resume{0xFFFFFFFFFFFFFFFFull})
+        && writeSeed(dir, QStringLiteral("keymismatch.bin"), KeyMismatch{});
     return fuzz::corpusStatus(ok, dir);
 }

@@ -30,6 +30,7 @@ void write(QDataStream &s, const Abort &m) { s << m.reason; }
 void write(QDataStream &s, const Resume &m) { s << m.received; }
 void write(QDataStream &, const MeshReady &) {}
 void write(QDataStream &, const Start &) {}
+void write(QDataStream &, const KeyMismatch &) {}
 void write(QDataStream &s, const RankTable &m)
 {
     s << quint32(m.entries.size());
@@ -52,6 +53,7 @@ void read(QDataStream &s, Abort &m) { s >> m.reason; }
 void read(QDataStream &s, Resume &m) { s >> m.received; }
 void read(QDataStream &, MeshReady &) {}
 void read(QDataStream &, Start &) {}
+void read(QDataStream &, KeyMismatch &) {}
 void read(QDataStream &s, RankTable &m)
 {
     quint32 count = 0;
@@ -107,6 +109,7 @@ Result<void> check(const Abort &m)
 Result<void> check(const MeshReady &) { return success(); }
 Result<void> check(const Resume &) { return success(); }
 Result<void> check(const Start &) { return success(); }
+Result<void> check(const KeyMismatch &) { return success(); }
 Result<void> check(const RankTable &m)
 {
     if (m.entries.isEmpty())
@@ -125,7 +128,7 @@ Result<ControlType> controlType(const Frame &frame)
 {
     const qint32 tag = frame.header.tag;
     if (frame.header.kind != FrameKind::Control || tag < qint32(ControlType::Challenge)
-        || tag > qint32(ControlType::Resume))
+        || tag > qint32(ControlType::KeyMismatch))
         return violation(QStringLiteral("not a control frame (kind %1, tag %2)")
                              .arg(int(frame.header.kind))
                              .arg(tag));
@@ -181,6 +184,7 @@ MMPI_CONTROL_MESSAGE(MeshReady)
 MMPI_CONTROL_MESSAGE(Start)
 MMPI_CONTROL_MESSAGE(Abort)
 MMPI_CONTROL_MESSAGE(Resume)
+MMPI_CONTROL_MESSAGE(KeyMismatch)
 #undef MMPI_CONTROL_MESSAGE
 
 } // namespace mmpi::detail

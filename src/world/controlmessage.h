@@ -22,6 +22,7 @@ enum class ControlType : qint32 {
     Start = 7,     // root -> node: the world is formed
     Abort = 8,     // root -> node: formation failed, with the reason
     Resume = 9,    // either way, first on a reconnected link: what I received
+    KeyMismatch = 10, // acceptor -> connector: your key proof does not match my key; then close
 };
 
 // Resume: a formed world's link to a peer, made again after it broke.
@@ -78,6 +79,16 @@ struct Refuse
 {
     static constexpr ControlType type = ControlType::Refuse;
     QString reason;
+};
+
+// A Refuse that says why in a way the connector can act on: the two ends
+// hold different world keys. It carries nothing, in particular no proof of
+// the acceptor's key: a MAC over known nonces, given to a peer that has not
+// proven the key, would let it test guesses of a passphrase-derived key
+// offline.
+struct KeyMismatch
+{
+    static constexpr ControlType type = ControlType::KeyMismatch;
 };
 
 struct RankEntry

@@ -312,6 +312,7 @@ void Engine::connectToRoot()
 void Engine::handleRootHandshakeFailed(const Error &error)
 {
     m_lastRootError = error.message;
+    noteKeyMismatch(error);
     // A replacement is refused until the root has given the old node up.
     if (!isTransient(error) && !m_rejoining)
         return fail(error);
@@ -460,6 +461,7 @@ void Engine::dialMember(int rank)
     connect(handshake, &Handshake::failed, this, [this, rank](Link *l, const Error &e) {
         if (l)
             l->deleteLater();
+        noteKeyMismatch(e);
         if (m_rejoining) {
             m_lastRejoinError = e.message;
             qCDebug(lcWorld).noquote() << "rank" << rank << "did not admit this node yet:" << e.message;
@@ -908,7 +910,16 @@ void Engine::handleRefused(Link *link, const Error &error)
     qCWarning(lcWorld).noquote() << "refused" << peer << ":" << error.message;
     if (link)
         link->deleteLater();
+    noteKeyMismatch(error);
     Q_EMIT peerRefused(peer, error);
+}
+
+void Engine::noteKeyMismatch(const Error &error)
+{
+    if (error.code != ErrorCode::WorldKeyMismatch || m_state != World::State::Forming)
+        return;
+    ++m_keyMismatches;
+    m_keyMismatch = error;
 }
 
 void Engine::retryLater(int &attempt, std::function<void()> action)
@@ -935,10 +946,19 @@ void Engine::handleDeadline()
         m_deadline.start(RootAbortGrace);
         return;
     }
-    fail({ErrorCode::FormationTimeout,
-          QStringLiteral("formation timed out after %1 ms: %2")
-              .arg(m_config.formationTimeout.count())
-              .arg(describeMissing())});
+    const QString timedOut = QStringLiteral("formation timed out after %1 ms: %2")
+                                 .arg(m_config.formationTimeout.count())
+                                 .arg(describeMissing());
+    // Links refused for another key are the likely reason the others are
+    // missing: a root given the wrong key would otherwise say no more than
+    // that nobody joined.
+    if (m_keyMismatches > 0)
+        return fail({ErrorCode::WorldKeyMismatch,
+                     QStringLiteral("%1 (%2 link(s) refused so); %3")
+                         .arg(m_keyMismatch.message)
+                         .arg(m_keyMismatches)
+                         .arg(timedOut)});
+    fail({ErrorCode::FormationTimeout, timedOut});
 }
 
 QString Engine::describeMissing() const
@@ -963,7 +983,10 @@ QString Engine::describeMissing() const
         return QStringLiteral("rank(s) %1 did not complete their links to every node").arg(rankList(notReady));
     }
     if (m_peers.isEmpty() || m_contact == m_rank || !m_peers.at(m_contact).link)
-        return discovered ? QStringLiteral("no root of world '%1' contacted this node").arg(m_config.worldName)
+        return discovered ? (m_keyMismatches > 0
+                                 ? QStringLiteral("no root of world '%1' with this node's world key contacted it")
+                                 : QStringLiteral("no root of world '%1' contacted this node"))
+                                .arg(m_config.worldName)
                           : QStringLiteral("could not join the %1 at %2 (%3)")
                                 .arg(m_rejoining ? QStringLiteral("member") : QStringLiteral("root"),
                                      m_config.rootAddress,

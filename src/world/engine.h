@@ -201,6 +201,8 @@ private:
     void handleHeartbeatCheck();
     void startFailureDetector();
     void handleRefused(Link *link, const Error &error);
+    // Keeps a handshake's WorldKeyMismatch for the formation's own error.
+    void noteKeyMismatch(const Error &error);
     void detachLink(Peer &peer);
     // Detach the peer's link, close it and delete it later, reporting nothing.
     void discardLink(Peer &peer);
@@ -252,6 +254,11 @@ private:
     int m_rootAttempts = 0;
     QString m_lastRejoinError;
     bool m_deadlineGraceUsed = false;
+    // Links refused while forming because the other end holds another world
+    // key, and the last such refusal: a formation that then runs out of time
+    // fails with WorldKeyMismatch, saying so, instead of only naming who is missing.
+    int m_keyMismatches = 0;
+    Error m_keyMismatch;
     QHash<int, int> m_meshAttempts;
     // frames that arrive between a peer's Start and ours
     QList<Frame> m_earlyFrames;

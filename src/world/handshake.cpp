@@ -113,6 +113,10 @@ void Handshake::handleFrame(const Frame &frame)
         if (!m_accepting && !m_connectorNonce.isEmpty())
             return handleAccept(frame);
         break;
+    case ControlType::KeyMismatch:
+        if (!m_accepting && !m_connectorNonce.isEmpty())
+            return handleKeyMismatch(frame);
+        break;
     case ControlType::Refuse:
         return handleRefuse(frame);
     default:
@@ -158,10 +162,13 @@ void Handshake::handleResponse(const Frame &frame)
                              response->listenAddress};
     const QByteArray expected = keyProof(m_self.key, ConnectorRole, m_self.worldName,
                                          m_acceptorNonce, m_connectorNonce, claim);
+    // A well-formed proof that does not match was made with another key:
+    // both ends report that, the connector once the KeyMismatch reaches it.
     if (!equalConstantTime(expected, response->mac))
-        return refuse({ErrorCode::AuthenticationFailed,
-                       QStringLiteral("node %1 at %2 failed to prove the world key")
-                           .arg(claim.nodeId, m_link->peerAddress())});
+        return refuseKeyMismatch({ErrorCode::WorldKeyMismatch,
+                                  QStringLiteral("the world keys differ: the key proof of node %1 at %2 does not "
+                                                 "match this node's world key")
+                                      .arg(claim.nodeId, m_link->peerAddress())});
     if (m_admit) {
         if (auto admitted = m_admit(claim); !admitted)
             return refuse(admitted.error());
@@ -191,6 +198,16 @@ void Handshake::handleAccept(const Frame &frame)
     succeed(claim);
 }
 
+void Handshake::handleKeyMismatch(const Frame &frame)
+{
+    if (const auto mismatch = decodeControl<KeyMismatch>(frame); !mismatch)
+        return fail(mismatch.error());
+    fail({ErrorCode::WorldKeyMismatch,
+          QStringLiteral("the world keys differ: node %1 at %2 found that this node's key proof does not match "
+                         "its world key")
+              .arg(m_peer.nodeId, m_link->peerAddress())});
+}
+
 void Handshake::handleRefuse(const Frame &frame)
 {
     const auto refusal = decodeControl<Refuse>(frame);
@@ -215,6 +232,13 @@ void Handshake::refuse(const Error &error)
 {
     if (m_link && m_link->state() == Link::State::Connected)
         m_link->sendFrame(encodeControl(Refuse{error.message}));
+    fail(error);
+}
+
+void Handshake::refuseKeyMismatch(const Error &error)
+{
+    if (m_link && m_link->state() == Link::State::Connected)
+        m_link->sendFrame(encodeControl(KeyMismatch{}));
     fail(error);
 }
 

@@ -1,7 +1,10 @@
 // Handshake: the world-key challenge-response on one fresh link, before the
-// link may carry anything else (brief §4.7). Each side proves it holds the key
-// with an HMAC over both nonces and the identity it claims; the key never
-// travels. One object per link; it deletes itself when done.
+// link may carry anything else. Each side proves it holds the key with an
+// HMAC over both nonces and the identity it claims; the key never travels.
+// A connector whose proof does not match the acceptor's key is told so with a
+// KeyMismatch, and both ends fail the link with WorldKeyMismatch: a wrong key
+// on either side reads as what it is wherever it is reported. One object per
+// link; it deletes itself when done.
 #pragma once
 
 #include "controlmessage.h"
@@ -62,9 +65,12 @@ private:
     void handleChallenge(const Frame &frame);
     void handleResponse(const Frame &frame);
     void handleAccept(const Frame &frame);
+    void handleKeyMismatch(const Frame &frame);
     void handleRefuse(const Frame &frame);
     void sendChallenge();
     void refuse(const Error &error);
+    // Tells the connector its proof does not match this node's key, then fails with `error`.
+    void refuseKeyMismatch(const Error &error);
     void fail(const Error &error);
     void succeed(const PeerIdentity &peer);
     void finish();

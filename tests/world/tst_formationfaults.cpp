@@ -1,5 +1,6 @@
-// Formation under bad conditions: a node with the wrong key, a node that never
-// starts, garbage and half frames on listening ports, a node that vanishes.
+// Formation under bad conditions: a node with the wrong key, a root with the
+// wrong key, a node that never starts, garbage and half frames on listening
+// ports, a node that vanishes.
 #include "worldharness.h"
 
 #include <mmpi/wire/frame.h>
@@ -75,6 +76,8 @@ private Q_SLOTS:
     void wrongKeyRefusedLaunched();
     void wrongKeyRefusedDiscovered_data() { transports_data(); }
     void wrongKeyRefusedDiscovered();
+    void rootWithAnotherKeyFailsEverywhere_data();
+    void rootWithAnotherKeyFailsEverywhere();
     void missingNodeNamedAtDeadline_data() { transports_data(); }
     void missingNodeNamedAtDeadline();
     void discoveredFormsWithMinimumSize_data() { transports_data(); }
@@ -104,12 +107,14 @@ void TestFormationFaults::wrongKeyRefusedLaunched()
     World *intruder = harness.start(bad);
     QTRY_COMPARE_WITH_TIMEOUT(intruder->state(), World::State::Failed, 20000);
 
-    // Then the intruder is refused with a reason, and the real rank 1 still joins
-    QCOMPARE(intruder->error().code, ErrorCode::AuthenticationFailed);
+    // Then both ends say the keys differ, and the real rank 1 still joins
+    QCOMPARE(intruder->error().code, ErrorCode::WorldKeyMismatch);
+    QVERIFY2(intruder->errorString().contains(QLatin1String("the world keys differ")),
+             qPrintable(intruder->errorString()));
     QVERIFY(refused.size() >= 1);
     const Error reason = refused.at(0).at(1).value<Error>();
-    QCOMPARE(reason.code, ErrorCode::AuthenticationFailed);
-    QVERIFY2(reason.message.contains(QLatin1String("world key")), qPrintable(reason.message));
+    QCOMPARE(reason.code, ErrorCode::WorldKeyMismatch);
+    QVERIFY2(reason.message.contains(QLatin1String("the world keys differ")), qPrintable(reason.message));
     World *good = harness.start(harness.config(1, 2));
     QTRY_VERIFY_WITH_TIMEOUT(formedOrFailed({root, good}), 20000);
     QCOMPARE(root->state(), World::State::Formed);
@@ -139,12 +144,69 @@ void TestFormationFaults::wrongKeyRefusedDiscovered()
         QVERIFY2(w->state() == World::State::Formed, qPrintable(w->errorString()));
     QCOMPARE(root->size(), 3);
     const Error reason = refused.at(0).at(1).value<Error>();
-    QCOMPARE(reason.code, ErrorCode::AuthenticationFailed);
-    QVERIFY2(reason.message.contains(QLatin1String("world key")), qPrintable(reason.message));
+    QCOMPARE(reason.code, ErrorCode::WorldKeyMismatch);
+    QVERIFY2(reason.message.contains(QLatin1String("the world keys differ")), qPrintable(reason.message));
     QTRY_COMPARE_WITH_TIMEOUT(intruder->state(), World::State::Failed, 10000);
+    QCOMPARE(intruder->error().code, ErrorCode::WorldKeyMismatch);
     QVERIFY(!root->nodes().contains(NodeInfo{}));
     for (const NodeInfo &node : root->nodes())
         QVERIFY(node.nodeId != intruder->nodeId());
+}
+
+void TestFormationFaults::rootWithAnotherKeyFailsEverywhere_data()
+{
+    QTest::addColumn<QString>("transport");
+    QTest::addColumn<bool>("discovered");
+    for (const char *transport : {"local", "tcp"}) {
+        QTest::addRow("%s-launched", transport) << QString::fromLatin1(transport) << false;
+        QTest::addRow("%s-discovered", transport) << QString::fromLatin1(transport) << true;
+    }
+}
+
+void TestFormationFaults::rootWithAnotherKeyFailsEverywhere()
+{
+    QFETCH(QString, transport);
+    QFETCH(bool, discovered);
+    // Given two nodes that share one key and a root that was given another
+    WorldHarness harness(transport, discovered ? WorldConfig::Mode::Discovered : WorldConfig::Mode::Launched);
+    const QByteArray rootKey = "the root's key";
+    const QByteArray nodesKey = "the nodes' key";
+    std::vector<World *> worlds;
+    std::vector<std::unique_ptr<QSignalSpy>> refused;
+    for (int index : {1, 2, 0}) {
+        WorldConfig config = harness.config(index, 3);
+        config.worldKey = index == 0 ? rootKey : nodesKey;
+        // Refusals take milliseconds; the deadline is what ends the root's wait.
+        config.formationTimeout = std::chrono::seconds(6);
+        config.discoveryTimeout = std::chrono::seconds(3);
+        worlds.push_back(harness.start(config));
+        refused.push_back(std::make_unique<QSignalSpy>(worlds.back(), &World::peerRefused));
+    }
+    World *root = worlds.back();
+    QTRY_VERIFY_WITH_TIMEOUT(formedOrFailed(worlds), 30000);
+
+    // Then every node, the root too, fails saying the keys differ, with the typed code
+    for (World *w : worlds) {
+        QVERIFY2(w->state() == World::State::Failed, qPrintable(w->errorString()));
+        QVERIFY2(w->error().code == ErrorCode::WorldKeyMismatch, qPrintable(w->error().toString()));
+        QVERIFY2(w->errorString().contains(QLatin1String("the world keys differ")), qPrintable(w->errorString()));
+    }
+    // And the root reported each node as it refused it, with that code
+    QCOMPARE(refused.back()->size(), 2);
+    for (const QList<QVariant> &refusal : std::as_const(*refused.back()))
+        QCOMPARE(refusal.at(1).value<Error>().code, ErrorCode::WorldKeyMismatch);
+    // (a discovered node refuses the root that contacts it; a launched one
+    // hears the root refuse it and fails at once)
+    for (size_t i = 0; i + 1 < worlds.size(); ++i)
+        QCOMPARE(refused.at(i)->size(), discovered ? 1 : 0);
+    QVERIFY2(root->errorString().contains(QLatin1String("2 link(s) refused so")), qPrintable(root->errorString()));
+    // And no message gives either key away
+    for (World *w : worlds) {
+        for (const QByteArray &key : {rootKey, nodesKey}) {
+            QVERIFY(!w->errorString().contains(QString::fromLatin1(key)));
+            QVERIFY(!w->errorString().contains(QString::fromLatin1(key.toHex())));
+        }
+    }
 }
 
 void TestFormationFaults::missingNodeNamedAtDeadline()

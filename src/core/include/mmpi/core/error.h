@@ -37,6 +37,9 @@ enum class ErrorCode {
     // world
     BadConfiguration,
     AuthenticationFailed,
+    // The two ends of a link hold different world keys: one's key proof does
+    // not match the other's key (a node or the root was given the wrong key).
+    WorldKeyMismatch,
     ProtocolViolation,
     FormationTimeout,
     NotFormed,

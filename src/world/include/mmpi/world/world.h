@@ -233,7 +233,10 @@ Q_SIGNALS:
     void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
     void formed();
     void errorOccurred(const mmpi::Error &error);
-    // A peer was refused (wrong key, bad claim, malformed input).
+    // A peer was refused: WorldKeyMismatch when it holds another world key
+    // than this node (either one may be the wrong one: a formation that
+    // then runs out of time fails with WorldKeyMismatch too), otherwise a bad
+    // claim or malformed input (AuthenticationFailed, ProtocolViolation).
     void peerRefused(const QString &peer, const mmpi::Error &reason);
     // A Data frame for this node (when no MessageSink is set).
     void frameReceived(const mmpi::Frame &frame);
