@@ -35,8 +35,11 @@ int writeSummary(const Options &o, const QImage &image, double seconds, double w
         std::fprintf(stderr, "mmpi-mandelbrot: cannot write %s\n", qPrintable(o.out));
         return 1;
     }
+    // Summed band compute time over wall time is how many bands were being
+    // computed at once on average, not a speedup: nodes that share cores
+    // each count their time-sliced share in full.
     std::printf("rendered %dx%d (%d iterations) in %.2f s on %d node(s)%s\n"
-                "work %.2f s / wall %.2f s = speedup %.2fx\nwrote %s\n",
+                "work %.2f s / wall %.2f s = %.1f bands in flight on average\nwrote %s\n",
                 o.view.width, o.view.height, o.view.maxIterations, seconds, nodes,
                 perNode.isEmpty() ? "" : qPrintable(QStringLiteral("; bands per node: ") + perNode), workSeconds,
                 seconds, seconds > 0 ? workSeconds / seconds : 0.0, qPrintable(o.out));

@@ -33,7 +33,7 @@ void placeBand(QImage &image, int firstRow, const QByteArray &pixels, QRgb tint)
 int bandCount(const View &view, int bandRows);
 int rowsOf(const View &view, int bandRows, int band);
 // A band's work-pool result: the nanoseconds it took (big-endian i64, for
-// the speedup), then its pixels.
+// the summary's bands in flight), then its pixels.
 QByteArray timedBand(const View &view, int bandRows, int band);
 // The colour a node's bands are tinted with.
 QRgb tintOf(int node);

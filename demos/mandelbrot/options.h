@@ -56,8 +56,9 @@ private:
 // The headless shared render (--share or --canvas-out) and the GUI (--gui).
 int runShared(const Options &options);
 int runGui(const Options &options);
-// Writes the root's PNG and prints the summary (time, bands per node,
-// speedup); 1 if the PNG cannot be written.
+// Writes the root's PNG and prints the summary (time, bands per node, and
+// the bands in flight on average: summed band compute time over wall time);
+// 1 if the PNG cannot be written.
 int writeSummary(const Options &options, const QImage &image, double seconds, double workSeconds,
                  const QString &perNode, int nodes);
 
