@@ -1,13 +1,19 @@
 #include <mmpi/ft/checkpointstore.h>
 
 #include <mmpi/core/logging.h>
+#include <mmpi/world/world.h>
 
+#include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLockFile>
+#include <QMetaEnum>
 #include <QRegularExpression>
 #include <QStandardPaths>
+#include <QSysInfo>
+#include <QUrl>
 #include <QtEndian>
 
 #include <algorithm>
@@ -29,6 +35,11 @@ constexpr qsizetype HashOffset = 28;
 constexpr qsizetype HeaderSize = HashOffset + 32;
 const QString Suffix = QStringLiteral(".mmpi-ckpt");
 const QString TempSuffix = QStringLiteral(".tmp");
+const QString LockName = QStringLiteral(".lock");
+// A world name longer than this (encoded) is cut and a hash of the whole
+// added: file names end at 255 bytes, and two long names that share their
+// start must still get two directories.
+constexpr qsizetype MaxWorldPart = 120;
 
 Error failure(const QString &what, int error)
 {
@@ -117,18 +128,141 @@ QList<quint64> epochsWith(const QString &directory, const QString &suffix)
     return epochs;
 }
 
+QString checkpointsRoot()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/checkpoints");
+}
+
+// `worldName` as one directory name: a world's name is the app's or the
+// launcher's choice (mmpirun-<pid> by default) and may hold '/' or be "..".
+QString worldDirectoryName(const QString &worldName)
+{
+    QString part = QString::fromLatin1(QUrl::toPercentEncoding(worldName));
+    if (part == u"." || part == u"..")
+        part.replace(u'.', QStringLiteral("%2E"));
+    if (part.size() > MaxWorldPart) {
+        const QByteArray hash = QCryptographicHash::hash(worldName.toUtf8(), QCryptographicHash::Blake2b_256);
+        part = part.first(MaxWorldPart - 33) + u'-' + QString::fromLatin1(hash.toHex().first(32));
+    }
+    return part;
+}
+
+// The node's world rank as the store's directory takes it (see the header),
+// or NoRank with the reason.
+int rankFor(const World &world, QString *why)
+{
+    if (world.rank() != NoRank)
+        return world.rank();
+    // Only while forming is config() what form() was given (before form(),
+    // or after a refused configuration, it is the default one).
+    if (world.state() == World::State::Forming && world.config().rank != NoRank)
+        return world.config().rank;
+    if (why)
+        *why = world.state() == World::State::Idle
+                   ? QStringLiteral("the world is not formed yet (form() was not called), so this node has no rank")
+                   : QStringLiteral("the world has not given this node a rank (state %1)")
+                         .arg(QString::fromLatin1(QMetaEnum::fromType<World::State>().valueToKey(int(world.state()))));
+    return NoRank;
+}
+
+Error noDirectory(const QString &why)
+{
+    return {ErrorCode::CheckpointFailed, QStringLiteral("the store has no directory: %1").arg(why)};
+}
+
 } // namespace
+
+CheckpointStore::CheckpointStore(const World &world, const QString &name, QObject *parent)
+    : QObject(parent)
+{
+    QString why;
+    m_directory = defaultDirectory(world, name, &why);
+    if (m_directory.isEmpty())
+        m_noDirectory = why + QStringLiteral(": make the store once it has one, or call setDirectory()");
+}
 
 CheckpointStore::CheckpointStore(const QString &name, QObject *parent)
     : QObject(parent)
-    , m_directory(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/checkpoints/")
-                  + name)
+    , m_directory(defaultDirectory(name))
 {
+}
+
+// Out of line: the lock file's type is complete only here.
+CheckpointStore::~CheckpointStore() = default;
+
+QString CheckpointStore::defaultDirectory(const QString &name)
+{
+    return checkpointsRoot() + u'/' + name;
+}
+
+QString CheckpointStore::defaultDirectory(const World &world, const QString &name, QString *why)
+{
+    const int rank = rankFor(world, why);
+    if (rank == NoRank)
+        return {};
+    // One arg() call: the world's part may hold '%', which a later one would take for its own.
+    return QStringLiteral("%1/%2/rank-%3/%4")
+        .arg(checkpointsRoot(), worldDirectoryName(world.config().worldName), QString::number(rank), name);
 }
 
 void CheckpointStore::setDirectory(const QString &directory)
 {
+    if (m_lock && QDir::cleanPath(directory) == QDir::cleanPath(m_directory))
+        return; // the same place: keep the lock rather than let another store in between
+    m_lock.reset();
     m_directory = directory;
+    m_noDirectory = directory.isEmpty() ? QStringLiteral("setDirectory() was given an empty path") : QString();
+}
+
+Result<void> CheckpointStore::lockDirectory()
+{
+    if (m_lock)
+        return success();
+    if (m_directory.isEmpty())
+        return noDirectory(m_noDirectory);
+    if (!QDir().mkpath(m_directory))
+        return Error(ErrorCode::CheckpointFailed, QStringLiteral("cannot create the directory %1").arg(m_directory));
+    const QString path = m_directory + u'/' + LockName;
+    auto lock = std::make_unique<QLockFile>(path);
+    // The lock lives as long as the store, hours perhaps: an age limit would
+    // call a live holder's lock stale. Only a holder that is gone (no such
+    // process on this host) makes it stale, which QLockFile checks itself.
+    lock->setStaleLockTime(0);
+    if (lock->tryLock(0)) {
+        m_lock = std::move(lock);
+        return success();
+    }
+    switch (lock->error()) {
+    case QLockFile::LockFailedError: {
+        qint64 pid = 0;
+        QString host, app;
+        if (!lock->getLockInfo(&pid, &host, &app))
+            return Error(ErrorCode::CheckpointInUse,
+                         QStringLiteral("the checkpoint directory %1 is in use: its lock %2 names no holder (a "
+                                        "process that died while taking it?); remove the lock file if no store "
+                                        "uses the directory")
+                             .arg(m_directory, path));
+        const bool thisHost = host.isEmpty() || host == QSysInfo::machineHostName();
+        const bool here = thisHost && pid == QCoreApplication::applicationPid();
+        // QLockFile can tell a dead holder only on its own host.
+        const QString elsewhere = thisHost ? QString()
+                                           : QStringLiteral(" (another host: whether it still runs cannot be told "
+                                                            "from here; remove the lock file if it does not)");
+        return Error(ErrorCode::CheckpointInUse,
+                     QStringLiteral("the checkpoint directory %1 is in use by %2: pid %3 (%4) on host %5 holds its "
+                                    "lock %6%7")
+                         .arg(m_directory,
+                              here ? QStringLiteral("another store of this process") : QStringLiteral("another store"),
+                              QString::number(pid), app.isEmpty() ? QStringLiteral("app unknown") : app, host, path,
+                              elsewhere));
+    }
+    case QLockFile::PermissionError:
+        return Error(ErrorCode::CheckpointFailed, QStringLiteral("cannot create the lock file %1: permission denied").arg(path));
+    case QLockFile::UnknownError:
+    case QLockFile::NoError:
+        break;
+    }
+    return Error(ErrorCode::CheckpointFailed, QStringLiteral("cannot create the lock file %1").arg(path));
 }
 
 void CheckpointStore::setKeep(int count)
@@ -144,12 +278,14 @@ void CheckpointStore::setState(Producer save, Consumer load)
 
 QString CheckpointStore::pathOf(quint64 epoch) const
 {
-    return QStringLiteral("%1/checkpoint-%2%3").arg(m_directory).arg(epoch, 20, 10, QLatin1Char('0')).arg(Suffix);
+    // Not arg() on the directory: a world's part of it may hold '%'.
+    return m_directory + QStringLiteral("/checkpoint-%1").arg(epoch, 20, 10, QLatin1Char('0')) + Suffix;
 }
 
 QList<quint64> CheckpointStore::epochs() const
 {
-    return epochsWith(m_directory, Suffix);
+    // An empty path would be the current directory.
+    return m_directory.isEmpty() ? QList<quint64>() : epochsWith(m_directory, Suffix);
 }
 
 Result<quint64> CheckpointStore::checkpoint()
@@ -174,6 +310,11 @@ Result<quint64> CheckpointStore::write(quint64 epoch, const QByteArray &state)
 {
     QElapsedTimer clock;
     clock.start();
+    if (auto locked = lockDirectory(); !locked) {
+        qCWarning(lcFt).noquote() << "checkpoint of epoch" << epoch << "refused:" << locked.error().message;
+        return locked.error();
+    }
+    // Made again should someone have removed it since the lock was taken.
     if (!QDir().mkpath(m_directory))
         return Error(ErrorCode::CheckpointFailed, QStringLiteral("cannot create the directory %1").arg(m_directory));
     if (auto written = writeFile(pathOf(epoch), {headerFor(epoch, state), state}); !written) {
@@ -206,7 +347,7 @@ Result<void> CheckpointStore::writeFile(const QString &path, const QList<QByteAr
     ::close(fd);
     if (!written) {
         ::unlink(temp.constData());
-        return failure(QStringLiteral("cannot write %1 (%2 bytes)").arg(QString::fromLocal8Bit(temp)).arg(total),
+        return failure(QStringLiteral("cannot write %1 (%2 bytes)").arg(QString::fromLocal8Bit(temp), QString::number(total)),
                        writeError);
     }
     if (::rename(temp.constData(), QFile::encodeName(path).constData()) != 0) {
@@ -241,6 +382,8 @@ Result<QByteArray> CheckpointStore::read(quint64 epoch) const
 
 Result<QByteArray> CheckpointStore::readValid(quint64 epoch) const
 {
+    if (m_directory.isEmpty())
+        return Error(ErrorCode::NoCheckpoint, noDirectory(m_noDirectory).message);
     QFile file(pathOf(epoch));
     if (!file.open(QIODevice::ReadOnly))
         return Error(ErrorCode::NoCheckpoint, QStringLiteral("unreadable (%1)").arg(file.errorString()));
@@ -251,6 +394,10 @@ Result<CheckpointStore::Restored> CheckpointStore::restore(quint64 atMost)
 {
     if (!m_load)
         return Error(ErrorCode::NoCheckpoint, QStringLiteral("no state to restore into: call setState() first"));
+    // Loading another store's checkpoints as this node's own state is how
+    // every rank came to hold one rank's state: refused like a write.
+    if (auto locked = lockDirectory(); !locked)
+        return locked.error();
     QElapsedTimer clock;
     clock.start();
     Restored result;

@@ -15,6 +15,9 @@ using Outcome = CoordinatedCheckpoint::Outcome;
 
 // Every member learns whether all succeeded, and the first failure's rank
 // and reason: one allreduce of (failed rank or size), then a bcast of why.
+// The code is the failed member's when it names something more precise
+// than a failed write (another store holds its directory: CheckpointInUse),
+// so that every member can tell.
 QCoro::Task<Error> agreeOnFailure(Communicator comm, Error local, QString what)
 {
     const qint64 mine = local.isError() ? comm.rank() : comm.size();
@@ -25,10 +28,11 @@ QCoro::Task<Error> agreeOnFailure(Communicator comm, Error local, QString what)
         co_return Error{};
     QString reason = local.message;
     const auto told = co_await comm.bcast(reason, int(*first));
-    co_return Error{ErrorCode::CheckpointFailed, QStringLiteral("%1 failed on rank %2: %3")
-                                                     .arg(what)
-                                                     .arg(*first)
-                                                     .arg(told ? *told : local.message)};
+    qint64 code = qint64(local.code);
+    const auto toldCode = co_await comm.bcast(code, int(*first));
+    const bool inUse = toldCode && *toldCode == qint64(ErrorCode::CheckpointInUse);
+    co_return Error{inUse ? ErrorCode::CheckpointInUse : ErrorCode::CheckpointFailed,
+                    QStringLiteral("%1 failed on rank %2: %3").arg(what, QString::number(*first), told ? *told : local.message)};
 }
 
 // Waits until every member's messages sent to this node before the cut
@@ -151,6 +155,13 @@ QCoro::Task<Outcome> CoordinatedCheckpoint::take(Communicator comm, CheckpointSt
 // all agree. Each round only moves down, so it ends.
 QCoro::Task<Outcome> CoordinatedCheckpoint::restore(Communicator comm, CheckpointStore *store)
 {
+    // A member whose directory another store holds would find no epoch, and
+    // every member would hear "no epoch" instead of why.
+    const auto locked = store->lockDirectory();
+    const Error lockError = locked ? Error{} : locked.error();
+    const Error refused = co_await agreeOnFailure(comm, lockError, QStringLiteral("the restore"));
+    if (refused.isError())
+        co_return Outcome{0, refused, {}};
     qint64 candidate = std::numeric_limits<qint64>::max();
     QStringList skipped; // over all rounds: a later one looks at older epochs only
     for (;;) {

@@ -13,7 +13,12 @@ namespace {
 
 QString copyDirectory(const QString &ownDirectory, int worldRank)
 {
-    return QStringLiteral("%1/partners/rank-%2").arg(ownDirectory).arg(worldRank);
+    // No directory of its own (a store made before its world gave it a
+    // rank): none for the copies either, rather than one at the root.
+    if (ownDirectory.isEmpty())
+        return {};
+    // Not arg() on the directory: a world's part of it may hold '%'.
+    return ownDirectory + QStringLiteral("/partners/rank-%1").arg(worldRank);
 }
 
 // The newest copy in `directory` that reads back whole.
@@ -173,12 +178,16 @@ void PartnerStore::handleCopy(int from, const QByteArray &message)
     bool stored = false;
     if (!state) {
         qCWarning(lcFt).noquote() << state.error().message;
-    } else if (m_toWrite.insert(from, *state); !storeOf(from)->checkpoint(epoch)) {
-        qCWarning(lcFt).noquote() << "cannot keep rank" << from << "'s copy of epoch" << epoch;
     } else {
-        m_held.insert(from, *state);
-        stored = true;
-        Q_EMIT copyStored(from, epoch, state->size());
+        m_toWrite.insert(from, *state);
+        if (const auto kept = storeOf(from)->checkpoint(epoch); !kept) {
+            qCWarning(lcFt).noquote() << "cannot keep rank" << from << "'s copy of epoch" << epoch << ":"
+                                      << kept.error().message;
+        } else {
+            m_held.insert(from, *state);
+            stored = true;
+            Q_EMIT copyStored(from, epoch, state->size());
+        }
     }
     m_toWrite.remove(from);
     QByteArray ack;

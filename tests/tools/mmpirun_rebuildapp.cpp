@@ -5,10 +5,15 @@
 // PartnerStore copies it to the next rank. When a rank dies, mmpirun
 // --respawn starts a replacement that rejoins the world; every member then
 // recovers (the replacement from its partner's copy) and goes on from the
-// checkpoint. Prints:
-//   event=ready rank=R size=N replacement=0|1
+// checkpoint. With --dir each process is a new device with a directory of
+// its own under it; without, every rank uses its store's default directory
+// (AppDataLocation/checkpoints/<world name>/rank-<r>/default), so that a
+// replacement on this machine finds its rank's own checkpoints there.
+// --victim R --die-at I: the first process in rank R kills itself (SIGKILL)
+// once iteration I is done, a failure at a known point of the run. Prints:
+//   event=ready rank=R size=N replacement=0|1 dir=D
 //   event=failed iteration=I reason=...
-//   event=recovered epoch=E iteration=I rank=R
+//   event=recovered epoch=E iteration=I rank=R held=H  (H: epochs on disk before)
 //   event=done iterations=N total=T rank=R     (exit 0)
 // Exit 4: a wrong sum; 6: no rebuild within 60 s; 1: other errors.
 #include "nodeapp.h"
@@ -23,6 +28,8 @@
 #include <QDir>
 #include <QEventLoop>
 #include <QTimer>
+
+#include <csignal>
 
 using namespace mmpi;
 using mmpi::test::say;
@@ -76,10 +83,16 @@ int main(int argc, char *argv[])
                       QStringLiteral("25")});
     parser.addOption({QStringLiteral("pause-ms"), QStringLiteral("Pause after each."), QStringLiteral("MS"),
                       QStringLiteral("5")});
+    parser.addOption({QStringLiteral("victim"), QStringLiteral("The rank that dies at --die-at."), QStringLiteral("R"),
+                      QStringLiteral("-1")});
+    parser.addOption({QStringLiteral("die-at"), QStringLiteral("The iteration after which it dies."),
+                      QStringLiteral("I"), QStringLiteral("0")});
     parser.process(app);
     const qint64 iterations = parser.value(QStringLiteral("iterations")).toLongLong();
     const qint64 every = parser.value(QStringLiteral("every")).toLongLong();
     const int pauseMs = parser.value(QStringLiteral("pause-ms")).toInt();
+    const int victim = parser.value(QStringLiteral("victim")).toInt();
+    const qint64 dieAt = parser.value(QStringLiteral("die-at")).toLongLong();
 
     World world;
     const auto worldComm = test::joinLaunchedWorld(world);
@@ -88,12 +101,18 @@ int main(int argc, char *argv[])
         return 1;
     }
     const bool replacement = world.config().rejoin;
-    // Each process is a new device: a store of its own.
     State state;
-    CheckpointStore store;
-    store.setDirectory(QDir(parser.value(QStringLiteral("dir")))
-                           .filePath(QStringLiteral("rank%1-pid%2").arg(world.rank()).arg(app.applicationPid())));
+    CheckpointStore store(world);
+    if (parser.isSet(QStringLiteral("dir"))) // each process is a new device: a store of its own
+        store.setDirectory(QDir(parser.value(QStringLiteral("dir")))
+                               .filePath(QStringLiteral("rank%1-pid%2").arg(world.rank()).arg(app.applicationPid())));
     store.setStateObject(&state);
+    // At once, not at the first checkpoint: a directory another process
+    // holds is this run's failure, and the first line says so.
+    if (auto locked = store.lockDirectory(); !locked) {
+        std::fprintf(stderr, "mmpirun_rebuildapp: %s\n", qPrintable(locked.error().toString()));
+        return 1;
+    }
 
     FaultTolerance ft(&world);
     for (auto failureClass : {World::FailureClass::Normal, World::FailureClass::Range, World::FailureClass::NodeTerm})
@@ -104,7 +123,8 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "mmpirun_rebuildapp: %s\n", qPrintable(ok.error().toString()));
         return 1;
     }
-    say(QStringLiteral("event=ready rank=%1 size=%2 replacement=%3").arg(world.rank()).arg(world.size()).arg(replacement));
+    say(QStringLiteral("event=ready rank=%1 size=%2 replacement=%3 dir=%4")
+            .arg(world.rank()).arg(world.size()).arg(replacement).arg(store.directory()));
 
     int handled = 0;
     std::unique_ptr<PartnerStore> partners;
@@ -118,13 +138,14 @@ int main(int argc, char *argv[])
         if (recovering) {
             handled = rebuilds;
             const Communicator comm = ft.communicator();
+            const qsizetype held = store.epochs().size();
             const auto outcome = QCoro::waitFor(CoordinatedCheckpoint::recover(comm, &store));
             if (outcome.error.isError()) {
                 say(QStringLiteral("event=failed recover reason=%1").arg(outcome.error.message));
                 return 1;
             }
-            say(QStringLiteral("event=recovered epoch=%1 iteration=%2 rank=%3")
-                    .arg(outcome.epoch).arg(state.iteration).arg(comm.rank()));
+            say(QStringLiteral("event=recovered epoch=%1 iteration=%2 rank=%3 held=%4")
+                    .arg(outcome.epoch).arg(state.iteration).arg(comm.rank()).arg(held));
             recovering = false;
             partners.reset();
         }
@@ -144,6 +165,10 @@ int main(int argc, char *argv[])
                 const auto taken = QCoro::waitFor(CoordinatedCheckpoint::take(comm, &store));
                 if (taken.error.isError())
                     say(QStringLiteral("event=failed checkpoint=%1 reason=%2").arg(i).arg(taken.error.message));
+            }
+            if (i == dieAt && world.rank() == victim && !replacement) {
+                std::fflush(stdout);
+                ::raise(SIGKILL); // as a device dies: no goodbye, no destructor, the lock left behind
             }
             pause(pauseMs);
             continue;

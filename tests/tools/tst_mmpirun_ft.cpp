@@ -6,6 +6,8 @@
 // kill 1 s in, so it lands inside a collective most of the time.
 #include "processrun.h"
 
+#include <QDir>
+#include <QDirIterator>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -138,6 +140,79 @@ private Q_SLOTS:
             QVERIFY2(r.lines(rank, u"event=recovered epoch="_s).size() == 1, qPrintable(r.dump()));
         }
         qInfo().noquote() << r.lines(victim, u"event=recovered"_s).constFirst();
+    }
+
+    // Issue 42: the same REBUILD with every store in its default directory,
+    // under a home of the test's own. The four ranks of one app on one
+    // machine checkpoint side by side (one directory per world and rank); the
+    // victim kills itself right after iteration 60, ten past the checkpoint
+    // of epoch 2, so no timing decides what is on disk. Its replacement finds
+    // the rank's own directory (the dead process's lock is stale), every
+    // rank restores epoch 2 from its own disk, and each ends with the total
+    // that belongs to its rank.
+    void rebuildWithDefaultDirectoriesKeepsEachRanksOwnState_data()
+    {
+        QTest::addColumn<int>("victim");
+        QTest::newRow("rank 2") << 2;
+        QTest::newRow("rank 0") << 0;
+    }
+
+    void rebuildWithDefaultDirectoriesKeepsEachRanksOwnState()
+    {
+        QFETCH(int, victim);
+        QTemporaryDir home;
+        QVERIFY(home.isValid());
+        const QString worldName = u"default-dirs-%1"_s.arg(victim);
+        constexpr qint64 Iterations = 100;
+        RunOptions options;
+        options.timeoutMs = 60000;
+        options.environment = systemEnvironmentWith(
+            {{u"HOME"_s, home.path()}, {u"XDG_DATA_HOME"_s, home.filePath(u"share"_s)}});
+        const ProcessRun r = runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s,
+                                         u"--respawn"_s, u"1"_s, u"--timeout"_s, u"50"_s, u"--world-name"_s, worldName,
+                                         rebuildApp, u"--iterations"_s, QString::number(Iterations), u"--every"_s,
+                                         u"25"_s, u"--pause-ms"_s, u"2"_s, u"--victim"_s, QString::number(victim),
+                                         u"--die-at"_s, u"60"_s},
+                                        options);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
+        QVERIFY2(r.err.contains(u"node %1 crashed with signal 9 (SIGKILL); starting a replacement in rank %1"_s
+                                    .arg(victim)),
+                 qPrintable(r.dump()));
+        const QString root = home.filePath(u"share/mmpirun_rebuildapp/checkpoints/"_s) + worldName;
+        for (int rank = 0; rank < 4; ++rank) {
+            const QString dir = u"%1/rank-%2/default"_s.arg(root).arg(rank);
+            // The replacement took the lost rank's directory.
+            const QString ready = u"event=ready rank=%1 size=4 replacement=%2 dir=%3"_s;
+            QVERIFY2(r.lines(rank, ready.arg(rank).arg(0).arg(dir)).size() == 1, qPrintable(r.dump()));
+            QVERIFY2(r.lines(rank, ready.arg(rank).arg(1).arg(dir)).size() == (rank == victim ? 1 : 0),
+                     qPrintable(r.dump()));
+            // Every checkpoint went through (a shared directory failed them at random).
+            QVERIFY2(r.lines(rank, u"event=failed checkpoint"_s).isEmpty(), qPrintable(r.dump()));
+            // Each rank, the new node too, restored epoch 2 from its own
+            // directory: no partner copy was needed.
+            QVERIFY2(r.lines(rank, u"event=recovered epoch=2 iteration=50 rank=%1 held=2"_s.arg(rank)).size() == 1,
+                     qPrintable(r.dump()));
+            // Its own state: (r + 1) * 10 * N(N+1)/2 is this rank's total and no other's.
+            const qint64 total = (rank + 1) * 10 * Iterations * (Iterations + 1) / 2;
+            QVERIFY2(r.lines(rank, u"event=done iterations=%1 total=%2 rank=%3"_s.arg(Iterations).arg(total).arg(rank))
+                         .size() == 1,
+                     qPrintable(r.dump()));
+            // Epochs 3 and 4 (iterations 75 and 100) kept, and no lock left:
+            // every process that finished gave its own up, and the killed
+            // one's was taken over by its replacement.
+            QCOMPARE(QDir(dir).entryList({u"checkpoint-*.mmpi-ckpt"_s}, QDir::Files),
+                     (QStringList{u"checkpoint-00000000000000000003.mmpi-ckpt"_s,
+                                  u"checkpoint-00000000000000000004.mmpi-ckpt"_s}));
+            QVERIFY2(!QFileInfo::exists(dir + u"/.lock"_s), qPrintable(dir));
+        }
+        QCOMPARE(QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot),
+                 (QStringList{u"rank-0"_s, u"rank-1"_s, u"rank-2"_s, u"rank-3"_s}));
+        // The partner copies' directories too.
+        QStringList locks;
+        for (QDirIterator it(root, {u".lock"_s}, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories); it.hasNext();)
+            locks << it.next();
+        QVERIFY2(locks.isEmpty(), qPrintable(locks.join(u' ')));
+        qInfo().noquote() << "the run took" << r.elapsedMs << "ms;" << r.lines(victim, u"event=recovered"_s).constFirst();
     }
 };
 

@@ -138,7 +138,10 @@ int runCheckpoint(int argc, char **argv)
                         mb / (k0 / 1e3), k1, mb / (k1 / 1e3), dd);
         std::fflush(stdout);
     }
-    QDir(store.directory()).removeRecursively();
+    // The store first lets go of the directory: its lock file is in there.
+    const QString directory = store.directory();
+    store.setDirectory(QString());
+    QDir(directory).removeRecursively();
     if (parser.isSet(QStringLiteral("json")))
         std::printf("{\"op\":\"checkpoint\",\"results\":[%s]}\n", qPrintable(rows.join(u',')));
     return 0;

@@ -52,9 +52,10 @@ enum class ErrorCode {
     // ft
     CheckpointFailed, // writing a checkpoint failed; the previous one stays
     NoCheckpoint,     // no valid checkpoint to restore
+    CheckpointInUse,  // another store holds the checkpoint directory's lock
 };
 // The highest code: error codes travel in collectives' abort messages.
-constexpr ErrorCode LastErrorCode = ErrorCode::NoCheckpoint;
+constexpr ErrorCode LastErrorCode = ErrorCode::CheckpointInUse;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.

@@ -28,11 +28,15 @@ public:
     // another before the call has arrived, fails if one arrived that no
     // receive took (it would be lost on restore), then has every member
     // write `store` at one epoch: one above the newest any of them has. The
-    // outcome's error names the rank that failed, on every member.
+    // outcome's error names the rank that failed, on every member
+    // (CheckpointInUse when another store holds that member's directory,
+    // CheckpointFailed otherwise).
     static QCoro::Task<Outcome> take(Communicator comm, CheckpointStore *store,
                                      std::chrono::milliseconds drainTimeout = std::chrono::seconds(30));
     // Collective: every member restores the newest epoch that all of them
-    // hold whole (NoCheckpoint if there is none).
+    // hold whole (NoCheckpoint if there is none). Each member's store first
+    // takes its directory's lock; a member that cannot fails the restore on
+    // every member, naming its rank and why.
     static QCoro::Task<Outcome> restore(Communicator comm, CheckpointStore *store);
     // Collective, after REBUILD (FaultTolerance::ranksRebuilt): a member
     // whose store holds no checkpoint (a new node in a lost rank) first gets

@@ -29,7 +29,9 @@ public:
     // Copies go between the members of `comm` (give it one of its own, e.g.
     // from dup(): the store receives on it with AnySource). Every checkpoint
     // `own` writes goes to the partners; partners' copies are kept under
-    // own->directory()/partners/rank-<world rank>. Every member makes one.
+    // own->directory()/partners/rank-<world rank>, each directory locked
+    // (CheckpointStore::lockDirectory()) while this object keeps copies
+    // there. Every member makes one.
     PartnerStore(const Communicator &comm, CheckpointStore *own, QObject *parent = nullptr);
     ~PartnerStore() override;
     // How many partners keep this node's copies: the next k ranks. Default 1.
