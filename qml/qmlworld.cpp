@@ -5,6 +5,7 @@
 #include "qmllogging.h"
 #include "qmlresult.h"
 
+#include <QCoreApplication>
 #include <QCoroQml>
 #include <QCryptographicHash>
 #include <QJsonArray>
@@ -37,6 +38,10 @@ QmlWorld::QmlWorld(QObject *parent) : QObject(parent), m_nodes(new NodeListModel
     registerQmlTask();
     m_settings.rank = NoRank;
     m_settings.size = 2;
+    // Destroyed later with the QML engine, the world would only drop its
+    // links, and every peer would report this node lost.
+    if (const QCoreApplication *app = QCoreApplication::instance())
+        connect(app, &QCoreApplication::aboutToQuit, this, &QmlWorld::leaveOnQuit);
 }
 
 QmlWorld::~QmlWorld()
@@ -274,6 +279,22 @@ void QmlWorld::close()
 {
     if (m_world && (m_state == State::Forming || m_state == State::Formed))
         m_world->close();
+}
+
+// The app ends normally: leave as close() does, goodbyes first, so that the
+// peers see this node leave (nodeLeft) rather than lose it. The app quits
+// once the world is closed, or after WorldConfig::closeTimeout at most
+// (the peers' own goodbyes are waited for that long). One that close()d the
+// world just before quitting waits here for that close to finish.
+void QmlWorld::leaveOnQuit()
+{
+    if (!m_world)
+        return;
+    const World::State state = m_world->state();
+    if (state != World::State::Forming && state != World::State::Formed && state != World::State::Closing)
+        return;
+    qCDebug(lcQml) << "the application is quitting: leaving the world";
+    m_world->closeAndWait();
 }
 
 void QmlWorld::setState(State state)

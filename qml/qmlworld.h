@@ -147,7 +147,8 @@ public:
     // Starts forming (once). False, with errorString, when the settings are
     // refused or it was started before.
     Q_INVOKABLE bool start();
-    // Leaves the world (goodbyes); state Closing, then Closed.
+    // Leaves the world (goodbyes); state Closing, then Closed. Done by
+    // itself when the application quits (QCoreApplication::aboutToQuit).
     Q_INVOKABLE void close();
     // Collective, on the module's own channel: resolves {ok, error, code}
     // once every rank has entered.
@@ -203,6 +204,7 @@ Q_SIGNALS:
 private:
     QCoro::Task<> formAfterPermissions(QStringList permissions, WorldConfig config);
     void formWith(const WorldConfig &config);
+    void leaveOnQuit();
     void connectWorld();
     void reserveChannels();
     void awaitChannels();
