@@ -4,6 +4,9 @@ import MMPI
 
 Window {
     width: 160; height: 120; visible: true
+    // One picture, grabbed once: the handlers below may both see the moment.
+    property bool drawn: false
+    property bool grabbed: false
 
     function fail(message) {
         console.error("canvasapp: " + message)
@@ -34,6 +37,9 @@ Window {
     }
 
     function draw() {
+        if (drawn)
+            return
+        drawn = true
         canvas.clear("navy")
         canvas.setBrush("gold")
         canvas.fillRect(20, 20, 60, 40)
@@ -46,6 +52,9 @@ Window {
 
     // The item has the frame once the scene graph has drawn it.
     function grabAndLeave() {
+        if (grabbed)
+            return
+        grabbed = true
         canvas.grabToImage(result => {
             const path = outDir + "/canvas-" + world.rank + ".png"
             if (!result.saveToFile(path))
