@@ -1,6 +1,6 @@
 // Engine: the progress engine behind mmpi::World. It lives on the progress
 // thread and owns the transport and every link. It runs the one formation state
-// machine for both ways in (launched and discovered, brief §4.3), then routes
+// machine for both ways in (launched and discovered), then routes
 // frames between the app and the mesh, reconnects to peers whose links broke
 // and resumes their streams (engineresume.cpp), and says goodbye on close.
 #pragma once

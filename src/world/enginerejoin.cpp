@@ -5,7 +5,7 @@
 // each member admits it only once it has given the old node up itself, so
 // the replacement retries refusals until its formation deadline. Both ends
 // of every new link start their streams afresh: nothing of the old node's
-// traffic carries over (its state comes back from a checkpoint, issue 6).
+// traffic carries over (its state comes back from a checkpoint).
 #include "engine.h"
 
 #include <mmpi/core/logging.h>

@@ -1,5 +1,5 @@
 // FailureDetector: this node's view of whether each peer is still there
-// (brief §4.4, issue 5). It decides when a peer needs a heartbeat, when a
+// (docs/fault-tolerance.md). It decides when a peer needs a heartbeat, when a
 // silent peer becomes suspect and when it is lost, checks the heartbeats that
 // arrive and measures round trips from their echoes (docs/fault-tolerance.md).
 // The engine drives it on the progress thread with explicit times, so its

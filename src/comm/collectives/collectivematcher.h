@@ -1,6 +1,6 @@
 // CollectiveMatcher: routes collective frames to the running collective they
 // belong to, by (collective context, sequence number) only — never by the
-// link they came over, since a forwarding node may be any rank (seed 004).
+// link they came over, since a forwarding node may be any rank (ParaStation pscom's broadcast).
 // Frames for a collective this node has not started yet wait, in arrival
 // order; frames for one it has finished are dropped. Those waiting frames are
 // bounded like unexpected messages (WorldConfig::maxUnexpectedBytes): past

@@ -1,5 +1,5 @@
 // mmpi::Policy: what the survivors of a communicator do once they agree that
-// members failed (brief §4.4, docs/fault-tolerance.md#policies), chosen by the
+// members failed (docs/fault-tolerance.md#policies-and-agreement), chosen by the
 // app per failure class with FaultTolerance::setPolicy().
 #pragma once
 

@@ -1,7 +1,7 @@
 // mmpi::World: this node's membership in a world. form() joins or builds the
 // world (launched by mmpirun or by discovery), then frames flow to and from
 // every rank over a full mesh of authenticated links. The engine runs on its own
-// progress thread (brief §4.1); World lives in the caller's thread, its signals
+// progress thread (docs/world.md); World lives in the caller's thread, its signals
 // arrive there, and sendFrame() may be called from any thread.
 #pragma once
 
