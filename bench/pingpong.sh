@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Point-to-point ping-pong on this machine: `mmpi-bench pingpong` over local and
 # tcp against raw-tcp, qt-tcp and Open MPI, one after the other; prints a table
-# per message size and the issue's targets. See docs/benchmarks.md.
+# per message size and the project's targets (docs/benchmarks.md). See docs/benchmarks.md.
 #   bash bench/pingpong.sh [build dir] [--sizes 1,64,...] [--iterations K] [--repeat N]
 #
 # All five get the same --sizes (default 1,64,1024,65536,1048576,4194304) and
@@ -127,7 +127,7 @@ run_baseline() {
 
 # raw-tcp busy-polling on two CPUs of its own: what any design that keeps the
 # two ranks on separate CPUs and never sleeps could reach (informative only;
-# the targets use the blocking raw-tcp the issue names).
+# the targets use the blocking raw-tcp baseline).
 run_spinning_raw() {
     if [ ! -x "$bin/raw-pingpong" ]; then
         skip "raw-tcp spin" "$bin/raw-pingpong does not exist (build the target raw-pingpong)"
