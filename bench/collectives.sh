@@ -4,7 +4,7 @@
 #    over TCP (mpirun --mca btl tcp,self) at 2, 4 and 8 ranks, in one run;
 #  - sim: the broadcast time of every topology and of auto on the `bluetooth`
 #    profile of the sim transport at 4, 8 and 16 ranks, 16 B to 1 MiB.
-# Prints a table per section and the targets.
+# Prints a table per section and the project's targets (docs/benchmarks.md).
 #   bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick] [--repeat N]
 #
 # --quick measures fewer sizes and calls (a first look in a few minutes); the
