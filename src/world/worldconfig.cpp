@@ -42,29 +42,6 @@ Result<void> readOptional(const QProcessEnvironment &env, const char *name, T &f
     return success();
 }
 
-// "0,1,0,1": one CPU per world rank. Unset leaves `cpus` empty.
-Result<void> readCpuList(const QProcessEnvironment &env, const char *name, QList<int> &cpus)
-{
-    const QString text = env.value(QLatin1String(name));
-    if (text.isEmpty())
-        return success();
-    const QStringList fields = text.split(QLatin1Char(','));
-    if (fields.size() > WorldConfig::MaxSize)
-        return badConfig(QStringLiteral("%1 names %2 CPUs, more than the %3 ranks a world may have")
-                             .arg(QLatin1String(name)).arg(fields.size()).arg(WorldConfig::MaxSize));
-    QList<int> parsed;
-    parsed.reserve(fields.size());
-    for (const QString &field : fields) {
-        bool ok = false;
-        const int cpu = field.trimmed().toInt(&ok);
-        if (!ok)
-            return badConfig(QStringLiteral("%1='%2': '%3' is not a CPU number").arg(QLatin1String(name), text, field));
-        parsed.append(cpu);
-    }
-    cpus = std::move(parsed);
-    return success();
-}
-
 } // namespace
 
 Result<void> WorldConfig::validate() const
@@ -118,14 +95,6 @@ Result<void> WorldConfig::validate() const
                              .arg(waitSpin.count()));
     if (waitSpinMax.count() < 0 || waitSpinMax.count() > 1000000)
         return badConfig(QStringLiteral("most wait spin of %1 µs is out of range 0..1 s").arg(waitSpinMax.count()));
-    if (sharedCpus < 0 || sharedCpus > 65536)
-        return badConfig(QStringLiteral("shared CPUs %1 is out of range 0..65536 (0: every node has its own)")
-                             .arg(sharedCpus));
-    if (!rankCpus.isEmpty() && rankCpus.size() != size)
-        return badConfig(QStringLiteral("rank CPUs (MMPI_RANK_CPUS) name %1 CPUs for a world of %2 ranks "
-                                        "(one per rank, or none)").arg(rankCpus.size()).arg(size));
-    if (std::any_of(rankCpus.cbegin(), rankCpus.cend(), [](int cpu) { return cpu < 0 || cpu > 65535; }))
-        return badConfig(QStringLiteral("rank CPUs (MMPI_RANK_CPUS) must be CPU numbers 0..65535"));
     if (reconnectGracePeriod.count() < 0 || reconnectGracePeriod.count() > 24LL * 3600000)
         return badConfig(QStringLiteral("reconnect grace period %1 ms is out of range 0..24 h (0 turns "
                                         "reconnection off)").arg(reconnectGracePeriod.count()));
@@ -181,9 +150,7 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
                     readOptional(env, "MMPI_REPLAY_BUFFER_BYTES", config.replayBufferSize),
                     readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize),
                     readOptional(env, "MMPI_WAIT_SPIN_US", config.waitSpin),
-                    readOptional(env, "MMPI_WAIT_SPIN_MAX_US", config.waitSpinMax),
-                    readOptional(env, "MMPI_SHARED_CPUS", config.sharedCpus),
-                    readCpuList(env, "MMPI_RANK_CPUS", config.rankCpus)})
+                    readOptional(env, "MMPI_WAIT_SPIN_MAX_US", config.waitSpinMax)})
         if (!ok)
             return ok.error();
     if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {

@@ -157,18 +157,6 @@ QCoro::Task<QString> awaitBcastThenAllreduce(Communicator comm, QThread **resume
 const QList<BcastTopology> Topologies{BcastTopology::Auto, BcastTopology::Serial, BcastTopology::Pipe,
                                       BcastTopology::Binary, BcastTopology::Binomial, BcastTopology::Fibonacci};
 
-// WorldConfig::rankCpus as mmpirun's --bind-to auto sets it for n nodes on
-// `cpus` CPUs: rank r on CPU r mod cpus where they fill the CPUs evenly,
-// else none (not bound).
-QList<int> boundInTurn(int n, int cpus)
-{
-    QList<int> of;
-    if (n % cpus == 0)
-        for (int r = 0; r < n; ++r)
-            of.append(r % cpus);
-    return of;
-}
-
 } // namespace
 
 class TestCollectives : public QObject
@@ -191,8 +179,6 @@ private Q_SLOTS:
     void combinerLeavesASharedContributionAlone();
     void droppedResultsGiveTheirBuffersBack();
     void exchangedBlocksGoIntoTheResultList();
-    void crowdedAllreduceCombinesInRankOrder_data();
-    void crowdedAllreduceCombinesInRankOrder();
     void largeListsAllreduce_data();
     void largeListsAllreduce();
     void integerReductionsWrapAround();
@@ -204,11 +190,8 @@ private Q_SLOTS:
     void splitAndDup();
     void intercommunicator();
     void measuredLinks();
-    void ranksSharingCpusBroadcastSerially_data();
-    void ranksSharingCpusBroadcastSerially();
-    void splitCommunicatorsCountTheirRanksByCpu();
     void peerLostMidCollective();
-    void lostRootOfCrowdedAllreduce();
+    void lostRankFailsALargeAllreduce();
     void lostRankFailsCollectivesWhereItIsNoPartner();
     void revokeReachesEveryMember();
     void revokeOnThisNodeOnly();
@@ -220,31 +203,16 @@ private:
     // World sizes 1..7 over `local`, formed once for the whole test.
     std::vector<std::unique_ptr<CommWorld>> m_worlds;
     const CommWorld &sized(int n) const { return *m_worlds.at(size_t(n - 1)); }
-    // The world of n ranks configured to share 2 CPUs.
-    const CommWorld &crowded(int n) const;
     QList<int> m_sizes{1, 2, 3, 7};
-    // 2, 3, 4, 6 and 7 ranks sharing 2 CPUs (WorldConfig::sharedCpus), where
-    // allreduce and barrier go through rank 0 instead of recursive doubling.
-    std::vector<std::unique_ptr<CommWorld>> m_crowded;
-    // The worlds of m_sizes, then the crowded ones.
+    // The worlds of m_sizes, and of 4 and 6 ranks.
     QList<const CommWorld *> everyWorld() const;
 };
-
-const CommWorld &TestCollectives::crowded(int n) const
-{
-    for (const auto &w : m_crowded)
-        if (w->size() == n)
-            return *w;
-    qFatal("no crowded world of %d ranks", n);
-}
 
 QList<const CommWorld *> TestCollectives::everyWorld() const
 {
     QList<const CommWorld *> worlds;
-    for (int n : m_sizes)
+    for (int n : {1, 2, 3, 4, 6, 7})
         worlds.append(&sized(n));
-    for (const auto &w : m_crowded)
-        worlds.append(w.get());
     return worlds;
 }
 
@@ -254,21 +222,11 @@ void TestCollectives::initTestCase()
         m_worlds.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n));
         QVERIFY(m_worlds.back()->formed());
     }
-    // 2, 4 and 6 ranks fill the 2 CPUs evenly: mmpirun binds them, and
-    // broadcasts count them by CPU where a CPU has more than one
-    for (int n : {2, 3, 4, 6, 7}) {
-        m_crowded.push_back(std::make_unique<CommWorld>(QStringLiteral("local"), n, [n](WorldConfig &config) {
-            config.sharedCpus = 2;
-            config.rankCpus = boundInTurn(n, 2);
-        }));
-        QVERIFY(m_crowded.back()->formed());
-    }
 }
 
 void TestCollectives::cleanupTestCase()
 {
     m_worlds.clear();
-    m_crowded.clear();
 }
 
 void TestCollectives::barrier()
@@ -603,8 +561,7 @@ void TestCollectives::reduceBuiltins()
             QCOMPARE(reduceEverywhere<quint16>(w, op, 4), QString());
         QCOMPARE(reduceEverywhere<qint8>(w, Op::LogicalOr, 3), QString());
         QCOMPARE(reduceEverywhere<qint64>(w, Op::BitwiseXor, 3), QString());
-        // Where ranks share CPUs, through rank 0, whose result the others
-        // receive straight into their lists (placed: at least 1 KiB)
+        // 16 KB: still recursive doubling
         QCOMPARE(reduceEverywhere<double>(w, Op::Sum, 2000), QString());
         // Large enough for allreduce to go through reduce + bcast instead of recursive doubling
         QCOMPARE(reduceEverywhere<double>(w, Op::Sum, 10000), QString());
@@ -727,50 +684,6 @@ void TestCollectives::exchangedBlocksGoIntoTheResultList()
 // caller's own list is shared, not copied, so changing it right after the
 // call must not change what was contributed (the ring, on more ranks, reads
 // it in place too; reduce + bcast takes a copy of its own).
-// Where ranks share 2 CPUs, allreduce goes through rank 0 up to 32 KiB and
-// through ranks 0 and 1, a half of the items each, beyond (up to 4 MiB); a
-// root combines a contribution as soon as those of the ranks before it are in.
-void TestCollectives::crowdedAllreduceCombinesInRankOrder_data()
-{
-    QTest::addColumn<qsizetype>("count");
-    QTest::newRow("20 KB, one root") << qsizetype(5'001);
-    QTest::newRow("160 KB, two roots, unequal halves") << qsizetype(40'001);
-    QTest::newRow("1.2 MB, two roots, unequal halves") << qsizetype(300'001);
-}
-
-void TestCollectives::crowdedAllreduceCombinesInRankOrder()
-{
-    QFETCH(qsizetype, count);
-    const CommWorld &w = *m_crowded.back(); // 7 ranks sharing 2 CPUs
-    const int n = w.size();
-    const qsizetype Count = count;
-    const ReduceOp<qint32> op([](qint32 a, qint32 b) { return 2 * a + b; }, Commutativity::NonCommutative);
-    const auto item = [](int r, qsizetype i) { return qint32(i % 1000 * (r + 3) - r * 7); };
-    // Given rank 0's call first, then the others' in reverse rank order, so
-    // that rank 0 holds contributions that came before their turn
-    std::vector<std::optional<Operation<QList<qint32>>>> calls(static_cast<size_t>(n));
-    for (int r : {0, 6, 5, 4, 3, 2, 1}) {
-        QList<qint32> items(Count);
-        for (qsizetype i = 0; i < Count; ++i)
-            items[i] = item(r, i);
-        calls[size_t(r)].emplace(w[r].allreduce(items, op));
-        QTest::qWait(10);
-    }
-    // Then every rank gets x0 op x1 op ... op x6, in rank order
-    for (int r = 0; r < n; ++r) {
-        const auto got = calls[size_t(r)]->wait();
-        QVERIFY2(got, qPrintable(problem(got)));
-        QCOMPARE(got->size(), Count);
-        for (qsizetype i = 0; i < Count; ++i) {
-            qint32 expected = item(0, i);
-            for (int k = 1; k < n; ++k)
-                expected = 2 * expected + item(k, i);
-            if (got->at(i) != expected)
-                QFAIL(qPrintable(QStringLiteral("rank %1, item %2: %3, not %4").arg(r).arg(i).arg(got->at(i)).arg(expected)));
-        }
-    }
-}
-
 void TestCollectives::largeListsAllreduce_data()
 {
     QTest::addColumn<int>("n");
@@ -1100,8 +1013,8 @@ void TestCollectives::errors()
     QCOMPARE((allFail<qint32>(w, [](const Communicator &c, int) { return c.bcast(qint32(1), 5); }, ErrorCode::InvalidRank)), QString());
     QCOMPARE((allFail<QList<qint32>>(w, [](const Communicator &c, int) { return c.gather(qint32(1), -1); }, ErrorCode::InvalidRank)), QString());
     QCOMPARE((allFail<qint32>(w, [](const Communicator &c, int) { return c.reduce(qint32(1), Op::Sum, 3); }, ErrorCode::InvalidRank)), QString());
-    // (Also where allreduce goes through rank 0: ranks sharing CPUs.)
-    for (const CommWorld *world : {&w, static_cast<const CommWorld *>(m_crowded.front().get())}) {
+    // (Also between 2 ranks, whose allreduce exchanges whole lists.)
+    for (const CommWorld *world : {&w, &sized(2)}) {
         // Mismatched sizes: rank 1 contributes 3 items, the others 2
         QCOMPARE((allFail<QList<qint32>>(*world, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 3 : 2, 1), Op::Sum); },
                                          ErrorCode::CountMismatch)),
@@ -1114,8 +1027,7 @@ void TestCollectives::errors()
         QCOMPARE((allFail<QList<qint32>>(*world, [](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? 40000 : 30000, 1), Op::Sum); },
                                          ErrorCode::NoError)),
                  QString());
-        // Where ranks share 2 CPUs, beyond 32 KiB two roots take a half each:
-        // one rank with one root's size, or with other halves, fails them all too
+        // One rank with a small list, or a large one a little longer, fails them all too
         for (qsizetype other : {qsizetype(2), qsizetype(300'001)})
             QCOMPARE((allFail<QList<qint32>>(*world, [other](const Communicator &c, int r) { return c.allreduce(QList<qint32>(r == 1 ? other : 300'000, 1), Op::Sum); },
                                              ErrorCode::NoError)),
@@ -1373,10 +1285,9 @@ void TestCollectives::measuredLinks()
 {
     CommWorld w(QStringLiteral("local"), 3);
     QVERIFY(w.formed());
-    // Given no measurement yet, the model is the defaults, without a CPU limit
+    // Given no measurement yet, the model is the defaults
     const LinkModel defaults;
     QCOMPARE(w[0].linkModel().latencyUs, defaults.latencyUs);
-    QCOMPARE(w[0].linkModel().parallelTransfers, 0);
     // When rank 0 measures its links (the peers answer on their progress threads)
     const auto measured = within(w[0].measureLinks());
     QVERIFY2(measured, qPrintable(problem(measured)));
@@ -1397,99 +1308,6 @@ void TestCollectives::measuredLinks()
     QVERIFY(lost.wait(Patience));
     const auto afterLoss = within(w[1].measureLinks());
     QVERIFY2(afterLoss, qPrintable(problem(afterLoss)));
-}
-
-// A world whose nodes share two CPUs (as mmpirun tells a local or tcp world)
-// plans for one frame at a time: auto broadcasts serially, at every size.
-// Where the ranks fill the CPUs evenly (mmpirun binds rank r to CPU r mod 2),
-// serially per CPU: the root sends the other CPU's ranks' message to one of
-// them, which serves the rest; with 2 ranks a CPU, only a message too large
-// to go to all at once (the extra hop costs more than the send it saves).
-void TestCollectives::ranksSharingCpusBroadcastSerially_data()
-{
-    QTest::addColumn<int>("n");
-    QTest::addColumn<int>("size");
-    QTest::addColumn<int>("cpuGroups");
-    QTest::newRow("2 ranks, 1 MiB") << 2 << (1 << 20) << 0; // a CPU each: nothing shared
-    // 2 ranks a CPU: per CPU, but not from 8 KiB + 1 to 64 KiB
-    QTest::newRow("4 ranks, 16 B") << 4 << 16 << 2;
-    QTest::newRow("4 ranks, 8 KiB") << 4 << 8192 << 2;
-    QTest::newRow("4 ranks, 8 KiB + 1") << 4 << 8193 << 0;
-    QTest::newRow("4 ranks, 64 KiB") << 4 << 65536 << 0;
-    QTest::newRow("4 ranks, 1 MiB") << 4 << (1 << 20) << 2;
-    QTest::newRow("6 ranks, 16 B") << 6 << 16 << 2;
-    QTest::newRow("6 ranks, 1 MiB") << 6 << (1 << 20) << 2;
-    QTest::newRow("7 ranks, 1 MiB") << 7 << (1 << 20) << 0; // not even: unbound
-}
-
-void TestCollectives::ranksSharingCpusBroadcastSerially()
-{
-    QFETCH(int, n);
-    QFETCH(int, size);
-    QFETCH(int, cpuGroups);
-    const CommWorld &w = crowded(n);
-    QCOMPARE(w[0].linkModel().parallelTransfers, 1);
-    const QByteArray bytes = bytesOf(size, size);
-    for (int root : {0, n - 1}) {
-        const QString p = onAll<QByteArray>(
-            w, [&](const Communicator &c, int r) { return c.bcast(r == root ? bytes : QByteArray(), root); },
-            [&](int, const QByteArray &v) { return v == bytes ? QString() : QStringLiteral("wrong bytes"); });
-        QVERIFY2(p.isEmpty(), qPrintable(p));
-        QVERIFY(w[root].lastBcastPlan().has_value());
-        QCOMPARE(w[root].lastBcastPlan()->topology, BcastTopology::Serial);
-        QCOMPARE(w[root].lastBcastPlan()->cpuGroups, cpuGroups);
-    }
-}
-
-// A communicator's ranks are counted by the CPU of their world rank: of 8
-// ranks on 2 CPUs (world rank r on CPU r mod 2), the 4 even ones share one
-// CPU, so the root of their communicator serves them all itself (counted
-// by their ranks in it, they would look like 2 on each CPU); world ranks
-// 0-3 are 2 on each CPU, so a large message goes per CPU.
-void TestCollectives::splitCommunicatorsCountTheirRanksByCpu()
-{
-    CommWorld w(QStringLiteral("local"), 8, [](WorldConfig &config) {
-        config.sharedCpus = 2;
-        config.rankCpus = boundInTurn(8, 2);
-    });
-    QVERIFY(w.formed());
-    const int n = w.size();
-    const QByteArray large = bytesOf(7, 1 << 20);
-    QList<int> cpuGroups(n, -1); // of each world rank's last plan, in its part
-    // Each rank's color and key; then a bcast from rank 0 of every part
-    const auto splitAndBcast = [&](const std::function<int(int)> &color, const std::function<int(int)> &key) {
-        std::vector<Operation<Communicator>> splits;
-        for (int r = 0; r < n; ++r)
-            splits.push_back(w[r].split(color(r), key(r)));
-        std::vector<Communicator> sub;
-        for (int r = 0; r < n; ++r) {
-            const auto c = within(splits[size_t(r)]);
-            if (!c)
-                return problem(c);
-            sub.push_back(*c);
-        }
-        std::vector<Operation<QByteArray>> calls;
-        for (int r = 0; r < n; ++r)
-            calls.push_back(sub[size_t(r)].bcast(sub[size_t(r)].rank() == 0 ? large : QByteArray(), 0));
-        for (int r = 0; r < n; ++r) {
-            const auto got = within(calls[size_t(r)]);
-            if (!got || *got != large)
-                return QStringLiteral("rank %1: %2").arg(r).arg(got ? QStringLiteral("wrong bytes") : problem(got));
-            cpuGroups[r] = sub[size_t(r)].lastBcastPlan().value_or(BcastPlan{}).cpuGroups;
-        }
-        return QString();
-    };
-    // Given the evens {6, 4, 2, 0} and the odds {7, 5, 3, 1} (keyed in reverse)
-    QString p = splitAndBcast([](int r) { return r % 2; }, [](int r) { return -r; });
-    QVERIFY2(p.isEmpty(), qPrintable(p));
-    // Then each root, world ranks 6 and 7, sent to the others itself
-    QCOMPARE(cpuGroups[6], 0);
-    QCOMPARE(cpuGroups[7], 0);
-    // Given {0, 1, 2, 3} and {4, 5, 6, 7}
-    p = splitAndBcast([](int r) { return r < 4 ? 0 : 1; }, [](int r) { return r; });
-    QVERIFY2(p.isEmpty(), qPrintable(p));
-    // Then world rank 0 served its part per CPU
-    QCOMPARE(cpuGroups[0], 2);
 }
 
 void TestCollectives::peerLostMidCollective()
@@ -1525,12 +1343,12 @@ void TestCollectives::peerLostMidCollective()
     QVERIFY(!late);
 }
 
-// Where ranks share 2 CPUs, an allreduce beyond 1 MiB goes through ranks 0
-// and 1: losing rank 1 fails the others, which wait for its half.
-void TestCollectives::lostRootOfCrowdedAllreduce()
+// Losing a rank in a large allreduce (the ring) fails the others, which
+// wait for its part.
+void TestCollectives::lostRankFailsALargeAllreduce()
 {
-    // Given 4 ranks sharing 2 CPUs, three of them in an allreduce of 1.2 MB
-    CommWorld w(QStringLiteral("local"), 4, [](WorldConfig &config) { config.sharedCpus = 2; });
+    // Given 4 ranks, three of them in an allreduce of 1.2 MB
+    CommWorld w(QStringLiteral("local"), 4);
     QVERIFY(w.formed());
     const QList<qint32> items(300'000, 1);
     std::vector<Operation<QList<qint32>>> sums;
@@ -1538,7 +1356,7 @@ void TestCollectives::lostRootOfCrowdedAllreduce()
         sums.push_back(w[r].allreduce(items, Op::Sum));
     QTest::qWait(20);
     QVERIFY(!sums[0].request().isFinished());
-    // When rank 1, the second root, vanishes without a goodbye
+    // When rank 1 vanishes without a goodbye
     w.kill(1);
     // Then every one of them fails with NodeLost instead of waiting
     for (const auto &sum : sums) {

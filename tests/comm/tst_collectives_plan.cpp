@@ -1,4 +1,4 @@
-// The broadcast decision function (seed 004) as a pure function: the
+// The broadcast decision function (ParaStation pscom's design) as a pure function: the
 // delegations of every topology, the Fibonacci-like split against the
 // issue's integer recurrence, the model's predictions and the choice of auto.
 #include <mmpi/comm/bcastplan.h>
@@ -73,20 +73,10 @@ LinkModel loopback()
     return {20.0, 2000.0, 4.0};
 }
 
-// Loopback between ranks that share `cpus` CPUs (mmpirun on one machine).
-LinkModel sharedLoopback(int cpus)
-{
-    LinkModel link = loopback();
-    link.parallelTransfers = std::max(1, cpus / 2);
-    return link;
-}
-
 LinkModel namedLink(const QString &name)
 {
     if (name == QLatin1String("bluetooth"))
         return bluetooth();
-    if (name == QLatin1String("two-cpus"))
-        return sharedLoopback(2);
     return loopback();
 }
 
@@ -105,9 +95,6 @@ private Q_SLOTS:
     void autoPicksTheFastestPrediction_data();
     void autoPicksTheFastestPrediction();
     void bluetoothChoices();
-    void ranksSharingFewCpusAreServedSerially_data();
-    void ranksSharingFewCpusAreServedSerially();
-    void ranksSharingManyCpusStillUseTrees();
     void forcedTopologyIsKept();
 };
 
@@ -204,7 +191,7 @@ void TestCollectivesPlan::autoPicksTheFastestPrediction_data()
     QTest::addColumn<QString>("link");
     for (int n : {2, 3, 7, 8, 16})
         for (qint64 bytes : {0LL, 16LL, 1024LL, 65536LL, 1LL << 20})
-            for (const char *link : {"loopback", "bluetooth", "two-cpus"})
+            for (const char *link : {"loopback", "bluetooth"})
                 QTest::addRow("%d-%lld-%s", n, bytes, link) << n << bytes << QString::fromLatin1(link);
 }
 
@@ -250,53 +237,10 @@ void TestCollectivesPlan::bluetoothChoices()
     // And on loopback a megabyte at 16 ranks is never sent whole to one child after another
     const BcastPlan loop = planBcast(16, 1 << 20, loopback());
     QVERIFY2(loop.topology != BcastTopology::Serial, qPrintable(bcastTopologyName(loop.topology)));
-}
-
-void TestCollectivesPlan::ranksSharingFewCpusAreServedSerially_data()
-{
-    QTest::addColumn<int>("ranks");
-    QTest::addColumn<qint64>("bytes");
-    for (int n : {3, 4, 8, 16})
-        for (qint64 bytes : {16LL, 1024LL, 65536LL, 1LL << 20})
-            QTest::addRow("%d-%lld", n, bytes) << n << bytes;
-}
-
-// Given ranks on two CPUs, where one frame at a time is all the copying they
-// can do, Then no tree is predicted faster than sending to each rank in turn,
-// and auto does that (measured: 8 ranks, 1 MiB, serial 1.3-1.5 ms against
-// 1.7-4.9 ms for the trees).
-void TestCollectivesPlan::ranksSharingFewCpusAreServedSerially()
-{
-    QFETCH(int, ranks);
-    QFETCH(qint64, bytes);
-    const LinkModel link = sharedLoopback(2);
-    const double frame = link.overheadUs + double(bytes + FrameHeaderSize) / link.bytesPerUs;
-    const double everyFrameInTurn = (ranks - 1) * frame + link.latencyUs;
-    const BcastPlan chosen = planBcast(ranks, bytes, link);
-    QCOMPARE(chosen.topology, BcastTopology::Serial);
-    QCOMPARE(chosen.predictedUs, everyFrameInTurn);
-    for (BcastTopology t : Concrete)
-        QVERIFY2(planBcast(ranks, bytes, link, t).predictedUs >= everyFrameInTurn,
-                 qPrintable(bcastTopologyName(t)));
-    // Without the shared CPUs the same link has a tree ahead of serial at 8
-    // ranks and more for messages of 64 KiB and more.
-    if (ranks >= 8 && bytes >= 65536)
-        QVERIFY(planBcast(ranks, bytes, loopback()).topology != BcastTopology::Serial);
-}
-
-// Given 16 ranks on 32 CPUs, sixteen frames can move at once, more than any
-// tree keeps going, Then the plan is the one of ranks with CPUs of their own;
-// and with 8 CPUs a tree still beats serial for a megabyte.
-void TestCollectivesPlan::ranksSharingManyCpusStillUseTrees()
-{
-    const BcastPlan own = planBcast(16, 1 << 20, loopback());
-    const BcastPlan many = planBcast(16, 1 << 20, sharedLoopback(32));
-    QCOMPARE(many.topology, own.topology);
-    QCOMPARE(many.predictedUs, own.predictedUs);
-    const BcastPlan some = planBcast(16, 1 << 20, sharedLoopback(8));
-    QVERIFY2(some.topology != BcastTopology::Serial, qPrintable(bcastTopologyName(some.topology)));
-    QVERIFY(some.predictedUs < planBcast(16, 1 << 20, sharedLoopback(8), BcastTopology::Serial).predictedUs);
-    QVERIFY(some.predictedUs >= own.predictedUs);
+    // And on loopback a tree is ahead of serial at 8 ranks and more for messages of 64 KiB and more
+    for (int ranks : {8, 16})
+        for (qint64 bytes : {65536LL, 1LL << 20})
+            QVERIFY(planBcast(ranks, bytes, loopback()).topology != BcastTopology::Serial);
 }
 
 void TestCollectivesPlan::forcedTopologyIsKept()

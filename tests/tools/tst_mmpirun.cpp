@@ -112,8 +112,6 @@ private Q_SLOTS:
     void worldNameOption();
     void simTransportOptions();
     void transportOptionsOnlyForSim();
-    void sharedCpusForLocalAndTcp();
-    void rankCpusOfTheUserOnlyWhereUnbound();
     void rankAddresses_data();
     void rankAddresses();
     void listenAddressOnlyWithRankAddress();
@@ -591,37 +589,19 @@ QList<int> cpusOfThisProcess()
 }
 
 // What each node of an mmpirun job with `options` may run on, by rank.
-// The CPUs each node may run on, and the MMPI_RANK_CPUS it was told (by
-// rank; all the same when mmpirun is right).
-struct NodeCpus
-{
-    QMap<int, QList<int>> allowed;
-    QSet<QString> told;
-};
-
-NodeCpus cpusOfNodes(int nodes, const QStringList &options)
+QMap<int, QList<int>> cpusOfNodes(int nodes, const QStringList &options)
 {
     const QStringList program{
         u"/bin/sh"_s, u"-c"_s,
-        uR"sh(printf 'cpus=%s told=%s\n' "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)" "$MMPI_RANK_CPUS")sh"_s};
+        uR"sh(printf 'cpus=%s\n' "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)")sh"_s};
     const ProcessRun run = mmpirun(QStringList{u"-n"_s, QString::number(nodes)} + options + QStringList{u"--"_s} + program);
-    static const QRegularExpression line(uR"(^\[(\d+)\] cpus=(\S+) told=(\S*)$)"_s, QRegularExpression::MultilineOption);
-    NodeCpus result;
+    static const QRegularExpression line(uR"(^\[(\d+)\] cpus=(\S+)$)"_s, QRegularExpression::MultilineOption);
+    QMap<int, QList<int>> allowed;
     for (auto it = line.globalMatch(run.out); it.hasNext();) {
         const auto m = it.next();
-        result.allowed.insert(m.captured(1).toInt(), cpuList(m.captured(2)));
-        result.told.insert(m.captured(3));
+        allowed.insert(m.captured(1).toInt(), cpuList(m.captured(2)));
     }
-    return result;
-}
-
-// What every node of a binding `expected` is told: its CPUs, one per rank.
-QString toldOf(const QMap<int, QList<int>> &expected)
-{
-    QStringList cpus;
-    for (const QList<int> &one : expected)
-        cpus.append(QString::number(one.value(0)));
-    return cpus.join(u',');
+    return allowed;
 }
 
 } // namespace
@@ -649,84 +629,24 @@ void TestMmpirun::nodesAreBoundToCpus()
             expected.insert(rank, {mine.at(rank % mine.size())});
         return expected;
     };
-    // Bound nodes are told every node's CPU; unbound ones nothing.
-    const auto check = [&](int nodes, const QStringList &options, const QMap<int, QList<int>> &expected, bool bound) {
-        const NodeCpus got = cpusOfNodes(nodes, options);
-        if (got.allowed != expected)
-            return u"%1 nodes %2: bound to %3"_s.arg(nodes).arg(options.join(u' ')).arg(QDebug::toString(got.allowed));
-        const QSet<QString> told{bound ? toldOf(expected) : QString()};
-        if (got.told != told)
-            return u"%1 nodes %2: told %3"_s.arg(nodes).arg(options.join(u' ')).arg(QDebug::toString(got.told));
+    const auto check = [&](int nodes, const QStringList &options, const QMap<int, QList<int>> &expected) {
+        const QMap<int, QList<int>> got = cpusOfNodes(nodes, options);
+        if (got != expected)
+            return u"%1 nodes %2: bound to %3"_s.arg(nodes).arg(options.join(u' ')).arg(QDebug::toString(got));
         return QString();
     };
     // Given as many nodes as CPUs: each on its own
-    QCOMPARE(check(2, {}, oneEach(2), true), QString());
-    QCOMPARE(check(int(mine.size()), {}, oneEach(int(mine.size())), true), QString());
+    QCOMPARE(check(2, {}, oneEach(2)), QString());
+    QCOMPARE(check(int(mine.size()), {}, oneEach(int(mine.size()))), QString());
     // Twice as many nodes as CPUs: two on each, in turn
-    QCOMPARE(check(2 * int(mine.size()), {}, oneEach(2 * int(mine.size())), true), QString());
+    QCOMPARE(check(2 * int(mine.size()), {}, oneEach(2 * int(mine.size()))), QString());
     // More nodes than CPUs but not a multiple, or --bind-to none: wherever the system puts them
-    QCOMPARE(check(int(mine.size()) + 1, {}, everywhere(int(mine.size()) + 1), false), QString());
-    QCOMPARE(check(2, {u"--bind-to"_s, u"none"_s}, everywhere(2), false), QString());
+    QCOMPARE(check(int(mine.size()) + 1, {}, everywhere(int(mine.size()) + 1)), QString());
+    QCOMPARE(check(2, {u"--bind-to"_s, u"none"_s}, everywhere(2)), QString());
     // A single node is left alone; --bind-to core binds even more nodes than CPUs, in turn
-    QCOMPARE(check(1, {}, everywhere(1), false), QString());
-    QCOMPARE(check(int(mine.size()) + 1, {u"--bind-to"_s, u"core"_s}, oneEach(int(mine.size()) + 1), true), QString());
+    QCOMPARE(check(1, {}, everywhere(1)), QString());
+    QCOMPARE(check(int(mine.size()) + 1, {u"--bind-to"_s, u"core"_s}, oneEach(int(mine.size()) + 1)), QString());
 #endif
-}
-
-// A list the user set (nodes bound by a --rank-prefix) reaches unbound
-// nodes as it is; where mmpirun binds, the nodes hear its binding instead.
-void TestMmpirun::rankCpusOfTheUserOnlyWhereUnbound()
-{
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(u"MMPI_RANK_CPUS"_s, u"1,0"_s);
-    const QStringList print{u"/bin/sh"_s, u"-c"_s, uR"(printf 'told=%s\n' "$MMPI_RANK_CPUS")"_s};
-    static const QRegularExpression line(uR"(^\[\d+\] told=(\S*)$)"_s, QRegularExpression::MultilineOption);
-    const auto told = [&](const QStringList &options) {
-        const ProcessRun run = mmpirun(QStringList{u"-n"_s, u"2"_s} + options + QStringList{u"--"_s} + print, env);
-        QSet<QString> lists;
-        for (auto it = line.globalMatch(run.out); it.hasNext();)
-            lists.insert(it.next().captured(1));
-        if (run.exitCode != 0)
-            qWarning().noquote() << run.dump();
-        return lists;
-    };
-    QCOMPARE(told({u"--bind-to"_s, u"none"_s}), QSet<QString>{u"1,0"_s});
-#ifdef Q_OS_LINUX
-    const QList<int> mine = cpusOfThisProcess();
-    if (mine.size() < 2)
-        QSKIP("binding 2 nodes needs 2 CPUs to run on");
-    const QString bound = u"%1,%2"_s.arg(mine.at(0)).arg(mine.at(1));
-    QCOMPARE(told({u"--bind-to"_s, u"core"_s}), QSet<QString>{bound});
-#endif
-}
-
-// Nodes of a local or tcp world learn how many CPUs they share (the ones
-// mmpirun may run on), for their broadcast plans; sim links are modelled
-// radios, so sim nodes are not told; a value set by the user is kept.
-void TestMmpirun::sharedCpusForLocalAndTcp()
-{
-    const QStringList print{u"/bin/sh"_s, u"-c"_s, uR"(printf 'rank=%s cpus=%s\n' "$MMPI_RANK" "$MMPI_SHARED_CPUS")"_s};
-    static const QRegularExpression line(uR"(^\[(\d+)\] rank=\d+ cpus=(\S*)$)"_s, QRegularExpression::MultilineOption);
-    const auto cpusOfNodes = [&](const QString &transport, const QProcessEnvironment &env) {
-        const ProcessRun run =
-            mmpirun(QStringList{u"-n"_s, u"2"_s, u"--transport"_s, transport, u"--"_s} + print, env);
-        QStringList cpus;
-        for (auto it = line.globalMatch(run.out); it.hasNext();)
-            cpus.append(it.next().captured(2));
-        if (run.exitCode != 0 || cpus.size() != 2)
-            qWarning().noquote() << run.dump();
-        return cpus;
-    };
-    QProcessEnvironment plain = QProcessEnvironment::systemEnvironment();
-    plain.remove(u"MMPI_SHARED_CPUS"_s);
-    const qsizetype allowed = cpusOfThisProcess().size();
-    const QString mine = QString::number(allowed > 0 ? allowed : QThread::idealThreadCount());
-    QCOMPARE(cpusOfNodes(u"local"_s, plain), (QStringList{mine, mine}));
-    QCOMPARE(cpusOfNodes(u"tcp"_s, plain), (QStringList{mine, mine}));
-    QCOMPARE(cpusOfNodes(u"sim"_s, plain), (QStringList{QString(), QString()}));
-    QProcessEnvironment chosen = plain;
-    chosen.insert(u"MMPI_SHARED_CPUS"_s, u"0"_s);
-    QCOMPARE(cpusOfNodes(u"tcp"_s, chosen), (QStringList{u"0"_s, u"0"_s}));
 }
 
 void TestMmpirun::successIsSilent()

@@ -33,7 +33,7 @@ void TestWorldConfig::init()
                              "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
                              "MMPI_LISTEN_ADDRESS", "MMPI_HEARTBEAT_INTERVAL_MS", "MMPI_HEARTBEAT_TIMEOUT_MS",
                              "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES", "MMPI_WAIT_SPIN_US", "MMPI_WAIT_SPIN_MAX_US",
-                             "MMPI_SHARED_CPUS", "MMPI_RANK_CPUS", "MMPI_REJOIN"})
+                             "MMPI_REJOIN"})
         qunsetenv(name);
 }
 
@@ -82,7 +82,6 @@ void TestWorldConfig::malformedVariablesAreNamed_data()
     QTest::newRow("chunk") << QByteArray("MMPI_CHUNK_BYTES") << QByteArray("64K");
     QTest::newRow("wait spin") << QByteArray("MMPI_WAIT_SPIN_US") << QByteArray("a while");
     QTest::newRow("most wait spin") << QByteArray("MMPI_WAIT_SPIN_MAX_US") << QByteArray("-");
-    QTest::newRow("shared cpus") << QByteArray("MMPI_SHARED_CPUS") << QByteArray("two");
 }
 
 void TestWorldConfig::malformedVariablesAreNamed()
@@ -181,8 +180,6 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     qputenv("MMPI_CHUNK_BYTES", "262144");
     qputenv("MMPI_WAIT_SPIN_US", "0");
     qputenv("MMPI_WAIT_SPIN_MAX_US", "300");
-    qputenv("MMPI_SHARED_CPUS", "2");
-    qputenv("MMPI_RANK_CPUS", "1, 0");
     const auto config = WorldConfig::fromEnvironment();
     QVERIFY2(config, config ? "" : qPrintable(config.error().toString()));
     QCOMPARE(config->listenAddress, QStringLiteral("tcp://10.77.0.2:0"));
@@ -192,8 +189,6 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     QCOMPARE(config->chunkSize, 262144);
     QCOMPARE(config->waitSpin.count(), 0);
     QCOMPARE(config->waitSpinMax.count(), 300);
-    QCOMPARE(config->sharedCpus, 2);
-    QCOMPARE(config->rankCpus, (QList<int>{1, 0}));
 
     // Each value out of range (the last judged by validate()) is refused
     // with a message that names it.
@@ -203,11 +198,7 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
         const char *value;
         const char *message;
     };
-    for (const Refused &r : {Refused{"MMPI_SHARED_CPUS", "-1", "shared CPUs -1"},
-                             Refused{"MMPI_RANK_CPUS", "0,x", "MMPI_RANK_CPUS='0,x': 'x' is not a CPU number"},
-                             Refused{"MMPI_RANK_CPUS", "0,1,0", "name 3 CPUs for a world of 2 ranks"},
-                             Refused{"MMPI_RANK_CPUS", "0,-1", "CPU numbers 0..65535"},
-                             Refused{"MMPI_WAIT_SPIN_MAX_US", "1000001", "most wait spin of 1000001"},
+    for (const Refused &r : {Refused{"MMPI_WAIT_SPIN_MAX_US", "1000001", "most wait spin of 1000001"},
                              Refused{"MMPI_WAIT_SPIN_US", "2000000", "wait spin of 2000000"},
                              Refused{"MMPI_CHUNK_BYTES", "100", "chunk size 100"},
                              Refused{"MMPI_HEARTBEAT_TIMEOUT_MS", "500", "heartbeat timeout 500 ms"}}) {

@@ -12,11 +12,10 @@ namespace mmpi::bench {
 
 namespace {
 
-// The root's plan: its topology, "serial/cpu" where it served serially per
-// CPU (ranks sharing CPUs evenly, docs/collectives.md#broadcast-seed-004).
+// The root's plan: its topology.
 QString chosenName(const BcastPlan &plan)
 {
-    return plan.cpuGroups > 1 ? QStringLiteral("serial/cpu") : bcastTopologyName(plan.topology);
+    return bcastTopologyName(plan.topology);
 }
 
 struct Call

@@ -13,7 +13,6 @@
 #include <QJsonObject>
 #include <QRandomGenerator>
 #include <QTcpServer>
-#include <QThread>
 
 #include <array>
 
@@ -30,31 +29,6 @@ QString makeWorldKey()
     QRandomGenerator::system()->fillRange(words.data(), qsizetype(words.size()));
     const QByteArray key(reinterpret_cast<const char *>(words.data()), qsizetype(sizeof(words)));
     return QString::fromLatin1(key.toHex());
-}
-
-// Every node mmpirun starts runs on this machine. Over local and tcp their
-// frames cost CPU copies, so the CPUs they share bound what a broadcast tree
-// can do at once (WorldConfig::sharedCpus); sim links are modelled radios,
-// slower than any copy, so it is not set there. A value the user set stays.
-void exportSharedCpus(const QString &transport, const QList<int> &allowed, QProcessEnvironment &env)
-{
-    if ((transport != u"local"_s && transport != u"tcp"_s) || env.contains(u"MMPI_SHARED_CPUS"_s))
-        return;
-    const qsizetype cpus = !allowed.isEmpty() ? allowed.size() : QThread::idealThreadCount();
-    env.insert(u"MMPI_SHARED_CPUS"_s, QString::number(cpus));
-}
-
-// The nodes count ranks by CPU only from what mmpirun tells them; without a
-// binding of its own, a list the user set (for --rank-prefix taskset ...)
-// stays.
-void exportRankCpus(const QList<int> &cpus, QProcessEnvironment &env)
-{
-    if (cpus.isEmpty())
-        return;
-    QStringList fields;
-    for (int cpu : cpus)
-        fields.append(QString::number(cpu));
-    env.insert(u"MMPI_RANK_CPUS"_s, fields.join(u','));
 }
 
 // The local and sim transports both name a local server; only the scheme differs.
@@ -123,10 +97,8 @@ Result<LaunchEnvironment> LaunchEnvironment::create(const LaunchOptions &options
     // A node looks beside itself for shared transport plugins; an app built
     // elsewhere finds this prefix's through mmpirun (the user's path first).
     env.m_common.insert(u"MMPI_PLUGIN_PATH"_s, TransportRegistry::searchPaths().join(QDir::listSeparator()));
-    const QList<int> allowed = allowedCpus();
-    exportSharedCpus(options.transport, allowed, env.m_common);
-    env.m_cpus = planBinding(options.binding, options.nodes, allowed);
-    exportRankCpus(env.m_cpus, env.m_common);
+    // The binding is mmpirun's own (as mpirun's): the nodes are not told it.
+    env.m_cpus = planBinding(options.binding, options.nodes, allowedCpus());
     if (options.transport == u"sim"_s) {
         env.m_transportOptions = options.transportOptions;
         env.m_transportOptions.insert(u"worldSize"_s, options.nodes);

@@ -46,8 +46,8 @@ public:
     // Whether a replacement of rank 0 can find the survivors (--respawn).
     bool knowsEveryAddress() const;
     QString rootAddress() const { return m_rootAddress; }
-    // The CPU each rank is bound to (planBinding() of --bind-to), given to
-    // every node as MMPI_RANK_CPUS; empty: the nodes are not bound.
+    // The CPU each rank is bound to (planBinding() of --bind-to); empty:
+    // the nodes are not bound.
     const QList<int> &cpus() const { return m_cpus; }
 
     // Frees the ports held for the ranks; call it just before starting the

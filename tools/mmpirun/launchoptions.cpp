@@ -117,10 +117,6 @@ Environment of every node (the rest is inherited from mmpirun):
   MMPI_FORMATION_TIMEOUT_MS  --formation-timeout in milliseconds
   MMPI_LAUNCHER              mmpirun
   MMPI_REJOIN                --respawn only: 1 in a replacement node (WorldConfig::rejoin)
-  MMPI_SHARED_CPUS           local and tcp: how many CPUs the nodes share (broadcast
-                             plans); one set in mmpirun's environment is kept
-  MMPI_RANK_CPUS             bound nodes: the CPU of every rank, comma-separated;
-                             unbound, one set in mmpirun's environment is kept
 
 Output: every line a node writes to stdout (stderr) goes to mmpirun's stdout
 (stderr) whole, prefixed "[rank] "; stdin of the nodes is empty.

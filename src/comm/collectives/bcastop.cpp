@@ -43,29 +43,15 @@ void BcastOp::begin()
         return;
     m_haveMeta = true;
     m_totalBytes = m_received = m_whole.size();
-    takeRange(size(), orderFrom(m_root));
+    takeRange(m_root, size());
     planForwarding();
     pushSends();
     maybeFinish();
 }
 
-// Every rank of the call counts alike: the same group, configured CPU count
-// and CPU of each world rank (WorldConfig::sharedCpus and rankCpus).
-CpuOrder BcastOp::orderFrom(int root) const
+void BcastOp::takeRange(int root, int length)
 {
-    LinkEstimator &estimator = m_setup.router->estimator();
-    const QList<int> &rankCpus = estimator.rankCpus();
-    if (estimator.sharedCpus() < 2 || rankCpus.isEmpty())
-        return CpuOrder(root, size());
-    CpuOrder::Cpus cpuOf;
-    for (int worldRank : m_setup.group)
-        cpuOf.append(rankCpus.value(worldRank, -1)); // -1: a rank joined since (not bound)
-    return CpuOrder(root, cpuOf);
-}
-
-void BcastOp::takeRange(int length, const CpuOrder &order)
-{
-    m_ranks = order;
+    m_treeRoot = root;
     m_rangeLength = length;
 }
 
@@ -82,8 +68,7 @@ void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
         const int root = frame.header.root;
         const int length = tag.argument + 1;
         const bool knownRoot = root >= 0 && root < size() && root != rank();
-        const CpuOrder order = knownRoot ? orderFrom(root) : CpuOrder(0, size());
-        if (!knownRoot || order.vrankOf(rank()) + length > size()) {
+        if (!knownRoot || (rank() - root + size()) % size() + length > size()) {
             fail({ErrorCode::ProtocolViolation,
                   describe(QStringLiteral("rank %1 forwarded root %2's message with a range of %3 ranks that "
                                           "does not fit").arg(from).arg(root).arg(length))});
@@ -94,7 +79,7 @@ void BcastOp::handleData(int from, Frame &frame, const CollectiveTag &tag)
                                     describe(QStringLiteral("this rank named root %1, but the message came from "
                                                             "root %2").arg(m_root).arg(root))};
         m_parent = from;
-        takeRange(length, order);
+        takeRange(root, length);
         if (tag.kind == CollectiveFrameKind::StreamHeader) {
             startStream(frame);
         } else {
@@ -167,45 +152,25 @@ void BcastOp::addPiece(const QByteArray &piece)
     m_received += piece.size();
 }
 
-// Where ranks share CPUs, auto serves serially. Per CPU when the range
-// spans several, so that the root's sends to the other CPUs' ranks
-// become one each (their first rank serves the rest on its own CPU): unless
-// no CPU runs more than 2 of them and the message is between PerCpuHopLimit
-// and ConcurrentLimit, where the extra hop costs more than the send it saves
-// (measured: docs/collectives.md#broadcast-seed-004).
-bool BcastOp::servesPerCpu(const BcastPlan &plan, int vrank) const
-{
-    if (m_options.topology != BcastTopology::Auto || plan.topology != BcastTopology::Serial
-        || !m_ranks.spansCpus(vrank, m_rangeLength) || m_ranks.mostPerCpu() < 2)
-        return false;
-    return m_ranks.mostPerCpu() >= 3 || m_totalBytes <= PerCpuHopLimit || m_totalBytes > ConcurrentLimit;
-}
-
 void BcastOp::planForwarding()
 {
     m_planned = true;
-    const int vrank = m_ranks.vrankOf(rank());
+    const int vrank = vrankOf(rank());
     QList<int> peers;
     peers.reserve(m_rangeLength - 1);
     for (int v = vrank + 1; v < vrank + m_rangeLength; ++v)
-        peers.append(m_setup.group.at(m_ranks.rankOf(v)));
+        peers.append(m_setup.group.at(rankOf(v)));
     BcastPlan plan;
     if (!peers.isEmpty())
         plan = m_setup.router->bcastPlan(m_rangeLength, m_totalBytes, m_options.topology, peers);
     else if (m_options.topology != BcastTopology::Auto) {
         plan.topology = m_options.topology;
     }
-    QList<Delegation> delegations;
-    if (servesPerCpu(plan, vrank)) {
-        plan.cpuGroups = m_ranks.cpus();
-        delegations = m_ranks.perCpuDelegations(vrank, m_rangeLength);
-    } else {
-        delegations = bcastDelegations(plan.topology, m_rangeLength, plan);
-    }
+    const QList<Delegation> delegations = bcastDelegations(plan.topology, m_rangeLength, plan);
     m_result->plan = plan;
     m_setup.router->setLastBcastPlan(plan);
     for (const Delegation &d : std::as_const(delegations))
-        m_children.append({m_ranks.rankOf(vrank + d.offset), d.length});
+        m_children.append({rankOf(vrank + d.offset), d.length});
     if (!m_streamed) {
         // A whole message: slices of it if the plan streams, without copying
         // (m_whole outlives every send, which holds this op).

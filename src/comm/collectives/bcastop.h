@@ -1,4 +1,4 @@
-// BcastOp: seed 004's broadcast. Ranks are counted from the root (vranks);
+// BcastOp: ParaStation pscom's forwarding-range broadcast. Ranks are counted from the root (vranks);
 // every message carries the root (header) and the forwarding range it hands
 // on (the receiver is the range's first rank, the tag says how long it is).
 // Each node that receives a range decides again how to cover it (its own
@@ -8,7 +8,6 @@
 #pragma once
 
 #include "collectiveop.h"
-#include "cpuorder.h"
 
 #include <mmpi/comm/bcastplan.h>
 
@@ -22,11 +21,6 @@ public:
 
     // A message of more bytes goes to one child at a time.
     static constexpr qint64 ConcurrentLimit = 64 * 1024;
-    // Where a CPU runs 2 of a range's ranks, a message up to this size is
-    // still served per CPU: the other CPU's first rank passes it on while the
-    // root sends its own CPU's (4 ranks, 16 B: 32.8 -> 29.0 us); from 16 KiB
-    // to 64 KiB the extra hop cost more than the root's send it saved.
-    static constexpr qint64 PerCpuHopLimit = 8 * 1024;
     // Largest message a stream header may announce (the world's default limit).
     static constexpr qint64 MaxMessageBytes = 256LL * 1024 * 1024;
     // A streamed message up to this size gets its whole buffer at once.
@@ -51,10 +45,10 @@ private:
     };
 
     bool isRoot() const { return m_root == rank() && !m_rootInvalid; }
-    CpuOrder orderFrom(int root) const;
-    void takeRange(int length, const CpuOrder &order);
-    int treeRoot() const { return m_ranks.rankOf(0); } // as the message says
-    bool servesPerCpu(const BcastPlan &plan, int vrank) const;
+    void takeRange(int root, int length);
+    int vrankOf(int rank) const { return (rank - m_treeRoot + size()) % size(); }
+    int rankOf(int vrank) const { return (vrank + m_treeRoot) % size(); }
+    int treeRoot() const { return m_treeRoot; } // as the message says
     void startStream(const Frame &header);
     void addPiece(const QByteArray &piece);
     void planForwarding();
@@ -69,7 +63,7 @@ private:
     std::optional<Error> m_deferredError; // this rank's root differed; reported after forwarding
 
     int m_parent = -1;    // rank the message came from
-    CpuOrder m_ranks{0, 1}; // vranks from the root
+    int m_treeRoot = 0;   // vranks count from it
     int m_rangeLength = 0;
     bool m_haveMeta = false;
     ItemType m_itemType = ItemType::None;

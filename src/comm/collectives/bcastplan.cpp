@@ -60,21 +60,6 @@ BcastPlan concretePlan(BcastTopology topology, qint64 bytes, qint64 segmentBytes
     return plan;
 }
 
-// With parallelTransfers set, the frames of every rank's copy take turns on
-// the shared CPUs: the last rank cannot have the message before all of them
-// have been moved, P at a time, and the last one has arrived. Every topology
-// meets this bound at best, and serial, which needs no node but the root to
-// be scheduled in between, meets it exactly; named topologies win ties.
-double sharedCpuBound(int ranks, const std::vector<double> &cost, const LinkModel &link)
-{
-    if (link.parallelTransfers <= 0)
-        return 0.0;
-    double message = 0.0;
-    for (double c : cost)
-        message += c;
-    return double(ranks - 1) * message / link.parallelTransfers + std::max(0.0, link.latencyUs);
-}
-
 // Node-by-node simulation of the model: a node sends to its children one at a
 // time, segment j no earlier than it has it; a child has segment j one
 // latency after it left.
@@ -108,7 +93,7 @@ double simulate(int ranks, qint64 bytes, const BcastPlan &plan, const LinkModel 
             pending.push_back({d.length, std::move(child)});
         }
     }
-    return std::max(last, sharedCpuBound(ranks, cost, link));
+    return last;
 }
 
 } // namespace

@@ -11,7 +11,6 @@
 #include "communicatordata.h"
 #include "exchangeop.h"
 #include "gatherop.h"
-#include "linearallreduceop.h"
 #include "reductionop.h"
 #include "ringallreduceop.h"
 #include "router.h"
@@ -51,33 +50,6 @@ std::optional<Error> refusal(const CommunicatorData *d, const char *name, bool r
         return Error{ErrorCode::BadConfiguration, QStringLiteral("%1: collectives run on at most %2 ranks, not %3")
                                                       .arg(what).arg(detail::MaxCollectiveRanks).arg(d->size())};
     return std::nullopt;
-}
-
-// Whether this group has more ranks than the CPUs its nodes share
-// (WorldConfig::sharedCpus: mmpirun sets it, the same for every rank, for
-// local and tcp worlds): then the algorithm that sends fewer messages in all
-// beats the one with fewer rounds, as every message waits for its ranks to
-// get a CPU (docs/collectives.md#ranks-sharing-cpus).
-bool crowded(const CommunicatorData &d)
-{
-    const int cpus = d.router->estimator().sharedCpus();
-    return cpus > 0 && d.size() > cpus;
-}
-
-// Whether allreduce goes through the first ranks (LinearAllreduceOp): in
-// crowded groups up to 64 KiB through rank 0, where fewer messages beat
-// fewer rounds; up to 4 MiB where the ranks share at most 2 CPUs, there
-// beyond 32 KiB through ranks 0 and 1, a half of the items each. The two
-// then move and combine about half of all the bytes the allreduce moves and
-// combines, the others the other half, so 2 CPUs get the work about as
-// evenly as the ring gives it them, in 2 dependent steps instead of
-// 2 (n - 1); on more CPUs the roots would be the bottleneck
-// (docs/collectives.md#ranks-sharing-cpus).
-bool throughFirstRanks(const CommunicatorData &d, qsizetype bytes)
-{
-    return crowded(d)
-           && (bytes <= detail::LinearAllreduceOp::MaxBytes
-               || (d.router->estimator().sharedCpus() <= 2 && bytes <= detail::LinearAllreduceOp::MaxBytesOnTwoCpus));
 }
 
 detail::CollectiveSetup setupFor(const CommunicatorData &d, quint32 sequence, const char *name)
@@ -152,12 +124,7 @@ Operation<void> Communicator::barrier() const
 {
     if (auto no = refusal(m_data.get(), "barrier"))
         return sendOperation(failed(*no));
-    auto setup = setupFor(*m_data, m_data->takeSequence(), "barrier");
-    std::shared_ptr<detail::CollectiveOp> op;
-    if (crowded(*m_data))
-        op = std::make_shared<detail::LinearAllreduceOp>(std::move(setup), Payload{}, detail::Combiner{}, std::nullopt);
-    else
-        op = std::make_shared<detail::BarrierOp>(std::move(setup));
+    auto op = std::make_shared<detail::BarrierOp>(setupFor(*m_data, m_data->takeSequence(), "barrier"));
     op->start();
     return sendOperation(Request(op->request()));
 }
@@ -235,13 +202,6 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         op->start();
         return {Request(op->request()), op->result()};
     };
-    if (all && throughFirstRanks(*m_data, payload.bytes.size())) {
-        detail::Combiner c = combiner ? std::move(*combiner) : detail::Combiner{};
-        const int roots = detail::LinearAllreduceOp::rootsFor(payload, c, m_data->size(),
-                                                              m_data->router->estimator().sharedCpus());
-        return onePhase(std::make_shared<detail::LinearAllreduceOp>(setupFor(*m_data, first, name),
-                                                                    std::move(payload), std::move(c), problem, roots));
-    }
     if (all && (payload.bytes.size() <= detail::AllreduceOp::MaxBytes || m_data->size() == 2))
         return onePhase(std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                               combiner ? *combiner : detail::Combiner{}, problem));

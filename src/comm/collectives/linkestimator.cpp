@@ -85,7 +85,6 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
 {
     Next next;
     LinkModel model;
-    model.parallelTransfers = parallelTransfers();
     {
         QMutexLocker lock(&m_mutex);
         if (m_fixed)
@@ -137,36 +136,6 @@ LinkModel LinkEstimator::model(const QList<int> &peers)
     }
     run(std::move(next));
     return model;
-}
-
-// Both fixed once the world runs collectives: read together, once.
-void LinkEstimator::readPlacement()
-{
-    std::call_once(m_placementRead, [this] {
-        const WorldConfig config = m_world->config();
-        m_sharedCpus = std::max(0, config.sharedCpus);
-        m_rankCpus = config.rankCpus;
-    });
-}
-
-int LinkEstimator::sharedCpus()
-{
-    readPlacement();
-    return m_sharedCpus;
-}
-
-const QList<int> &LinkEstimator::rankCpus()
-{
-    readPlacement();
-    return m_rankCpus;
-}
-
-// A frame between two nodes on one machine keeps two CPUs copying (the
-// sender's into the kernel, the receiver's out of it).
-int LinkEstimator::parallelTransfers()
-{
-    const int cpus = sharedCpus();
-    return cpus > 0 ? std::max(1, cpus / 2) : 0;
 }
 
 void LinkEstimator::measure(const QList<int> &peers, std::function<void()> done)

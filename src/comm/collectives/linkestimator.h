@@ -51,12 +51,6 @@ public:
     // Probes every one of `peers` (again), one after the other; `done` runs,
     // on the thread that finished the last probe, once none is left to probe.
     void measure(const QList<int> &peers, std::function<void()> done);
-    // WorldConfig::sharedCpus of this world (fixed once it runs collectives,
-    // so read once): the CPUs its nodes share on one machine, 0 if each has its own.
-    int sharedCpus();
-    // WorldConfig::rankCpus (read with sharedCpus): the CPU each world rank
-    // is bound to, empty if the nodes are not bound.
-    const QList<int> &rankCpus();
 
     void handleFrame(const Frame &frame);
     void handlePeerGone(int rank);
@@ -105,7 +99,6 @@ private:
         QList<Frame> pings;
         QList<std::function<void()>> finished; // measure() callers whose peers are all probed
     };
-    int parallelTransfers();                   // without m_mutex: LinkModel::parallelTransfers of this world
     Next nextProbe();                          // m_mutex held: start the next queued probe
     void run(Next next);                       // without m_mutex
     void startProbe(int peer);                 // m_mutex held
@@ -144,10 +137,6 @@ private:
     static constexpr qint64 MemoMs = 1000;
     Memo m_memo;
     quint64 m_generation = 1;
-    void readPlacement();
-    std::once_flag m_placementRead;
-    int m_sharedCpus = 0;  // WorldConfig::sharedCpus, once read
-    QList<int> m_rankCpus; // WorldConfig::rankCpus, once read
     quint64 m_nextNonce = 1;
 };
 

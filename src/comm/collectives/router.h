@@ -105,7 +105,7 @@ private:
         friend size_t qHash(const PlanKey &k, size_t seed = 0)
         {
             return qHashMulti(seed, k.ranks, k.bytes, int(k.topology), k.model.latencyUs, k.model.bytesPerUs,
-                              k.model.overheadUs, k.model.parallelTransfers);
+                              k.model.overheadUs);
         }
     };
     QHash<PlanKey, BcastPlan> m_plans; // guarded by m_planMutex

@@ -1,5 +1,5 @@
 // BcastPlan: how a broadcast travels from one forwarding node through its
-// forwarding range (seed 004, docs/collectives.md). planBcast() is the pure
+// forwarding range (ParaStation pscom's design, docs/collectives.md). planBcast() is the pure
 // decision function: from the range size, the message size and a link model it
 // predicts every topology's time and picks the fastest; each forwarding node
 // runs it again for its own range with its own link estimates.
@@ -33,11 +33,6 @@ struct LinkModel
     double latencyUs = 30.0;    // one-way latency of a small frame
     double bytesPerUs = 1000.0; // what the sender's link carries (1000 = 1 GB/s)
     double overheadUs = 4.0;    // per-frame cost at the sender
-    // How many frames the ranks can move at once, all links together: when
-    // they share a few CPUs that copy every frame (a world on one machine),
-    // no tree delivers faster than all its frames one after the other divided
-    // by this. 0: no such limit (every node has a processor of its own).
-    int parallelTransfers = 0;
 
     bool operator==(const LinkModel &) const = default;
 };
@@ -62,11 +57,6 @@ struct BcastPlan
     double gUs = 1.0;
     double hUs = 1.0;
     double predictedUs = 0.0; // when the last rank holds the message (model)
-    // Serial where ranks share CPUs, each bound to one: the CPUs the node
-    // served its range by, handing each other CPU's ranks to the first of
-    // them, which serves the rest (docs/collectives.md#broadcast-seed-004);
-    // 0 when the node sent to every rank of its range itself.
-    int cpuGroups = 0;
 };
 
 // Segments are at least this large: below it the per-frame cost dominates.

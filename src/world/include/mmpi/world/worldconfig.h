@@ -115,19 +115,6 @@ struct WorldConfig
     std::chrono::microseconds waitSpinMax{1000};
 #endif
 
-    // How many CPUs all the nodes of this world share, when they run on one
-    // machine and move their messages with the CPU (mmpirun sets it for local
-    // and tcp worlds); 0: every node has a processor of its own, as phones
-    // and desktops do. Broadcasts plan with it: ranks sharing two CPUs cannot
-    // copy a message to several children at once, whatever the tree
-    // (docs/collectives.md#broadcast-seed-004).
-    int sharedCpus = 0;
-    // The CPU each node is bound to, by world rank, where the launcher bound
-    // them (mmpirun's --bind-to); empty: not bound, the system moves them.
-    // With sharedCpus, broadcasts count ranks by CPU from it, so every node
-    // needs the same list (docs/collectives.md#broadcast-seed-004).
-    QList<int> rankCpus;
-
     bool isRoot() const { return rank == 0; }
     int effectiveMinimumSize() const { return minimumSize > 0 ? minimumSize : size; }
 
@@ -140,8 +127,7 @@ struct WorldConfig
     // transportOptions), MMPI_LISTEN_ADDRESS (this node's listenAddress),
     // MMPI_REJOIN=1 (rejoin), and, if set, MMPI_HEARTBEAT_INTERVAL_MS, MMPI_HEARTBEAT_TIMEOUT_MS,
     // MMPI_RECONNECT_GRACE_MS, MMPI_REPLAY_BUFFER_BYTES, MMPI_CHUNK_BYTES,
-    // MMPI_WAIT_SPIN_US, MMPI_WAIT_SPIN_MAX_US, MMPI_SHARED_CPUS and
-    // MMPI_RANK_CPUS (comma-separated, into rankCpus).
+    // MMPI_WAIT_SPIN_US and MMPI_WAIT_SPIN_MAX_US.
     // Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();
     // Whether this process was started by mmpirun (MMPI_RANK is set).
