@@ -3,14 +3,14 @@
 // unfinished newest checkpoint passed over with the reason, a full disk and
 // an unusable directory refused with the previous checkpoint intact, and
 // SIGKILL at 100 random moments of a writer: restore always finds a whole one.
-// Issue 42: the default directory of a node in a world names the world and
+// The default directory of a node in a world names the world and
 // the rank, so the ranks of one world in one process (as under mmpirun: one
 // app, one machine) checkpoint side by side and each gets its own state
 // back; a directory another store holds (this process or another) is
 // refused naming the holder; the lock goes with the store, and a killed
 // holder's lock is taken over.
 #include "checkpointpattern.h"
-#include "commworld.h"
+#include "coordinatedrun.h"
 
 #include <mmpi/ft/checkpointstore.h>
 #include <mmpi/ft/coordinatedcheckpoint.h>
@@ -82,19 +82,6 @@ struct RankState
     CheckpointStore store;
 };
 
-// Runs `run` for every rank at once and waits for all outcomes.
-template<typename F>
-std::vector<CoordinatedCheckpoint::Outcome> together(const test::CommWorld &w, F run)
-{
-    std::vector<QCoro::Task<CoordinatedCheckpoint::Outcome>> tasks;
-    for (int r = 0; r < w.size(); ++r)
-        tasks.push_back(run(r));
-    std::vector<CoordinatedCheckpoint::Outcome> outcomes;
-    for (auto &task : tasks)
-        outcomes.push_back(QCoro::waitFor(task));
-    return outcomes;
-}
-
 } // namespace
 
 class TestCheckpointStore : public QObject
@@ -152,7 +139,7 @@ private Q_SLOTS:
         QCOMPARE(CheckpointStore::defaultDirectory(QStringLiteral("game")), store.directory());
     }
 
-    // Issue 42: four ranks of one world in one process, as four nodes of one
+    // Four ranks of one world in one process, as four nodes of one
     // app on one machine are under mmpirun. Each default directory names the
     // world and the rank; all checkpoint the same epochs side by side, and
     // each restores its own state.
@@ -270,7 +257,7 @@ private Q_SLOTS:
         QVERIFY(store.checkpoint());
     }
 
-    // Issue 42: a directory another store of this process holds is refused,
+    // A directory another store of this process holds is refused,
     // naming the holder, and nothing of the second store reaches it.
     void lockedDirectoryIsRefusedNamingTheHolder()
     {
@@ -336,7 +323,7 @@ private Q_SLOTS:
         }
     }
 
-    // Issue 42: the lock goes when the store goes, or moves elsewhere.
+    // The lock goes when the store goes, or moves elsewhere.
     void lockGoesWithTheStore()
     {
         QTemporaryDir dir;
@@ -364,7 +351,7 @@ private Q_SLOTS:
         QVERIFY(QFile::exists(lockOf(elsewhere)));
     }
 
-    // Issue 42, across processes: a live writer's directory is refused
+    // Across processes: a live writer's directory is refused
     // naming it; once it is killed its lock is stale and taken over; and a
     // writer started on a directory this process holds is refused naming us.
     void lockHeldByAnotherProcess()

@@ -3,7 +3,7 @@
 // before the cut; one nobody took, or a member whose store fails, fails the
 // checkpoint on every member with that member's rank; a member whose newest
 // checkpoint is corrupt brings everyone back to the epoch before.
-#include "commworld.h"
+#include "coordinatedrun.h"
 #include "storedstate.h"
 
 #include <mmpi/ft/coordinatedcheckpoint.h>
@@ -28,19 +28,6 @@ std::vector<std::unique_ptr<Node>> nodesIn(const QTemporaryDir &dir, int size)
     for (int r = 0; r < size; ++r)
         nodes.push_back(std::make_unique<Node>(dir.filePath(QStringLiteral("rank%1").arg(r))));
     return nodes;
-}
-
-// Runs `run` for every rank at once and waits for all outcomes.
-template<typename F>
-std::vector<CoordinatedCheckpoint::Outcome> together(const CommWorld &w, F run)
-{
-    std::vector<QCoro::Task<CoordinatedCheckpoint::Outcome>> tasks;
-    for (int r = 0; r < w.size(); ++r)
-        tasks.push_back(run(r));
-    std::vector<CoordinatedCheckpoint::Outcome> outcomes;
-    for (auto &task : tasks)
-        outcomes.push_back(QCoro::waitFor(task));
-    return outcomes;
 }
 
 } // namespace

@@ -142,7 +142,7 @@ private Q_SLOTS:
         qInfo().noquote() << r.lines(victim, u"event=recovered"_s).constFirst();
     }
 
-    // Issue 42: the same REBUILD with every store in its default directory,
+    // The same REBUILD with every store in its default directory,
     // under a home of the test's own. The four ranks of one app on one
     // machine checkpoint side by side (one directory per world and rank); the
     // victim kills itself right after iteration 60, ten past the checkpoint
