@@ -163,7 +163,7 @@ void World::connectEngineTraffic(detail::Engine *engine)
     }, Qt::DirectConnection);
     connect(engine, &detail::Engine::nodeLeft, this, [this](int rank) {
         if (auto sink = messageSink())
-            sink->handlePeerGone(rank, {ErrorCode::LinkClosed, QStringLiteral("rank %1 left the world").arg(rank)});
+            sink->handlePeerGone(rank, {ErrorCode::PeerLeft, QStringLiteral("rank %1 left the world").arg(rank)});
         QMetaObject::invokeMethod(this, [this, rank] { Q_EMIT nodeLeft(rank); }, Qt::QueuedConnection);
     }, Qt::DirectConnection);
     connect(engine, &detail::Engine::nodeRejoined, this, [this](int rank, const NodeInfo &info) {

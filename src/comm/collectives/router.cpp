@@ -119,12 +119,10 @@ void Router::handlePeerRejoined(int rank)
     m_estimator->handlePeerRejoined(rank);
 }
 
-// The world reports a goodbye as LinkClosed "rank N left the world" and a lost
-// link with the link's error, which may also be LinkClosed; only the message
-// tells them apart (see the report: a separate code would be cleaner).
+// The world reports a goodbye as PeerLeft, a loss with the link's error.
 bool Router::isCleanLeave(const Error &reason)
 {
-    return reason.code == ErrorCode::LinkClosed && reason.message.endsWith(QLatin1String(" left the world"));
+    return reason.code == ErrorCode::PeerLeft;
 }
 
 void Router::revoke(quint32 id, const Error &reason, const QList<int> &tell)

@@ -40,6 +40,8 @@ enum class ErrorCode {
     // The two ends of a link hold different world keys: one's key proof does
     // not match the other's key (a node or the root was given the wrong key).
     WorldKeyMismatch,
+    // A peer left the world: it said goodbye (World::nodeLeft), it was not lost.
+    PeerLeft,
     ProtocolViolation,
     FormationTimeout,
     NotFormed,
