@@ -1,7 +1,7 @@
 /* Shared by `mmpi-bench bcast|allreduce|barrier|alltoall` and the Open MPI
  * baseline (mpicollectives.c) so that both measure and report alike: options,
  * iteration rule, what one timed call is, statistics (pingpong.h's), JSON.
- * Plain C, for mpicc, that C++ takes. See docs/benchmarks.md.
+ * Plain C, for mpicc, that C++ takes. See docs/guide/benchmarks.md.
  *
  * One timed call: every rank waits in an untimed barrier, reads CLOCK_MONOTONIC
  * (one clock for every process of the machine), makes the call, reads the
@@ -181,7 +181,7 @@ static inline int cb_parse_options(int argc, char **argv, const char *program, s
  * and again before each row's timed calls. Had the pause been fixed from
  * barriers at the start, another program starting beside the run (a shell
  * pipeline's interpreter) made it 4 ms instead of 0.16 and doubled every
- * 8-rank broadcast that ranks wait for by sleeping (docs/benchmarks.md). */
+ * 8-rank broadcast that ranks wait for by sleeping (docs/guide/benchmarks.md). */
 struct cb_pause {
     double recent[CB_PAUSE_WINDOW];
     int count, next;

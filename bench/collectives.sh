@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Collectives on this machine (docs/benchmarks.md):
+# Collectives on this machine (docs/guide/benchmarks.md):
 #  - tcp: `mmpi-bench bcast|allreduce|barrier|alltoall` over tcp beside Open MPI
 #    over TCP (mpirun --mca btl tcp,self) at 2, 4 and 8 ranks, in one run;
 #  - sim: the broadcast time of every topology and of auto on the `bluetooth`
 #    profile of the sim transport at 4, 8 and 16 ranks, 16 B to 1 MiB.
-# Prints a table per section and the project's targets (docs/benchmarks.md).
+# Prints a table per section and the project's targets (docs/guide/benchmarks.md).
 #   bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick] [--repeat N]
 #
 # --quick measures fewer sizes and calls (a first look in a few minutes); the
@@ -15,7 +15,7 @@
 # last rank's end, the others from the last start to the last end. Medians.
 # Each launcher places its ranks as it does by default (the script says how):
 # mmpirun binds 4 or 8 ranks to 2 CPUs in turn, Open MPI leaves ranks beyond
-# the cores unbound (docs/mmpirun.md#cpu-binding).
+# the cores unbound (docs/guide/mmpirun.md#cpu-binding).
 #
 # --repeat N (default 3) runs the tcp section N times, one round after the
 # other; its table gives the median of the N runs' medians and their range,

@@ -1,6 +1,6 @@
 /* mpi-pingpong: the Open MPI reference for mmpi-bench pingpong, with
  * MPI_Send/MPI_Recv of MPI_BYTE between ranks 0 and 1. bench/pingpong.sh builds
- * it with mpicc and runs it with mpirun -n 2. See docs/benchmarks.md. */
+ * it with mpicc and runs it with mpirun -n 2. See docs/guide/benchmarks.md. */
 #include "pingpong.h"
 
 #include <mpi.h>

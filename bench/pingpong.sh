@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Point-to-point ping-pong on this machine: `mmpi-bench pingpong` over local and
 # tcp against raw-tcp, qt-tcp and Open MPI, one after the other; prints a table
-# per message size and the project's targets (docs/benchmarks.md). See docs/benchmarks.md.
+# per message size and the project's targets (docs/guide/benchmarks.md). See docs/guide/benchmarks.md.
 #   bash bench/pingpong.sh [build dir] [--sizes 1,64,...] [--iterations K] [--repeat N]
 #
 # All five get the same --sizes (default 1,64,1024,65536,1048576,4194304) and

@@ -2,7 +2,7 @@
 // pingpong over tcp. Two processes (the second made by fork()) bounce messages
 // over one blocking POSIX socket on 127.0.0.1 with TCP_NODELAY. With --spin they
 // run on two CPUs of their own and read without blocking, again and again, as
-// MPI libraries poll with cores to spare. docs/benchmarks.md
+// MPI libraries poll with cores to spare. docs/guide/benchmarks.md
 #include "pingpong.h"
 
 #include <sched.h>

@@ -38,7 +38,7 @@ endfunction()
 # A transport as a Qt plugin. The standard ones are static plugins linked into
 # every app through MMPI::transports, so an installed app finds them wherever
 # it lives; SHARED makes a module that TransportRegistry finds at run time in
-# its search path (a transport of one's own, docs/transports.md).
+# its search path (a transport of one's own, docs/guide/transports.md).
 function(mmpi_add_transport_plugin name)
     cmake_parse_arguments(ARG "SHARED" "CLASS_NAME" "SOURCES;LIBS" ${ARGN})
     set(target mmpi_transport_${name})

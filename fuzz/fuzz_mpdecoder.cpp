@@ -44,7 +44,7 @@ void drain(Decoder &decoder, Outcome &out)
 }
 
 // The fault the header at the start of `rest` has, judged from the protocol
-// rules (docs/protocol.md), and the offset of the byte that reveals it.
+// rules (docs/design/protocol.md), and the offset of the byte that reveals it.
 struct Fault
 {
     ErrorCode code = ErrorCode::NoError;

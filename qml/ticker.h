@@ -2,7 +2,7 @@
 // same. The root's timer numbers the ticks (1, 2, 3, ...) and sends each to
 // every other rank on the Ticker's channel; the others emit them as they
 // arrive, in order, with no gaps (ordered links; a gap is refused). Turns
-// follow the ticks: `turn` is the rank whose turn tick t is. docs/qml.md.
+// follow the ticks: `turn` is the rank whose turn tick t is. docs/reference/qml.md#ticker-one-tick-sequence-for-every-device.
 #pragma once
 
 #include <mmpi/comm/communicator.h>

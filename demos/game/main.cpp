@@ -4,7 +4,7 @@
 // Headless with bots (`mmpirun -n 4 mmpi-game --bots --ticks 600`), every
 // device printing the state's hash so that anyone can see they agree; a
 // player whose device goes out of range is frozen until it is back, one whose
-// app ends is removed and the game goes on (docs/demos.md).
+// app ends is removed and the game goes on (docs/guide/demos.md).
 #include "gamecontroller.h"
 #include "gamesession.h"
 #include "headless.h"

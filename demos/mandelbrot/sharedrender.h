@@ -4,7 +4,7 @@
 // broadcast ParallelCanvas, and tells every device the render's progress; a
 // zoom, pan or tint toggle on any device goes to the root, which renders
 // again. Alone (no world) it computes on a thread of its own and draws on a
-// local scene: the same picture, the same API (docs/demos.md, "Mandelbrot").
+// local scene: the same picture, the same API (docs/guide/demos.md, "Mandelbrot").
 #pragma once
 
 #include "bandworker.h"

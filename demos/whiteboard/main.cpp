@@ -2,7 +2,7 @@
 // stroke goes out as MMPE frames while the finger moves and shows on every
 // device; a device that opens the board late gets it replayed. Headless, it
 // plays a script and saves the board, so tests can compare the devices'
-// boards (docs/demos.md).
+// boards (docs/guide/demos.md).
 #include "whiteboardhost.h"
 #include "whiteboardoptions.h"
 

@@ -9,7 +9,7 @@
 
 namespace mmpi {
 
-// 4d4d5049 is "MMPI" in ASCII; the rest is random. Documented in docs/bluetooth.md.
+// 4d4d5049 is "MMPI" in ASCII; the rest is random. Documented in docs/guide/bluetooth.md.
 inline QBluetoothUuid btServiceUuid()
 {
     return QBluetoothUuid(QStringLiteral("{4d4d5049-4e6f-6465-b7e1-6a8f3c2d9e15}"));

@@ -2,7 +2,7 @@
 // BlueZ): bound to the chosen local adapter, with the security level asked
 // for, non-blocking with a deadline; the connected descriptor is handed to the
 // QBluetoothSocket. Qt's own connect cannot pick the local adapter, and its
-// D-Bus backend cannot be server and client of one UUID (docs/bluetooth.md).
+// D-Bus backend cannot be server and client of one UUID (docs/guide/bluetooth.md).
 #pragma once
 
 #include "btsocketopener.h"

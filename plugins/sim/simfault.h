@@ -1,6 +1,6 @@
 // SimFault: one scripted fault event of the sim transport, e.g.
 // "rank 2 out-of-range at 3s for 4s", parsed strictly from its text form. The
-// grammar and what each kind does: docs/transports.md, "sim".
+// grammar and what each kind does: docs/guide/transports.md, "sim".
 #pragma once
 
 #include <mmpi/core/result.h>

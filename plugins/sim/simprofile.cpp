@@ -6,7 +6,7 @@ namespace mmpi {
 
 QList<SimProfile> SimProfile::builtIns()
 {
-    // The derivation of these numbers is in docs/transports.md; keep both in step.
+    // The derivation of these numbers is in docs/guide/transports.md; keep both in step.
     return {
         {QStringLiteral("bluetooth"), 30, 90000},
         {QStringLiteral("bluetooth-edr"), 10, 250000},

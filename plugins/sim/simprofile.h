@@ -1,6 +1,6 @@
 // SimProfile: the numbers that make a simulated link behave like a given radio
 // (one-way latency and bandwidth), and the built-in profiles the sim transport
-// offers by name. Why each number was chosen: docs/transports.md, "sim".
+// offers by name. Why each number was chosen: docs/guide/transports.md, "sim".
 #pragma once
 
 #include <QList>

@@ -1,6 +1,6 @@
 // SimRadio: the one transmitter of a simulated node. Every frame of every link
 // waits in one queue, occupies the radio for (header + payload) / bandwidth, and
-// reaches its link's socket one latency after it left (docs/transports.md, "sim").
+// reaches its link's socket one latency after it left (docs/guide/transports.md, "sim").
 #pragma once
 
 #include <mmpi/transport/link.h>

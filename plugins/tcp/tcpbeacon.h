@@ -2,7 +2,7 @@
 // UDP datagram to a list of targets (broadcast addresses, 127.0.0.1) every
 // interval; the discovering node listens on the beacon port and reports each
 // well-formed advert of its world. Datagrams are untrusted input: anything
-// malformed is dropped with a debug log. Layout: docs/transports.md.
+// malformed is dropped with a debug log. Layout: docs/guide/transports.md.
 #pragma once
 
 #include <mmpi/core/result.h>

@@ -116,7 +116,7 @@ void TcpLink::applyLoopbackCongestionControl()
 // Over loopback no link is congested, but BBR (the default on some systems)
 // still paces by the bandwidth it estimates, and bursty ping-pong traffic led
 // it to a low estimate in about half the runs of 4 MiB round trips: 2.0-2.6 ms
-// against 1.65-1.71 ms with cubic in every run (docs/transports.md). It must
+// against 1.65-1.71 ms with cubic in every run (docs/guide/transports.md). It must
 // be chosen before the connection is made: once BBR has started on a socket,
 // the socket stays paced whatever algorithm replaces it.
 void setTcpCongestionControl(qintptr descriptor, const QByteArray &name, const QString &what)

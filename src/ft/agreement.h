@@ -1,6 +1,6 @@
 // Agreement: the surviving members of a communicator agree on which members
 // failed, and on the policy, before any of them acts; it tolerates further
-// failures while it runs, the coordinator's included (docs/fault-tolerance.md
+// failures while it runs, the coordinator's included (docs/guide/fault-tolerance.md
 // #agreement). The coordinator is the lowest member nobody reported failed;
 // every member proposes what it knows to it, it decides once every member it
 // believes alive has proposed, and tells them. A member that has decided a

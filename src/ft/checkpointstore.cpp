@@ -27,7 +27,7 @@ namespace mmpi {
 
 namespace {
 
-// File layout (docs/checkpoints.md): magic, format version, epoch, state
+// File layout (docs/guide/checkpoints.md): magic, format version, epoch, state
 // length, BLAKE2b-256 of everything before it and of the state, then the state.
 constexpr char Magic[8] = {'M', 'M', 'P', 'I', 'C', 'K', 'P', 'T'};
 constexpr quint32 FormatVersion = 1;

@@ -1,4 +1,4 @@
-// REBUILD (docs/fault-tolerance.md#rebuild): the survivors keep the lost
+// REBUILD (docs/guide/fault-tolerance.md#rebuild): the survivors keep the lost
 // ranks blank until replacement nodes rejoin the world in their place, then
 // switch to a communicator of the same group with a new id (made when they
 // agreed on REBUILD, so that the id is taken on every member) and welcome

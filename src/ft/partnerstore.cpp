@@ -41,7 +41,7 @@ Result<PartnerStore::Copy> readCopy(const QString &directory, int rank)
                                                     .arg(problems.join(u"; ")));
 }
 
-// A copy message (docs/checkpoints.md#partner-copies): epoch u64, state size
+// A copy message (docs/guide/checkpoints.md#partner-copies): epoch u64, state size
 // u64, block size u32, hash of the whole new state (32), changed blocks u32,
 // then per block its index u32, its length u32 and its bytes. An ack: epoch
 // u64, stored u8.

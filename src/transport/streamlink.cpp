@@ -185,7 +185,7 @@ void StreamLink::handleConnected()
 // Linux sizes a socket's buffers by itself, starting small (16 KiB to send)
 // and growing them only as a connection proves busy: a large message then
 // waits on the buffer many times. Sized ahead, it goes in a few sendmsg()
-// calls (docs/benchmarks.md, "Socket buffers").
+// calls (docs/guide/benchmarks.md, "Socket buffers").
 void StreamLink::applySocketBufferSize()
 {
 #ifdef Q_OS_UNIX

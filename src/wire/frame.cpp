@@ -7,7 +7,7 @@
 
 namespace mmpi {
 
-// Field offsets of the version-1 header; docs/protocol.md has the same table.
+// Field offsets of the version-1 header; docs/design/protocol.md has the same table.
 void encodeHeaderInto(const FrameHeader &h, char *out)
 {
     qToBigEndian<quint32>(FrameMagic, out + 0);

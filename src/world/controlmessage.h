@@ -1,7 +1,7 @@
 // Control messages of world formation (Control frames; the tag holds the
 // ControlType, the payload a QDataStream record). Decoding is strict: a record
 // that does not parse exactly, or has a bad nonce or MAC size, is an error.
-// Byte layouts are in docs/protocol.md.
+// Byte layouts are in docs/design/protocol.md.
 #pragma once
 
 #include <mmpi/core/result.h>

@@ -1,4 +1,4 @@
-// Rejoining (docs/fault-tolerance.md#rebuild): a replacement node takes the
+// Rejoining (docs/guide/fault-tolerance.md#rebuild): a replacement node takes the
 // rank of a member the world has given up. It joins through the root (or,
 // replacing rank 0, through any survivor), which answers with the current
 // rank table, then links to every other member;

@@ -1,4 +1,4 @@
-// The engine's reconnection and resume (docs/fault-tolerance.md#resume): a
+// The engine's reconnection and resume (docs/design/resume.md): a
 // peer whose link broke is unreachable; the higher rank of the pair dials the
 // lower one again (one link per pair, as at formation) while the lower one
 // probes the higher one's address to learn early if its app has ended; on the

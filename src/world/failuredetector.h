@@ -1,7 +1,7 @@
 // FailureDetector: this node's view of whether each peer is still there
-// (docs/fault-tolerance.md). It decides when a peer needs a heartbeat, when a
+// (docs/guide/fault-tolerance.md#heartbeats). It decides when a peer needs a heartbeat, when a
 // silent peer becomes suspect and when it is lost, checks the heartbeats that
-// arrive and measures round trips from their echoes (docs/fault-tolerance.md).
+// arrive and measures round trips from their echoes (docs/guide/fault-tolerance.md#heartbeats).
 // The engine drives it on the progress thread with explicit times, so its
 // rules can be tested without waiting; quality() may be called from any thread.
 #pragma once
@@ -26,7 +26,7 @@ public:
     using Clock = std::chrono::steady_clock;
     using TimePoint = Clock::time_point;
 
-    // Heartbeat payload (docs/protocol.md): a type byte, then a u64 nonce.
+    // Heartbeat payload (docs/design/protocol.md): a type byte, then a u64 nonce.
     static constexpr qsizetype PayloadSize = 9;
     enum class HeartbeatType : quint8 { Request = 1, Echo = 2 };
     // Requests whose echo has not come yet, per peer; beyond this the oldest

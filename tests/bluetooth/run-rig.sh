@@ -10,7 +10,7 @@
 # (RESULT_DIR/node<i>/hci.btsnoop, read with btmon -r).
 # BT_RIG_ATTEMPTS (default 3): the rig's guests sometimes fail on their own
 # (a controller that never comes up, a guest kernel that hangs or panics on
-# the emulated serial line, docs/bluetooth.md "Status"); a failed run is
+# the emulated serial line, docs/guide/bluetooth.md "Status"); a failed run is
 # reported and run again. A real regression fails every attempt. A failed
 # run in which a guest kernel panicked, a controller stopped answering or a
 # node's stack never came up tested nothing of MMPI: when every attempt

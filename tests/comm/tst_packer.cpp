@@ -1,5 +1,5 @@
 // Packer / Unpacker: heterogeneous records round trip bit for bit in the packed
-// format of docs/packing.md, and an unpacker given a wrong request or hostile
+// format of docs/reference/packer.md, and an unpacker given a wrong request or hostile
 // bytes fails with the right error, never advances on failure, never crashes.
 #include <mmpi/comm/packer.h>
 #include <mmpi/comm/unpacker.h>

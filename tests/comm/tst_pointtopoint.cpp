@@ -1,5 +1,6 @@
 // Point-to-point messaging through the public Communicator API, between
 // Worlds formed in this process (each with its own progress thread).
+#include "coroutinetest.h"
 #include "commworld.h"
 #include "notelog.h"
 
@@ -147,7 +148,7 @@ QString sendIntoPostedBuffer(const CommWorld &w, const QList<T> &items)
 }
 
 // The Fragment frames a sender cuts a message of bytes into on the world
-// communicator (docs/protocol.md), so that a test can send part of one.
+// communicator (docs/design/protocol.md), so that a test can send part of one.
 QList<Frame> fragmentsOf(const QList<quint8> &items, int tag, qsizetype chunk)
 {
     const QByteArray bytes(reinterpret_cast<const char *>(items.constData()), items.size());
@@ -728,7 +729,7 @@ void TestPointToPoint::coroutineResumesOnAwaitingThread()
     // When the message arrives on the progress thread
     QVERIFY(w[0].send(1, 3, QStringLiteral("ping")).wait());
     // Then the coroutine resumes here, on the thread that awaited, not the progress thread
-    QCOMPARE(QCoro::waitFor(task), QStringLiteral("ping"));
+    QCOMPARE(mmpi::test::finish(task), QStringLiteral("ping"));
     QCOMPARE(resumedOn, mine);
     QCOMPARE(*w[0].recv<QString>(1, 4).wait(), QStringLiteral("pong"));
 }
@@ -895,7 +896,7 @@ void TestPointToPoint::postedBufferErrors()
 }
 
 // Data frames whose items are in `order`, on the world communicator, as a
-// peer of that byte order sends them (docs/protocol.md).
+// peer of that byte order sends them (docs/design/protocol.md).
 template<typename T>
 Frame frameInOrder(const QList<T> &items, int tag, ItemOrder order)
 {

@@ -263,7 +263,7 @@ private Q_SLOTS:
 
     void exampleScriptsParse()
     {
-        // The sketches docs/demos.md runs (and the README picture shows).
+        // The sketches docs/guide/demos.md runs (and the README picture shows).
         const QList<int> strokes{5, 13, 6};
         for (int rank = 0; rank < 3; ++rank) {
             const auto script = StrokeScript::load(QStringLiteral(MMPI_WHITEBOARD_EXAMPLES "/sketch-%1.txt").arg(rank), {1280, 800});

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "commworld.h"
+#include "coroutinetest.h"
 
 #include <mmpi/ft/coordinatedcheckpoint.h>
 
@@ -22,7 +23,7 @@ std::vector<CoordinatedCheckpoint::Outcome> together(const CommWorld &w, F run)
         tasks.push_back(run(r));
     std::vector<CoordinatedCheckpoint::Outcome> outcomes;
     for (auto &task : tasks)
-        outcomes.push_back(QCoro::waitFor(task));
+        outcomes.push_back(mmpi::test::finish(task));
     return outcomes;
 }
 

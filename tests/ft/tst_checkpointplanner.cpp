@@ -1,6 +1,6 @@
 // CheckpointPlanner: the closed forms against numerical minimisation of the
 // cost functions, where the strategy choice flips, the paper's simple case,
-// bad inputs, and the adaptive estimates (docs/checkpoint-planning.md).
+// bad inputs, and the adaptive estimates (docs/design/checkpoint-planning.md).
 #include <mmpi/ft/checkpointplanner.h>
 
 #include <QRegularExpression>

@@ -4,6 +4,7 @@
 // node, a node back from out of range) raise the rates and shorten the
 // interval; a coordinated schedule follows rank 0's clock whatever the other
 // members' say; a failed write is reported and the previous checkpoint stays.
+#include "coroutinetest.h"
 #include "commworld.h"
 #include "worldharness.h"
 
@@ -76,7 +77,7 @@ std::vector<CheckpointScheduler::Outcome> together(const CommWorld &w,
         tasks.push_back(schedulers[size_t(r)]->checkpointIfDue(w[r]));
     std::vector<CheckpointScheduler::Outcome> outcomes;
     for (auto &task : tasks)
-        outcomes.push_back(QCoro::waitFor(task));
+        outcomes.push_back(mmpi::test::finish(task));
     return outcomes;
 }
 
@@ -205,7 +206,7 @@ private Q_SLOTS:
         QCOMPARE(result.error().code, ErrorCode::BadConfiguration);
         QVERIFY2(result.error().message.contains(QStringLiteral("the run time T is 0")), qPrintable(result.error().message));
         QVERIFY(node.store.epochs().isEmpty());
-        const auto outcome = QCoro::waitFor(scheduler.checkpointIfDue(Communicator{}));
+        const auto outcome = mmpi::test::finish(scheduler.checkpointIfDue(Communicator{}));
         QCOMPARE(outcome.error.code, ErrorCode::NotFormed);
     }
 

@@ -3,6 +3,7 @@
 // before the cut; one nobody took, or a member whose store fails, fails the
 // checkpoint on every member with that member's rank; a member whose newest
 // checkpoint is corrupt brings everyone back to the epoch before.
+#include "coroutinetest.h"
 #include "coordinatedrun.h"
 #include "storedstate.h"
 
@@ -83,9 +84,9 @@ private Q_SLOTS:
         QVERIFY(!incoming.isFinished());
         auto first = CoordinatedCheckpoint::take(w[0], &nodes[0]->store);
         auto second = CoordinatedCheckpoint::take(w[1], &nodes[1]->store);
-        const auto a = QCoro::waitFor(first);
+        const auto a = mmpi::test::finish(first);
         QVERIFY(incoming.isFinished()); // it arrived before rank 0's cut was done
-        const auto b = QCoro::waitFor(second);
+        const auto b = mmpi::test::finish(second);
         QVERIFY2(!a.error.isError() && !b.error.isError(), qPrintable(a.error.message + b.error.message));
         QCOMPARE(a.epoch, b.epoch);
     }

@@ -4,6 +4,7 @@
 // revoked), collectives work across it, and CoordinatedCheckpoint::recover()
 // hands the new node its rank's state from the partner copy so that every
 // member is back at the same epoch with the state it had.
+#include "coroutinetest.h"
 #include "commworld.h"
 #include "protectedworld.h"
 #include "storedstate.h"
@@ -173,7 +174,7 @@ private Q_SLOTS:
         for (int r = 0; r < 3; ++r)
             taking.push_back(CoordinatedCheckpoint::take(w[r], &nodes[r]->store));
         for (auto &task : taking)
-            QCOMPARE(QCoro::waitFor(task).error.code, ErrorCode::NoError);
+            QCOMPARE(mmpi::test::finish(task).error.code, ErrorCode::NoError);
         QTRY_VERIFY_WITH_TIMEOUT(std::any_of(keptForVictim.cbegin(), keptForVictim.cend(),
                                              [&](const QList<QVariant> &args) { return args.at(0).toInt() == victim; }),
                                  Patience);
@@ -197,7 +198,7 @@ private Q_SLOTS:
         for (int r = 0; r < 3; ++r)
             recovering.push_back(CoordinatedCheckpoint::recover(all[r].ft->communicator(), &nodes[r]->store));
         for (int r = 0; r < 3; ++r) {
-            const auto outcome = QCoro::waitFor(recovering[r]);
+            const auto outcome = mmpi::test::finish(recovering[r]);
             QVERIFY2(!outcome.error.isError(), qPrintable(outcome.error.message));
             QCOMPARE(outcome.epoch, quint64(1));
             QCOMPARE(nodes[r]->state, QByteArray("state of rank ") + QByteArray::number(r) + " at epoch 1");
@@ -244,14 +245,14 @@ private Q_SLOTS:
         for (int r = 0; r < 3; ++r)
             taking.push_back(CoordinatedCheckpoint::take(w[r], &nodes[r]->store));
         for (auto &task : taking)
-            QCOMPARE(QCoro::waitFor(task).error.code, ErrorCode::NoError);
+            QCOMPARE(mmpi::test::finish(task).error.code, ErrorCode::NoError);
         QVERIFY(killAndReplace(w, all, 1));
         nodes[1] = std::make_unique<test::StoredState>(dir.filePath(QStringLiteral("new-device")));
         std::vector<QCoro::Task<CoordinatedCheckpoint::Outcome>> recovering;
         for (int r = 0; r < 3; ++r)
             recovering.push_back(CoordinatedCheckpoint::recover(all[r].ft->communicator(), &nodes[r]->store));
         for (auto &task : recovering) {
-            const auto outcome = QCoro::waitFor(task);
+            const auto outcome = mmpi::test::finish(task);
             QCOMPARE(outcome.error.code, ErrorCode::NoCheckpoint);
             QVERIFY2(outcome.error.message.contains(QLatin1String("rank 1")), qPrintable(outcome.error.message));
         }

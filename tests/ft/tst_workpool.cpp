@@ -3,6 +3,7 @@
 // duplicate result is ignored, a manager that computes too shares the items
 // (and alone does them all), and an empty pool finishes at once. Losing
 // workers is tested with real processes (tests/tools/tst_mmpirun_ft).
+#include "coroutinetest.h"
 #include "commworld.h"
 
 #include <mmpi/ft/workpool.h>
@@ -46,7 +47,7 @@ struct PoolRun
     {
         qint64 computed = 0;
         for (auto &task : workers) {
-            const auto outcome = QCoro::waitFor(task);
+            const auto outcome = mmpi::test::finish(task);
             if (outcome.error.isError()) {
                 qWarning("a worker failed: %s", qPrintable(outcome.error.message));
                 return -1;
@@ -110,7 +111,7 @@ private Q_SLOTS:
         manager.manage(itemsOf(3));
         auto task = worker.work(compute);
         QVERIFY(finished.wait(Patience) || finished.size() == 1);
-        QVERIFY(!QCoro::waitFor(task).error.isError());
+        QVERIFY(!mmpi::test::finish(task).error.isError());
         // A result of item 1 again, different, as a worker thought lost
         // would send it late.
         QByteArray late(8, '\0');
@@ -158,7 +159,7 @@ private Q_SLOTS:
         QSignalSpy finished(&manager, &WorkPool::finished);
         manager.manage({});
         QCOMPARE(finished.size(), 1);
-        const auto outcome = QCoro::waitFor(worker.work(compute));
+        const auto outcome = mmpi::test::finish(worker.work(compute));
         QVERIFY(!outcome.error.isError());
         QCOMPARE(outcome.computed, 0);
     }

@@ -7,6 +7,7 @@
 // every device gets a smaller stream and its tile equals its region of the
 // whole picture; malformed bytes from a rogue member are refused and leave
 // every scene as it would be without them.
+#include "coroutinetest.h"
 #include "offscreenmain.h"
 #include "commworld.h"
 #include "protectedworld.h"
@@ -241,7 +242,7 @@ private Q_SLOTS:
         for (int r = 0; r < 4; ++r)
             flips.push_back(canvases[r]->flipTogether());
         for (int r = 0; r < 4; ++r) {
-            const auto flipped = QCoro::waitFor(flips[size_t(r)]);
+            const auto flipped = mmpi::test::finish(flips[size_t(r)]);
             QVERIFY2(!flipped.error.isError(), qPrintable(flipped.error.toString()));
             QCOMPARE(flipped.frame, quint32(Frames + 4));
             // flipTogether() returned: the frame is here already.
@@ -348,7 +349,7 @@ private Q_SLOTS:
         for (int r = 0; r < 4; ++r)
             flips.push_back(canvases[r]->flipTogether());
         for (auto &f : flips) {
-            const auto flipped = QCoro::waitFor(f);
+            const auto flipped = mmpi::test::finish(f);
             QVERIFY2(!flipped.error.isError(), qPrintable(flipped.error.toString()));
             QCOMPARE(flipped.frame, quint32(6));
         }

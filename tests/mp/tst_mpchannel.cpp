@@ -3,6 +3,7 @@
 // any split), every type out and in, PJ's tag and type matching, dropped extra
 // items, bad input, a silent peer, a peer cut mid-message, the bounded queue,
 // co_await, and RankMesh. All on 127.0.0.1.
+#include "coroutinetest.h"
 #include "mpvectors.h"
 
 #include <mmpi/mp/channelgroup.h>
@@ -510,7 +511,7 @@ private Q_SLOTS:
         QVERIFY(out->send<qint32>(1, {1, 2, 3}));
         QVERIFY(out->send<qint32>(2, {10, 20}));
         QVERIFY(out->send<qint32>(3, {100}));
-        QCOMPARE(QCoro::waitFor(task), 136);
+        QCOMPARE(mmpi::test::finish(task), 136);
         // And back, every type through MMPI on both ends.
         QVERIFY(in->send<quint16>(5, {65535, 7}));
         QVERIFY(in->send<double>(6, {3.25}));

@@ -1,5 +1,5 @@
 // tst_mpcodec: the edu.rit.mp wire codec against byte vectors derived by hand
-// from the rules (docs/protocol.md, "edu.rit.mp compatibility"): every type
+// from the rules (docs/design/protocol.md, "edu.rit.mp compatibility"): every type
 // code both ways, PJ's send aliasing, the strict incremental decoder in every
 // split, and its errors for bad magic, unknown codes, bad N and truncation.
 #include "mpvectors.h"

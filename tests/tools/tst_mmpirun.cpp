@@ -1,6 +1,6 @@
 // tst_mmpirun: runs the real mmpirun with mmpirun_probe as the node program and
 // checks the launch environment contract, output forwarding, exit statuses,
-// stopping on failure, timeouts, signals and usage errors (docs/mmpirun.md).
+// stopping on failure, timeouts, signals and usage errors (docs/guide/mmpirun.md).
 #include "processrun.h"
 
 #include <QDeadlineTimer>

@@ -23,7 +23,7 @@ namespace {
 constexpr int Interval = 50;
 
 
-// The beacon layout of docs/transports.md, written out by hand.
+// The beacon layout of docs/guide/transports.md, written out by hand.
 QByteArray beaconDatagram(const QByteArray &world, const QByteArray &node, const QByteArray &host,
                           quint16 port, quint8 version = 1)
 {

@@ -101,7 +101,7 @@ void TestSimMmpirun::ring()
 }
 
 // The world reports the broken links as it does today: a lost node.
-// A NORMAL failure (docs/fault-tolerance.md): the links break, the nodes
+// A NORMAL failure (docs/guide/fault-tolerance.md): the links break, the nodes
 // link again at once and the token goes on, neither lost nor doubled.
 void TestSimMmpirun::ioErrorIsSurvivedByReconnecting()
 {
@@ -120,7 +120,7 @@ void TestSimMmpirun::ioErrorIsSurvivedByReconnecting()
     QVERIFY2(problem.isEmpty(), qPrintable(problem));
 }
 
-// RANGE (docs/fault-tolerance.md): rank 1 is out of range for 1.5 s of a
+// RANGE (docs/guide/fault-tolerance.md): rank 1 is out of range for 1.5 s of a
 // token ring, less than the grace period: the nodes see it unreachable and
 // back, nothing else, and the ring finishes with every hop in order.
 void TestSimMmpirun::outOfRangeWithinTheGracePeriodIsSurvived()

@@ -107,9 +107,9 @@ void TestFailureDetector::heartbeatFormat()
     QCOMPARE(f.header.destination, 5);
     QCOMPARE(f.header.tag, 0);
     QCOMPARE(f.header.communicator, 0u);
-    // docs/protocol.md: type, then the nonce big-endian.
+    // docs/design/protocol.md: type, then the nonce big-endian.
     QCOMPARE(f.payload, QByteArray::fromHex("020102030405060708"));
-    // The example in docs/protocol.md, byte for byte.
+    // The example in docs/design/protocol.md, byte for byte.
     const QByteArray documented = QByteArray::fromHex("4D4D5049" "01" "03" "0C" "00" "00000000"
                                                       "00000001" "00000000" "FFFFFFFF" "00000000"
                                                       "00000009" "0000000000000000" "00000009"

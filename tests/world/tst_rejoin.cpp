@@ -1,4 +1,4 @@
-// Rejoining (docs/fault-tolerance.md#rebuild): a new node takes the rank of a
+// Rejoining (docs/guide/fault-tolerance.md#rebuild): a new node takes the rank of a
 // member whose app ended; every survivor hears nodeRejoined, lists the new
 // node, and frames flow both ways again with fresh streams. A replacement for
 // a member that is still there is refused until its deadline, saying why;

@@ -1,4 +1,4 @@
-// Reconnection and resume in real worlds (docs/fault-tolerance.md#resume):
+// Reconnection and resume in real worlds (docs/design/resume.md):
 // a stream of numbered messages crosses a broken link (sim io-error, NORMAL)
 // and an out-of-range window (RANGE) exactly once and in order; a peer out of
 // range for longer than the grace period, or whose app has ended, is lost

@@ -95,7 +95,7 @@ int runPingPong(const Communicator &comm, int argc, char **argv, const QString &
         return 1;
     std::vector<quint8> buffer(pp_largest_size(&options), 0x5a);
     // --doubles: the size in whole doubles (at least one), a typed message
-    // that travels in the host's byte order (docs/protocol.md).
+    // that travels in the host's byte order (docs/design/protocol.md).
     std::vector<double> numbers(pp_largest_size(&options) / sizeof(double) + 1, 0.5);
     QByteArray message;
     while (!pp_schedule_finished(&schedule)) {

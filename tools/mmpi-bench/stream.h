@@ -1,6 +1,6 @@
 // mmpi-bench stream: rank 0 sends rank 1 a stream of numbered messages and
 // rank 1 checks that each arrived exactly once and in order, across whatever
-// the links went through meanwhile (reconnections: docs/fault-tolerance.md).
+// the links went through meanwhile (reconnections: docs/guide/fault-tolerance.md).
 #pragma once
 
 #include <mmpi/comm/communicator.h>

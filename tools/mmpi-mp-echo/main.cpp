@@ -1,7 +1,7 @@
 // mmpi-mp-echo: an edu.rit.mp peer for checking interoperability with Parallel
 // Java. It listens or connects with a given channel group ID, sends back every
 // message with its tag and type (as PJ itself would send them), and prints one
-// line per event (docs/mp.md).
+// line per event (docs/guide/mp.md).
 #include <mmpi/mp/channelgroup.h>
 
 #include <QCommandLineParser>

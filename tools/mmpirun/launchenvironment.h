@@ -1,6 +1,6 @@
 // LaunchEnvironment: the contract between mmpirun and the world layer — the
 // MMPI_* variables every node gets — together with the fresh world key and the
-// root address behind them (docs/mmpirun.md, "Environment").
+// root address behind them (docs/guide/mmpirun.md, "Environment").
 #pragma once
 
 #include "launchoptions.h"

@@ -1,6 +1,6 @@
 // Launcher: runs one mmpirun job. It owns one QProcess per node, forwards their
 // output line by line, stops the job when a node fails, the timeout expires or
-// mmpirun is signalled, and works out the exit status (docs/mmpirun.md).
+// mmpirun is signalled, and works out the exit status (docs/guide/mmpirun.md).
 #pragma once
 
 #include "launchenvironment.h"

@@ -1,4 +1,4 @@
-// mmpirun: starts N MMPI nodes on this machine (docs/mmpirun.md).
+// mmpirun: starts N MMPI nodes on this machine (docs/guide/mmpirun.md).
 #include "launchenvironment.h"
 #include "launcher.h"
 #include "launchoptions.h"

@@ -1,5 +1,5 @@
 // BcastPlan: how a broadcast travels from one forwarding node through its
-// forwarding range (ParaStation pscom's design, docs/collectives.md). planBcast() is the pure
+// forwarding range (ParaStation pscom's design, docs/design/broadcast.md). planBcast() is the pure
 // decision function: from the range size, the message size and a link model it
 // predicts every topology's time and picks the fastest; each forwarding node
 // runs it again for its own range with its own link estimates.

@@ -3,7 +3,7 @@
 // std::span, as a run of items; QString as Char items (UTF-16); QByteArray as
 // UnsignedByte items; anything else with QDataStream operators as one Object
 // record. Items are encoded in the host's byte order (the frame says which,
-// docs/protocol.md), so that neither side swaps them between little-endian
+// docs/design/protocol.md), so that neither side swaps them between little-endian
 // hosts. Decoding checks the item type and names both types on a mismatch.
 #pragma once
 

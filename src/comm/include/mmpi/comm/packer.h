@@ -1,6 +1,6 @@
 // mmpi::Packer: MPI_Pack for MMPI. Writes several typed item runs into one
 // buffer, so a heterogeneous record travels as one message; mmpi::Unpacker reads
-// the runs back in the same order. The format is docs/packing.md.
+// the runs back in the same order. The format is docs/reference/packer.md#packed-buffer.
 #pragma once
 
 #include <mmpi/wire/itemcodec.h>

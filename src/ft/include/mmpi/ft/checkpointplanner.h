@@ -1,6 +1,6 @@
 // mmpi::CheckpointPlanner: when to checkpoint. Closed forms for single- and
 // multi-point checkpointing from the MMPI paper's cost model, re-derived in
-// docs/checkpoint-planning.md, and an adaptive mode that learns costs and rates.
+// docs/design/checkpoint-planning.md, and an adaptive mode that learns costs and rates.
 #pragma once
 
 #include <mmpi/core/result.h>
@@ -13,7 +13,7 @@
 
 namespace mmpi {
 
-// The times the model charges, in seconds (docs/checkpoint-planning.md#model).
+// The times the model charges, in seconds (docs/design/checkpoint-planning.md#model).
 struct CheckpointCosts
 {
     double k0 = 0; // write one checkpoint

@@ -2,7 +2,7 @@
 // CheckpointPlanner's schedule. It feeds the planner what it sees (write and
 // restore times, the world's failures, the computation's run time) and, at
 // the app's safe points, writes a checkpoint when the plan says one is due
-// (docs/checkpoint-planning.md#running-on-the-planners-schedule).
+// (docs/design/checkpoint-planning.md#running-on-the-planners-schedule).
 #pragma once
 
 #include <mmpi/comm/communicator.h>

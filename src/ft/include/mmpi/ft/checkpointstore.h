@@ -1,7 +1,7 @@
 // mmpi::CheckpointStore: user-directed checkpoints of this node's state on
 // persistent storage, written so that a crash at any moment leaves the newest
 // complete checkpoint readable: write, flush, fsync, atomic rename, the
-// previous one kept until the new one is complete (docs/checkpoints.md).
+// previous one kept until the new one is complete (docs/guide/checkpoints.md).
 // Each store has a directory of its own, locked while the store uses it.
 #pragma once
 
@@ -157,7 +157,7 @@ Q_SIGNALS:
 private:
     QString pathOf(quint64 epoch) const;
     Result<quint64> write(quint64 epoch, const QByteArray &state);
-    // `parts` one after the other, durably, under `path` (docs/checkpoints.md).
+    // `parts` one after the other, durably, under `path` (docs/guide/checkpoints.md).
     Result<void> writeFile(const QString &path, const QList<QByteArray> &parts) const;
     Result<QByteArray> readValid(quint64 epoch) const;
     void prune();

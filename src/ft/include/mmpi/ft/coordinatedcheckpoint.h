@@ -1,7 +1,7 @@
 // mmpi::CoordinatedCheckpoint: a consistent global checkpoint — every member
 // of a communicator writes its CheckpointStore at the same epoch, at a cut
 // that no message crosses — and the restore that brings every member back to
-// the same epoch (docs/checkpoints.md#coordinated-checkpoints).
+// the same epoch (docs/guide/checkpoints.md#coordinated-checkpoints).
 #pragma once
 
 #include <mmpi/comm/communicator.h>

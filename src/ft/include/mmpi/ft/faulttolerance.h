@@ -2,7 +2,7 @@
 // communicator are lost. The survivors first agree on who failed (a protocol
 // that tolerates further failures while it runs), then apply the app's
 // policy for the failure class: SHRINK, BLANK, REBUILD or ABORT
-// (docs/fault-tolerance.md#policies-and-agreement). Lives in the app's thread.
+// (docs/guide/fault-tolerance.md#policies-and-agreement). Lives in the app's thread.
 #pragma once
 
 #include <mmpi/comm/communicator.h>

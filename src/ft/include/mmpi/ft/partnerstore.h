@@ -2,7 +2,7 @@
 // that the state of a node whose device died survives it (what REBUILD
 // restores). Copies are incremental: only the blocks that changed since the
 // copy the partner confirmed travel, as the MMPI paper recommends over slow
-// radios (docs/checkpoints.md#partner-copies).
+// radios (docs/guide/checkpoints.md#partner-copies).
 #pragma once
 
 #include <mmpi/comm/communicator.h>

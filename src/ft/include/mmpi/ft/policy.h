@@ -1,5 +1,5 @@
 // mmpi::Policy: what the survivors of a communicator do once they agree that
-// members failed (docs/fault-tolerance.md#policies-and-agreement), chosen by the
+// members failed (docs/guide/fault-tolerance.md#policies-and-agreement), chosen by the
 // app per failure class with FaultTolerance::setPolicy().
 #pragma once
 

@@ -2,7 +2,7 @@
 // survive losing nodes (the MMPI paper's SETI@home-style architecture): the
 // manager hands out work items, keeps a copy of every assignment, gives the
 // items of a lost worker to others, takes the first result of an item and
-// ignores late duplicates (docs/workpool.md).
+// ignores late duplicates (docs/reference/workpool.md).
 #pragma once
 
 #include <mmpi/comm/communicator.h>

@@ -1,5 +1,5 @@
 // Turns drawing commands into compact big-endian batches, one per frame
-// (docs/mmpe.md). It remembers the state it has sent, so a pen used for a
+// (docs/guide/mmpe.md). It remembers the state it has sent, so a pen used for a
 // thousand lines travels once, and it refuses anything the decoder would refuse.
 #pragma once
 

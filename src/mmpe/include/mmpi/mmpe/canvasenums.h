@@ -1,6 +1,6 @@
 // The small enumerations of MMPE: opcodes of the drawing stream and the pen and
 // brush styles it can carry. Their numeric values are the wire values
-// (docs/protocol.md, "MMPE drawing commands"), so they never change.
+// (docs/design/protocol.md, "MMPE drawing commands"), so they never change.
 #pragma once
 
 #include <mmpi/core/error.h> // first: see the comment in mmpi/wire/itemtype.h

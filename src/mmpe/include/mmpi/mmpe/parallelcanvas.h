@@ -1,7 +1,7 @@
 // mmpi::ParallelCanvas: one shared MMPE picture drawn by every member of a
 // communicator, either on the root only (drawOnRoot) or on every device
 // (broadcast), through the root, which numbers the frames and sends a device
-// with a viewport only its tile's part (docs/mmpe.md).
+// with a viewport only its tile's part (docs/reference/parallelcanvas.md).
 #pragma once
 
 #include <mmpi/comm/communicator.h>

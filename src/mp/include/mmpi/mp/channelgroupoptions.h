@@ -1,6 +1,6 @@
 // The limits of a ChannelGroup: how long a peer may take to send its ID, the
 // largest message accepted, and how much unmatched traffic one channel may
-// hold before MMPI stops reading it (PJ holds none; see docs/mp.md).
+// hold before MMPI stops reading it (PJ holds none; see docs/guide/mp.md).
 #pragma once
 
 #include <QtGlobal>

@@ -1,5 +1,5 @@
 // A frame: the unit every MMPI link carries. A fixed 44-byte big-endian header
-// (docs/protocol.md) followed by a payload of typed items. Encoding is pure and
+// (docs/design/protocol.md) followed by a payload of typed items. Encoding is pure and
 // total; decoding lives in FrameDecoder, which trusts nothing.
 #pragma once
 
@@ -21,7 +21,7 @@ enum class FrameKind : quint8 {
     Control = 2,   // formation, authentication and membership messages
     Heartbeat = 3, // liveness probe; empty payload
     Goodbye = 4,   // the sender's app is ending cleanly
-    // One slice of a Data message too large for one frame (docs/protocol.md):
+    // One slice of a Data message too large for one frame (docs/design/protocol.md):
     // item type and count describe the whole message, the payload a slice.
     Fragment = 5,
     // Cumulative acknowledgement of a link's sequenced frames (Data, Fragment,

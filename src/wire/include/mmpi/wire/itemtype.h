@@ -45,7 +45,7 @@ Q_ENUM_NS(ItemType)
 } // inline namespace itemtypes
 
 // The byte order of a payload's fixed-size items. The wire's own is
-// big-endian (docs/protocol.md); a Data frame may carry them little-endian
+// big-endian (docs/design/protocol.md); a Data frame may carry them little-endian
 // instead and say so (LittleEndianItems), so that little-endian hosts, nearly
 // all of them, exchange items without swapping them on either side.
 using ItemOrder = QSysInfo::Endian;

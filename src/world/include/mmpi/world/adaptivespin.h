@@ -1,5 +1,5 @@
 // mmpi::AdaptiveSpin: how long a thread blocked on a message polls before it
-// sleeps (docs/comm.md#waiting). It starts at WorldConfig::waitSpin and
+// sleeps (docs/reference/worldconfig.md#fields). It starts at WorldConfig::waitSpin and
 // learns from the thread's waits: one that ended soon after the thread had
 // gone to sleep raises the budget to cover it, since such a thread pays a
 // wake-up for every message; one longer than the most it may spin lowers it

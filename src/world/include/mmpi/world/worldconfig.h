@@ -1,7 +1,7 @@
 // WorldConfig: everything a node needs to join a world, for both ways in —
 // launched by mmpirun (rank, size and root address given) or discovered (the
 // root finds advertising nodes and assigns ranks). fromEnvironment() reads the
-// contract that mmpirun sets (docs/mmpirun.md).
+// contract that mmpirun sets (docs/guide/mmpirun.md).
 #pragma once
 
 #include <mmpi/core/result.h>
@@ -43,7 +43,7 @@ struct WorldConfig
     // replacement of rank 0 any survivor's).
     QString rootAddress;
     // Launched: this node replaces the lost member of that rank in a world
-    // that is already formed (REBUILD, docs/fault-tolerance.md#rebuild). It
+    // that is already formed (REBUILD, docs/guide/fault-tolerance.md#rebuild). It
     // joins through the member at rootAddress, which must be alive and
     // answers with the rank table; each member admits it once it has given
     // the old node up, so it is retried until then, within formationTimeout.
@@ -62,7 +62,7 @@ struct WorldConfig
     // How long close() waits for every peer's goodbye before closing anyway.
     std::chrono::milliseconds closeTimeout{5000};
 
-    // Failure detection (docs/fault-tolerance.md). A node sends a peer a
+    // Failure detection (docs/guide/fault-tolerance.md). A node sends a peer a
     // heartbeat when it has sent it nothing else for heartbeatInterval; a peer
     // heard from (any frame) not for half of heartbeatTimeout is suspect, for
     // all of it lost. The defaults suit phones, whose radios sleep between
@@ -71,7 +71,7 @@ struct WorldConfig
     // an interval of 0 turns heartbeats and detection off (debugging).
     std::chrono::milliseconds heartbeatInterval{1000};
     std::chrono::milliseconds heartbeatTimeout{10000};
-    // Reconnection (docs/fault-tolerance.md#resume): how long an unreachable
+    // Reconnection (docs/design/resume.md): how long an unreachable
     // peer is tried again before it is lost (0: never; lost at once), and
     // the bytes of frames sent to one peer kept until it acknowledges them,
     // to be replayed after a reconnection. A full buffer holds the sender.
@@ -98,7 +98,7 @@ struct WorldConfig
     // kernel: waking a sleeping thread costs several microseconds (more when
     // it slept on another CPU), which is most of a small round trip. Spinning
     // burns CPU a phone's battery pays for, so it is off there by default;
-    // 0 turns it off (docs/comm.md#waiting). The thread reading a large
+    // 0 turns it off (docs/reference/worldconfig.md#fields). The thread reading a large
     // message also waits this long for its next piece before it sleeps.
 #if defined(Q_OS_ANDROID) || defined(Q_OS_IOS)
     std::chrono::microseconds waitSpin{0};
