@@ -1,15 +1,15 @@
 #!/bin/bash
 # Runs in every node guest of bt-vm's run-mesh.py: this guest's controller
 # (hci0) serves one btnode; node 0 is the root.
-#   bt-node.sh BTNODE SIZE PLUGIN_DIR DEBUG(0|1) [BTNODE ARGS...]
-BIN=${1:?btnode}; SIZE=${2:?size}; PLUGINS=${3:?plugin dir}; DEBUG=${4:-0}
-shift 4 2>/dev/null || shift $#
+#   bt-node.sh BTNODE SIZE DEBUG(0|1) [BTNODE ARGS...]
+# (btnode has the bluetooth transport linked in: no plugin path.)
+BIN=${1:?btnode}; SIZE=${2:?size}; DEBUG=${3:-0}
+shift 3 2>/dev/null || shift $#
 A=$(btmgmt --index 0 info | awk '/addr /{print $2; exit}')
 btmgmt --index 0 name "mmpi$BTVM_NODE" >/dev/null
 # Secure Connections off: see bt-vm's README (an emulator race, not Qt's).
 btmgmt --index 0 sc off >/dev/null
 echo "node$BTVM_NODE = $A"
-export MMPI_PLUGIN_PATH=$PLUGINS
 export QT_LOGGING_RULES="mmpi.transport.info=true;mmpi.world.info=true"
 [ "$DEBUG" = 1 ] && export QT_LOGGING_RULES="$QT_LOGGING_RULES;qt.bluetooth*=true;mmpi.transport.debug=true"
 export QT_MESSAGE_PATTERN="[%{time process}] %{if-category}%{category}: %{endif}%{message}"

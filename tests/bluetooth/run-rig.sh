@@ -5,7 +5,7 @@
 # transfer (or a power-off scenario). Prints formation and throughput as a
 # table. Exit 77 (CTest SKIP) with a reason when the rig or its packages are
 # absent, or when the rig failed on its own in every attempt (below).
-#   run-rig.sh BTVM_DIR BTNODE PLUGIN_DIR RESULT_DIR NODES [BTNODE ARGS...]
+#   run-rig.sh BTVM_DIR BTNODE RESULT_DIR NODES [BTNODE ARGS...]
 # BT_RIG_DEBUG=1: Qt's Bluetooth logging in the nodes and an HCI trace
 # (RESULT_DIR/node<i>/hci.btsnoop, read with btmon -r).
 # BT_RIG_ATTEMPTS (default 3): the rig's guests sometimes fail on their own
@@ -15,10 +15,10 @@
 # run in which a guest kernel panicked, a controller stopped answering or a
 # node's stack never came up tested nothing of MMPI: when every attempt
 # ended so, the test is skipped (77) with the reasons, not passed.
-BTVM=$1; BTNODE=$2; PLUGINS=$3; OUT=$4; NODES=${5:-3}
-shift 5 2>/dev/null || shift $#
+BTVM=$1; BTNODE=$2; OUT=$3; NODES=${4:-3}
+shift 4 2>/dev/null || shift $#
 # the guests see the host's / but not this shell's working directory
-BTNODE=$(realpath "$BTNODE"); PLUGINS=$(realpath "$PLUGINS"); OUT=$(realpath -m "$OUT")
+BTNODE=$(realpath "$BTNODE"); OUT=$(realpath -m "$OUT")
 HERE=$(cd "$(dirname "$0")" && pwd)
 export BTVM_WORK=${BTVM_WORK:-/var/tmp/mmpi-btvm}
 DEBUG=${BT_RIG_DEBUG:-0}
@@ -39,7 +39,7 @@ done
 # never came up, a guest kernel panicked, a controller stopped answering HCI
 # commands), else 1. $verdict says which in one line.
 run_once() {
-    "$BTVM/run-mesh.py" -n "$NODES" -t 100 -o "$OUT" "$HERE/bt-node.sh" "$BTNODE" "$NODES" "$PLUGINS" "$DEBUG" "$@"
+    "$BTVM/run-mesh.py" -n "$NODES" -t 100 -o "$OUT" "$HERE/bt-node.sh" "$BTNODE" "$NODES" "$DEBUG" "$@"
     local rc=$? failed="" void="" i log why console
     if [ $rc = 125 ]; then
         verdict="void: the rig's hub guest did not come up (see $OUT/hub)"; return 2

@@ -49,7 +49,7 @@ failures=0
 # expect STATUS "PLAYS" [TEXT]: run the rig script on PLAYS (three attempts).
 expect() {
     local want=$1 plays=$2 text=${3:-} got out=$WORK/run$RANDOM
-    RIG_PLAYS=$plays BT_RIG_ATTEMPTS=3 "$RIG" "$WORK/btvm" /bin/true "$WORK" "$out" 3 > "$out.log" 2>&1
+    RIG_PLAYS=$plays BT_RIG_ATTEMPTS=3 "$RIG" "$WORK/btvm" /bin/true "$out" 3 > "$out.log" 2>&1
     got=$?
     if [ "$got" = 77 ] && grep -q "missing: apt-get" "$out.log"; then
         echo "SKIP: $(grep -m1 SKIP "$out.log")"; exit 77
