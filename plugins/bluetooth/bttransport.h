@@ -35,6 +35,7 @@ public:
 
     QString name() const override { return QStringLiteral("bluetooth"); }
     Result<void> configure(const QVariantMap &options) override;
+    LinkMedium expectedLink() const override { return LinkMedium::classicBluetooth(); }
 
     Result<QString> listen(const QString &address) override;
     QString listenAddress() const override;

@@ -35,6 +35,7 @@ public:
     // chunks and 2.7 ms in the 64 KiB default; 512 KiB took a 1 MiB round
     // trip from 250 to 236 us.
     int preferredChunkSize() const override { return 512 * 1024; }
+    LinkMedium expectedLink() const override { return LinkMedium::loopback(); }
     Result<void> advertise(const PeerAdvert &advert) override;
     void stopAdvertising() override;
     Result<void> startDiscovery(const QString &worldName) override;

@@ -93,6 +93,22 @@ QString SimTransport::defaultDiscoveryDirectory()
     return base + QStringLiteral("/mmpi-sim-discovery");
 }
 
+// Exactly what the radio does to a frame: one way it waits the latency,
+// and it leaves at the bandwidth. `ideal` shapes nothing, so its links are
+// the local transport's underneath: loopback.
+LinkMedium SimTransport::expectedLink() const
+{
+    LinkMedium medium = LinkMedium::loopback();
+    medium.name = m_profile.name;
+    if (m_profile.latencyMs > 0)
+        medium.latencyUs = double(m_profile.latencyMs) * 1000.0;
+    if (m_profile.bandwidth > 0) {
+        medium.bytesPerUs = double(m_profile.bandwidth) / 1e6;
+        medium.overheadUs = 0.0; // lost in the radio's time per frame
+    }
+    return medium;
+}
+
 Result<void> SimTransport::configure(const QVariantMap &options)
 {
     OptionReader reader(name(), options);

@@ -35,6 +35,8 @@ public:
 
     QString name() const override { return QStringLiteral("sim"); }
     Result<void> configure(const QVariantMap &options) override;
+    // The configured profile with its latency and bandwidth options.
+    LinkMedium expectedLink() const override;
 
     Result<QString> listen(const QString &address) override;
     QString listenAddress() const override;

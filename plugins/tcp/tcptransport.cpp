@@ -91,6 +91,14 @@ Result<QString> TcpTransport::listen(const QString &address)
     return listenAddress();
 }
 
+LinkMedium TcpTransport::expectedLink() const
+{
+    if (m_server.isListening())
+        return m_server.serverAddress().isLoopback() ? LinkMedium::loopback() : LinkMedium::wifi();
+    const auto host = listenHostAddress(m_options.listenHost);
+    return host && host->isLoopback() ? LinkMedium::loopback() : LinkMedium::wifi();
+}
+
 QString TcpTransport::listenAddress() const
 {
     if (!m_server.isListening())

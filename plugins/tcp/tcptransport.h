@@ -37,6 +37,8 @@ public:
     // goes into the socket whole anyway, so a small one behind it waits for
     // the socket buffer, not for the chunk.
     int preferredChunkSize() const override { return 512 * 1024; }
+    // Loopback when it listens on a loopback address, else Wi-Fi.
+    LinkMedium expectedLink() const override;
     Result<void> advertise(const PeerAdvert &advert) override;
     void stopAdvertising() override;
     Result<void> startDiscovery(const QString &worldName) override;

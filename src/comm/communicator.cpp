@@ -146,38 +146,6 @@ qint64 Communicator::unexpectedBytes() const
     return m_data ? m_data->matcher->unexpectedBytes() + m_data->router->collectives().earlyBytes() : 0;
 }
 
-std::optional<BcastPlan> Communicator::lastBcastPlan() const
-{
-    return m_data ? m_data->router->lastBcastPlan() : std::nullopt;
-}
-
-LinkModel Communicator::linkModel() const
-{
-    if (!m_data)
-        return {};
-    QList<int> peers = m_data->members();
-    peers.removeAll(m_data->world->rank());
-    return m_data->router->estimator().model(peers);
-}
-
-void Communicator::setLinkModel(std::optional<LinkModel> model) const
-{
-    if (m_data)
-        m_data->router->estimator().setFixedModel(model);
-}
-
-Operation<void> Communicator::measureLinks() const
-{
-    if (!m_data)
-        return sendOperation(failed({ErrorCode::NotFormed, QStringLiteral("measureLinks() on a null communicator")}));
-    if (m_data->world->state() != World::State::Formed)
-        return sendOperation(failed({ErrorCode::NotFormed, QStringLiteral("measureLinks(): the world is not formed")}));
-    auto state = std::make_shared<detail::RequestState>(detail::RequestState::Kind::Send, m_data->id, AnySource, AnyTag);
-    QList<int> peers = m_data->isInter() ? m_data->remote + m_data->members() : m_data->members();
-    m_data->router->estimator().measure(peers, [state] { state->complete(Status{}); });
-    return sendOperation(Request(state));
-}
-
 Error Communicator::countError(const QString &what)
 {
     return {ErrorCode::CountMismatch, what};

@@ -14,6 +14,27 @@ Error noDiscovery(const QString &transport)
 
 } // namespace
 
+// The numbers and where they come from, once: the radios' are the sim
+// transport's `wifi` and `bluetooth` profiles, whose derivation is in
+// docs/guide/transports.md ("sim"); a radio's per-frame cost at the sender
+// is lost in its latency, so it is 0. Loopback's are the numbers the comm
+// layer's broadcast decision has used for processes of one machine before
+// anything was measured (LinkModel's defaults; docs/design/broadcast.md).
+LinkMedium LinkMedium::loopback()
+{
+    return {QStringLiteral("loopback"), 30.0, 1000.0, 4.0};
+}
+
+LinkMedium LinkMedium::wifi()
+{
+    return {QStringLiteral("wifi"), 2000.0, 5.0, 0.0};
+}
+
+LinkMedium LinkMedium::classicBluetooth()
+{
+    return {QStringLiteral("bluetooth"), 30000.0, 0.09, 0.0};
+}
+
 Transport::Transport(QObject *parent)
     : QObject(parent)
 {
@@ -27,6 +48,11 @@ Result<void> Transport::configure(const QVariantMap &options)
 {
     // A transport without options accepts only the empty map.
     return OptionReader(name(), options).finish();
+}
+
+LinkMedium Transport::expectedLink() const
+{
+    return LinkMedium::wifi();
 }
 
 bool Transport::supportsDiscovery() const

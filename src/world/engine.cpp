@@ -142,6 +142,8 @@ Result<void> Engine::openTransport()
     if (!listening)
         return listening.error();
     m_listenAddress = *listening;
+    // Asked now, when the transport knows its options and where it listens.
+    m_expectedLink = m_transport->expectedLink();
     return success();
 }
 

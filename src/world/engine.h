@@ -37,6 +37,8 @@ public:
     // The chunk size in use (WorldConfig::chunkSize, or the transport's
     // choice); fixed once the transport is open.
     int chunkSize() const { return m_config.chunkSize; }
+    // What the transport says its medium is; fixed once the transport is open.
+    LinkMedium expectedLink() const { return m_expectedLink; }
     // `done` (may be empty) runs on this thread once the frame is on its way.
     void sendFrame(int destination, Frame frame, SendCallback done);
     // The rest of a chunked message another thread started (Outbox::enqueueRest()).
@@ -224,6 +226,7 @@ private:
     QString m_nodeId;
     World::State m_state = World::State::Idle;
     Transport *m_transport = nullptr;
+    LinkMedium m_expectedLink = LinkMedium::wifi();
     QString m_listenAddress;
     int m_rank = NoRank;
     int m_size = 0;

@@ -119,6 +119,7 @@ void World::form(const WorldConfig &config)
         {
             QMutexLocker lock(&d->mutex);
             d->nodes = nodes;
+            d->expectedLink = engine->expectedLink();
         }
         d->paths = engine->directPaths();
         d->chunkSize = engine->chunkSize();
@@ -503,6 +504,12 @@ Result<LinkQuality> World::linkQuality(int rank) const
     if (!quality)
         return Error{ErrorCode::InvalidRank, QStringLiteral("rank %1 has no link").arg(rank)};
     return *quality;
+}
+
+LinkMedium World::expectedLink() const
+{
+    QMutexLocker lock(&d->mutex);
+    return d->expectedLink;
 }
 
 WorldConfig World::config() const

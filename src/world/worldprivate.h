@@ -39,6 +39,7 @@ public:
     std::chrono::microseconds waitSpin{0};
     std::chrono::microseconds waitSpinMax{0};
     WorldConfig config; // guarded by mutex
+    LinkMedium expectedLink = LinkMedium::wifi(); // guarded by mutex
     // Set by form() before the progress thread starts; thread-safe to query.
     std::shared_ptr<const detail::FailureDetector> detector;
 

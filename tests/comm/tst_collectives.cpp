@@ -8,6 +8,7 @@
 
 #include <mmpi/comm/communicator.h>
 #include <mmpi/comm/intercommunicator.h>
+#include <mmpi/comm/tuning.h>
 #include <mmpi/wire/bufferpool.h>
 #include <mmpi/wire/itemcodec.h>
 
@@ -189,7 +190,6 @@ private Q_SLOTS:
     void coroutineAwaitsCollectives();
     void splitAndDup();
     void intercommunicator();
-    void measuredLinks();
     void peerLostMidCollective();
     void lostRankFailsALargeAllreduce();
     void lostRankFailsCollectivesWhereItIsNoPartner();
@@ -305,8 +305,8 @@ void TestCollectives::bcastEveryTopology()
                 (void)within(w[0].bcast(qint32(1), 0, {t}));
                 for (int r = 1; r < n; ++r)
                     (void)within(w[r].bcast(qint32(0), 0, {t}));
-                QVERIFY(w[0].lastBcastPlan().has_value());
-                QCOMPARE(w[0].lastBcastPlan()->topology, t);
+                QVERIFY(lastBcastPlan(w[0]).has_value());
+                QCOMPARE(lastBcastPlan(w[0])->topology, t);
             }
         }
     }
@@ -319,7 +319,7 @@ void TestCollectives::bcastStreamsLargeMessages()
     const CommWorld &w = sized(7);
     for (bool radio : {true, false}) {
         for (int r = 0; r < w.size(); ++r)
-            w[r].setLinkModel(radio ? std::optional<LinkModel>(LinkModel{30000.0, 0.09, 0.0}) : std::nullopt);
+            setLinkModel(w[r], radio ? std::optional<LinkModel>(LinkModel{30000.0, 0.09, 0.0}) : std::nullopt);
         for (BcastTopology t : Topologies) {
             for (qsizetype size : {qsizetype(70000), qsizetype(1) << 20}) {
                 const int root = int(size % 7);
@@ -331,12 +331,12 @@ void TestCollectives::bcastStreamsLargeMessages()
                 // Then every rank has it whole
                 QVERIFY2(p.isEmpty(), qPrintable(QStringLiteral("%1 %2 bytes: %3").arg(bcastTopologyName(t)).arg(size).arg(p)));
                 if (radio && t == BcastTopology::Pipe && size > 70000)
-                    QVERIFY(w[root].lastBcastPlan().value_or(BcastPlan{}).segmentBytes > 0);
+                    QVERIFY(lastBcastPlan(w[root]).value_or(BcastPlan{}).segmentBytes > 0);
             }
         }
     }
     for (int r = 0; r < w.size(); ++r)
-        w[r].setLinkModel(std::nullopt);
+        setLinkModel(w[r], std::nullopt);
 }
 
 void TestCollectives::bcastOnSixteenSimRanks()
@@ -350,7 +350,7 @@ void TestCollectives::bcastOnSixteenSimRanks()
     QVERIFY(w.formed());
     // When every topology broadcasts from every root, small and segmented
     for (int r = 0; r < 16; ++r)
-        w[r].setLinkModel(LinkModel{30000.0, 0.09, 0.0}); // a radio's model: segments for 64 KiB
+        setLinkModel(w[r], LinkModel{30000.0, 0.09, 0.0}); // a radio's model: segments for 64 KiB
     for (BcastTopology t : Topologies)
         for (int root = 0; root < 16; ++root) {
             const QByteArray bytes = bytesOf(root, root % 4 == 0 ? 65536 : 100);
@@ -1279,35 +1279,6 @@ void TestCollectives::intercommunicator()
         bad.push_back(Intercommunicator::create(local[size_t(r)], 0, w[r], 0, 78));
     for (auto &b : bad)
         QCOMPARE(within(b).error().code, ErrorCode::InvalidRank);
-}
-
-void TestCollectives::measuredLinks()
-{
-    CommWorld w(QStringLiteral("local"), 3);
-    QVERIFY(w.formed());
-    // Given no measurement yet, the model is the defaults
-    const LinkModel defaults;
-    QCOMPARE(w[0].linkModel().latencyUs, defaults.latencyUs);
-    // When rank 0 measures its links (the peers answer on their progress threads)
-    const auto measured = within(w[0].measureLinks());
-    QVERIFY2(measured, qPrintable(problem(measured)));
-    // Then its model is what it measured: a positive latency and rate, not the defaults
-    const LinkModel model = w[0].linkModel();
-    QVERIFY(model.latencyUs > 0 && model.latencyUs < 1e6);
-    QVERIFY(model.bytesPerUs > 0);
-    QVERIFY(model.latencyUs != defaults.latencyUs || model.bytesPerUs != defaults.bytesPerUs);
-    // And a fixed model overrides it for every communicator of the world
-    const LinkModel radio{30000.0, 0.09, 0.0};
-    w[0].setLinkModel(radio);
-    QCOMPARE(w[0].linkModel().latencyUs, radio.latencyUs);
-    w[0].setLinkModel(std::nullopt);
-    QCOMPARE(w[0].linkModel().latencyUs, model.latencyUs);
-    // And a lost peer is skipped rather than waited for
-    QSignalSpy lost(w.world(1), &World::nodeLost);
-    w.kill(2);
-    QVERIFY(lost.wait(Patience));
-    const auto afterLoss = within(w[1].measureLinks());
-    QVERIFY2(afterLoss, qPrintable(problem(afterLoss)));
 }
 
 void TestCollectives::peerLostMidCollective()

@@ -2,6 +2,8 @@
 
 #include "../../bench/collectives.h"
 
+#include <mmpi/comm/tuning.h>
+
 #include <QByteArray>
 #include <QHash>
 
@@ -105,10 +107,6 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
     if (!cb_per_rank_fits(&options, comm.size(), "mmpi-bench", root))
         return 2;
     const bool topologies = options.op == CB_BCAST;
-    // Link estimates first, so that probes do not share the links with timed
-    // calls and auto decides from measurements from the first call on.
-    if (auto ok = comm.measureLinks().wait(); !ok)
-        return fail(ok.error());
     // The bcast root's pause after each barrier (bench/collectives.h).
     cb_pause pause{};
     for (int b = 0; b < CB_PAUSE_WINDOW; ++b) {
@@ -160,7 +158,7 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
                 if (options.per_rank)
                     cb_per_rank_add(&perRank, &options, starts.data(), ends.data(), 0);
                 if (options.op == CB_BCAST || options.op == CB_ALLREDUCE)
-                    if (const auto plan = comm.lastBcastPlan())
+                    if (const auto plan = lastBcastPlan(comm))
                         ++chosen[chosenName(*plan)];
             }
             if (!root)

@@ -10,9 +10,6 @@
 namespace mmpi::detail {
 
 constexpr quint32 CollectiveContextBit = 0x80000000u;
-// Link probes of the collective layer (LinkEstimator); the id 0x7fffffff is
-// never given to a communicator.
-constexpr quint32 ProbeContext = 0xffffffffu;
 constexpr quint32 MaxCommunicatorId = 0x7ffffffeu;
 // Communicator::service(): above every id a communicator can be given.
 constexpr quint32 ServiceCommunicatorId = MaxCommunicatorId + 1;

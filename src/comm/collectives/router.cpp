@@ -13,7 +13,7 @@ Router::Router(World *world)
       m_gate(std::make_shared<ReceiveGate>(world)),
       m_matcher(std::make_shared<Matcher>(world, m_gate)),
       m_collectives(m_gate, [world] { return world->config().maxUnexpectedBytes; }),
-      m_estimator(std::make_shared<LinkEstimator>(world))
+      m_links(world)
 {
 }
 
@@ -40,7 +40,7 @@ QList<int> Router::worldRanks(int n) const
 
 BcastPlan Router::bcastPlan(int ranks, qint64 bytes, BcastTopology topology, const QList<int> &peers)
 {
-    const PlanKey key{ranks, bytes, topology, m_estimator->model(peers)};
+    const PlanKey key{ranks, bytes, topology, m_links.model(peers)};
     {
         QMutexLocker lock(&m_planMutex);
         if (const auto it = m_plans.constFind(key); it != m_plans.cend())
@@ -76,8 +76,6 @@ void Router::takeFrame(Frame &&frame)
     const quint32 communicator = frame.header.communicator;
     if (!(communicator & CollectiveContextBit))
         return m_matcher->handleFrame(frame);
-    if (communicator == ProbeContext)
-        return m_estimator->handleFrame(frame);
     if (decodeCollectiveTag(frame.header.tag).kind == CollectiveFrameKind::Revoke)
         return handleRevokeNotice(frame);
     m_collectives.handleFrame(std::move(frame));
@@ -100,23 +98,21 @@ void Router::handlePlacedProgress(int rank, qint64 bytes)
     m_collectives.handlePlacedProgress(rank, bytes);
 }
 
-bool Router::acceptsFromAnyThread(const FrameHeader &header) const
+bool Router::acceptsFromAnyThread(const FrameHeader &) const
 {
-    return header.communicator != ProbeContext;
+    return true;
 }
 
 void Router::handlePeerGone(int rank, const Error &reason)
 {
     m_matcher->handlePeerGone(rank, reason);
     m_collectives.handlePeerGone(rank, reason, isCleanLeave(reason));
-    m_estimator->handlePeerGone(rank);
 }
 
 void Router::handlePeerRejoined(int rank)
 {
     m_matcher->handlePeerRejoined(rank);
     m_collectives.handlePeerRejoined(rank);
-    m_estimator->handlePeerRejoined(rank);
 }
 
 // The world reports a goodbye as PeerLeft, a loss with the link's error.

@@ -1,13 +1,13 @@
 // Router: the comm layer's MessageSink for one world. Point-to-point frames go
 // to the Matcher, collective frames (communicator ids with the collective bit)
-// to the CollectiveMatcher, link probes to the LinkEstimator; departures go to
-// all three. It also hands out communicator ids so that dup/split agree on
-// new ones. Runs on the progress thread; thread-safe.
+// to the CollectiveMatcher; departures go to both. It keeps this node's link
+// model (LinkTable) for the broadcast decision and hands out communicator ids
+// so that dup/split agree on new ones. Runs on the progress thread; thread-safe.
 #pragma once
 
 #include "collectivematcher.h"
 #include "communicatordata.h"
-#include "linkestimator.h"
+#include "linktable.h"
 
 #include <mmpi/world/world.h>
 
@@ -26,7 +26,7 @@ public:
     World *world() const { return m_world; }
     const std::shared_ptr<Matcher> &matcher() const { return m_matcher; }
     CollectiveMatcher &collectives() { return m_collectives; }
-    LinkEstimator &estimator() { return *m_estimator; }
+    LinkTable &links() { return m_links; }
     // The sequence counter of the world communicator, shared by every handle
     // that Communicator::world() makes.
     const std::shared_ptr<std::atomic<quint32>> &worldSequence() const { return m_worldSequence; }
@@ -55,14 +55,13 @@ public:
     // since the same calls come again and the simulation is not free.
     BcastPlan bcastPlan(int ranks, qint64 bytes, BcastTopology topology, const QList<int> &peers);
 
-    // What the last broadcast this node forwarded chose (Communicator::lastBcastPlan()).
+    // What the last broadcast this node forwarded chose (mmpi::lastBcastPlan()).
     std::optional<BcastPlan> lastBcastPlan() const;
     void setLastBcastPlan(const BcastPlan &plan);
 
     void handleFrame(const Frame &frame) override;
     void takeFrame(Frame &&frame) override;
-    // Everything but link probes: the matcher and the collective ops are
-    // thread-safe; probes are answered and timed on the progress thread.
+    // Every frame: the matcher and the collective ops are thread-safe.
     bool acceptsFromAnyThread(const FrameHeader &header) const override;
     // A posted receive's buffer, or a running collective's result (between 2
     // ranks an allreduce's list).
@@ -83,7 +82,7 @@ private:
     std::shared_ptr<ReceiveGate> m_gate;
     std::shared_ptr<Matcher> m_matcher;
     CollectiveMatcher m_collectives;
-    std::shared_ptr<LinkEstimator> m_estimator;
+    LinkTable m_links;
     std::shared_ptr<std::atomic<quint32>> m_worldSequence = std::make_shared<std::atomic<quint32>>(0);
     std::atomic<quint32> m_nextFreeId{1};
     mutable QMutex m_revokedMutex;

@@ -171,20 +171,7 @@ public:
         return collective<QList<T>>(
             s, [](const detail::CollectiveResult &r) { return MessageCodec<QList<T>>::decode(r.payload); });
     }
-    // What the last bcast() this node forwarded chose for its range (the
-    // root: for the whole group). Empty before any.
-    std::optional<BcastPlan> lastBcastPlan() const;
-    // The link model this node would decide a broadcast with now.
-    LinkModel linkModel() const;
-    // Fixes the link model of every communicator of this world instead of
-    // measuring it (for an app that knows its medium); nullopt measures again.
-    void setLinkModel(std::optional<LinkModel> model) const;
-    // Measures this node's links to every other rank now, one after the
-    // other, so that auto broadcasts decide from measurements from the first
-    // call on (otherwise a few peers are probed on demand, and the first
-    // broadcasts use defaults). Not collective: the peers answer on their
-    // progress threads. On a slow radio this takes about half a second per peer.
-    Operation<void> measureLinks() const;
+    // The link model and the plans behind bcast()'s choices: mmpi/comm/tuning.h.
 
     // Rank r gets perRank[r] of the root's list (size() values of any
     // MessageCodec type); the others' list is ignored.

@@ -6,6 +6,7 @@
 
 #include <mmpi/core/result.h>
 #include <mmpi/transport/link.h>
+#include <mmpi/transport/linkmedium.h>
 
 #include <QObject>
 #include <QVariantMap>
@@ -49,6 +50,11 @@ public:
     // The chunk size a large message is best cut into on this transport's
     // links (WorldConfig::chunkSize 0 takes it); 0: no preference.
     virtual int preferredChunkSize() const { return 0; }
+
+    // The medium this transport's links run over, as configured (asked after
+    // configure() and listen()). Default: Wi-Fi, the medium a transport that
+    // reaches other devices most likely has.
+    virtual LinkMedium expectedLink() const;
 
     // Discovery. Default: not supported (DiscoveryFailed error).
     virtual bool supportsDiscovery() const;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <mmpi/core/result.h>
+#include <mmpi/transport/linkmedium.h>
 #include <mmpi/wire/frame.h>
 #include <mmpi/world/worldconfig.h>
 
@@ -199,6 +200,10 @@ public:
     // node was last heard from. Thread-safe. Errors: NotFormed, InvalidRank
     // (also for this node's own rank, which has no link).
     Result<LinkQuality> linkQuality(int rank) const;
+    // What the transport says its medium is (Transport::expectedLink()), the
+    // link model to start from before any round trip is measured. Wi-Fi
+    // until formed. Thread-safe.
+    LinkMedium expectedLink() const;
 
     // How far the numbered frame streams with `rank` have come: the frames
     // (messages and their fragments) this node has sent it and received
