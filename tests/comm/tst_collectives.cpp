@@ -3,6 +3,7 @@
 // every root for 1, 2, 3 and 7 ranks against a serial reference, every bcast
 // topology at 1..7 ranks, reduce ops, errors, split/dup, intercommunicators.
 #include "commworld.h"
+#include "coroutinetest.h"
 #include "notelog.h"
 #include "worldharness.h"
 
@@ -1117,7 +1118,7 @@ void TestCollectives::coroutineAwaitsCollectives()
     auto sent = w[0].bcast(QStringLiteral("hello"), 0);
     auto summed = w[0].allreduce(qint32(0), Op::Sum);
     // Then the coroutine resumes here, on the thread that awaited, with both results
-    QCOMPARE(QCoro::waitFor(task), QStringLiteral("hello 1"));
+    QCOMPARE(mmpi::test::finish(task), QStringLiteral("hello 1"));
     QCOMPARE(resumedOn, mine);
     QVERIFY(within(sent));
     QCOMPARE(*within(summed), 1);
