@@ -54,11 +54,6 @@ void SimLink::sendFrame(const Frame &frame)
     ++mutableCounters().framesSent;
 }
 
-bool SimLink::trySendNow(const Frame &, qint64)
-{
-    return false;
-}
-
 void SimLink::setReading(bool enabled)
 {
     if (m_inner)

@@ -26,7 +26,6 @@ public:
     QString peerAddress() const override { return m_peerAddress; }
     void sendFrame(const Frame &frame) override;
     // Never: a frame written from another thread would skip the radio.
-    bool trySendNow(const Frame &frame, qint64 limit) override;
     // Pauses the socket underneath, so the peer's sends back up.
     void setReading(bool enabled) override;
     qint64 bytesToWrite() const override;

@@ -186,13 +186,7 @@ std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *
     frame.owner = std::move(payload.owner);
     const Status status{d->rank(), tag, frame.header.itemType, frame.header.count, frame.payload.size()};
     auto state = std::make_shared<RequestState>(RequestState::Kind::Send, d->id, destination, tag);
-    // Most small messages leave at once: no completion to build (it would be
-    // an allocation per message).
-    if (d->world->sendFrameNow(to, frame)) {
-        state->complete(status);
-        return state;
-    }
-    auto sent = d->world->sendFrameLater(to, std::move(frame), [state, status](const Error &e) {
+    auto sent = d->world->sendFrame(to, std::move(frame), [state, status](const Error &e) {
         state->complete(e.isError() ? Result<Status>(e) : Result<Status>(status));
     });
     if (!sent)
@@ -215,7 +209,6 @@ std::shared_ptr<RequestState> CommunicatorAccess::irecv(const std::shared_ptr<co
                             QStringLiteral("tag %1 is negative (user tags are 0..%2)").arg(tag).arg(MaxTag)});
     const int from = source == AnySource ? AnySource : d->peerWorldRank(source);
     auto inner = std::make_shared<RequestState>(RequestState::Kind::Receive, d->id, from, tag);
-    inner->setReadFrom(d->world, from);
     if (!d->translates()) {
         d->matcher->post(inner);
         return inner;
@@ -223,7 +216,6 @@ std::shared_ptr<RequestState> CommunicatorAccess::irecv(const std::shared_ptr<co
     // The matcher speaks world ranks: a second state reports the source as a
     // rank of this communicator and cancels through the first.
     auto outer = std::make_shared<RequestState>(RequestState::Kind::Receive, d->id, source, tag);
-    outer->setReadFrom(d->world, from);
     d->matcher->post(inner);
     outer->standsFor = inner;
     inner->whenFinished([outer, inner, d] {

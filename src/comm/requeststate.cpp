@@ -29,12 +29,6 @@ bool receiveMatches(const FrameHeader &h, quint32 communicator, int source, int 
            && (tag == AnyTag || h.tag == tag);
 }
 
-void RequestState::setReadFrom(World *world, int worldSource)
-{
-    m_readWorld = world;
-    m_readSource = worldSource;
-}
-
 void RequestState::offerPlace(const Place &place)
 {
     QMutexLocker lock(&m_mutex);
@@ -92,7 +86,6 @@ bool RequestState::wasPlaced() const
 bool RequestState::complete(Result<Status> outcome, Payload payload)
 {
     QList<std::function<void()>> continuations;
-    std::shared_ptr<FrameWaiter> waiter;
     {
         QMutexLocker lock(&m_mutex);
         if (m_outcome)
@@ -104,15 +97,12 @@ bool RequestState::complete(Result<Status> outcome, Payload payload)
                 m_outcome = ok.error();
         }
         continuations = std::exchange(m_continuations, {});
-        waiter = std::exchange(m_waiter, {});
     }
     // Sequentially consistent, not just release: notify_all() wakes only if it
     // sees a waiter registered, and a release store may pass that check on
     // x86 and lose the wake-up of a thread that started to sleep meanwhile.
     m_finished.store(1, std::memory_order_seq_cst);
     m_finished.notify_all();
-    if (waiter && !waiter->isCurrentThread())
-        waiter->wake();
     for (const auto &f : std::as_const(continuations)) // a non-const begin() allocates
         f();
     return true;
@@ -140,20 +130,6 @@ std::optional<Result<Status>> RequestState::outcome() const
 
 Result<Status> RequestState::wait() const
 {
-    if (m_readWorld && m_finished.load() == 0) {
-        auto waiter = FrameWaiter::forThisThread();
-        {
-            QMutexLocker lock(&m_mutex);
-            if (!m_outcome)
-                m_waiter = waiter;
-        }
-        // complete() wakes the waiter after setting m_finished, so no
-        // completion between the registration and the check is missed.
-        waiter->wait(*m_readWorld, m_readSource, [this] { return m_finished.load() != 0; });
-    } else if (m_finished.load() == 0) {
-        // Links this thread parked must not wait for it while it sleeps here.
-        FrameWaiter::releaseParkedOnThisThread();
-    }
     m_finished.wait(0, std::memory_order_seq_cst);
     QMutexLocker lock(&m_mutex);
     return *m_outcome;

@@ -7,7 +7,6 @@
 #include <mmpi/comm/messagecodec.h>
 #include <mmpi/comm/status.h>
 #include <mmpi/wire/frame.h>
-#include <mmpi/world/framewaiter.h>
 
 #include <QMutex>
 
@@ -34,10 +33,6 @@ public:
     const int tag;    // a tag or AnyTag (receives)
 
     bool matches(const FrameHeader &header) const;
-    // A receive: the world and the world rank (or AnySource) its message
-    // comes from, so that a blocking wait() reads that link itself
-    // (FrameWaiter) instead of sleeping until the progress thread delivers.
-    void setReadFrom(World *world, int worldSource);
 
     // A receive's own buffer, so that a large message can be written there
     // as it arrives instead of being copied out of a buffer of its own
@@ -84,11 +79,7 @@ public:
     std::shared_ptr<RequestState> standsFor;
 
 private:
-    World *m_readWorld = nullptr;
-    int m_readSource = AnySource;
     mutable QMutex m_mutex;
-    // The thread blocked in wait(), woken on completion.
-    mutable std::shared_ptr<FrameWaiter> m_waiter;
     // Set once the outcome is in. Waiting on it (std::atomic::wait) spins a
     // moment, then sleeps in the kernel; a completion wakes a sleeper only if
     // there is one: fewer system calls than a mutex and condition variable.

@@ -1,5 +1,4 @@
 #include <mmpi/transport/link.h>
-#include <mmpi/transport/linkreader.h>
 
 namespace mmpi {
 
@@ -31,16 +30,6 @@ void Link::setError(const Error &error)
 
 void Link::setReading(bool)
 {
-}
-
-std::shared_ptr<LinkReader> Link::reader() const
-{
-    return nullptr;
-}
-
-bool Link::trySendNow(const Frame &, qint64)
-{
-    return false;
 }
 
 } // namespace mmpi

@@ -1,7 +1,5 @@
 #include <mmpi/transport/streamlink.h>
 
-#include "nativestream.h"
-
 #include <mmpi/core/logging.h>
 
 #include <QAbstractSocket>
@@ -11,7 +9,6 @@
 #ifdef Q_OS_UNIX
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/socket.h>
 #endif
 
@@ -22,6 +19,21 @@ namespace {
 // How long a closed link's device may keep flushing queued bytes (a Goodbye,
 // say) after the link itself is gone.
 constexpr int LingerTimeoutMs = 10000;
+
+// What a socket object reads ahead of the decoder. Bounded, so that a paused
+// link (setReading(false)) holds at most this much in memory while the rest
+// waits in the kernel and TCP's own flow control slows the sender; 1 MiB
+// keeps a Wi-Fi link's bandwidth-delay product (tens of MB/s x 10 ms) in
+// flight.
+constexpr qint64 ReadAheadLimit = 1024 * 1024;
+
+void limitReadAhead(QIODevice *device)
+{
+    if (auto *socket = qobject_cast<QAbstractSocket *>(device))
+        socket->setReadBufferSize(ReadAheadLimit);
+    else if (auto *local = qobject_cast<QLocalSocket *>(device))
+        local->setReadBufferSize(ReadAheadLimit);
+}
 
 // close() must not drop what sendFrame() already queued, and links are usually
 // deleted right after closing. A device that still has bytes to write is
@@ -39,26 +51,6 @@ void lingerUntilFlushed(QIODevice *device)
     QTimer::singleShot(LingerTimeoutMs, device, &QObject::deleteLater);
 }
 
-bool nativeIoAllowed()
-{
-#ifdef Q_OS_UNIX
-    static const bool allowed = qEnvironmentVariable("MMPI_NATIVE_IO") != QLatin1String("0");
-    return allowed;
-#else
-    return false;
-#endif
-}
-
-// The device lets go of its descriptor without touching the connection, which
-// lives on in the duplicate.
-void abandonDevice(QIODevice *device)
-{
-    if (auto *socket = qobject_cast<QAbstractSocket *>(device))
-        socket->abort();
-    else if (auto *local = qobject_cast<QLocalSocket *>(device))
-        local->abort();
-}
-
 } // namespace
 
 StreamLink::StreamLink(QIODevice *device, DecoderLimits limits, QObject *parent)
@@ -66,6 +58,7 @@ StreamLink::StreamLink(QIODevice *device, DecoderLimits limits, QObject *parent)
 {
     Q_ASSERT(device);
     device->setParent(this);
+    limitReadAhead(device);
     connect(device, &QIODevice::readyRead, this, &StreamLink::handleReadyRead);
     connect(device, &QIODevice::bytesWritten, this, &StreamLink::handleBytesWritten);
 }
@@ -76,13 +69,11 @@ StreamLink::~StreamLink() = default;
 
 void StreamLink::sendFrame(const Frame &frame)
 {
-    if (state() != State::Connected || (!m_device && !m_native)) {
+    if (state() != State::Connected || !m_device) {
         qCDebug(lcTransport).noquote() << "not sending a frame to" << peerAddress()
                                        << ": the link is" << state();
         return;
     }
-    if (m_native)
-        return m_native->write(frame.header, frame.payload);
     // Header and payload go separately: the device copies bytes into its own
     // buffer anyway, and concatenating them first would copy a payload twice.
     FrameHeader header = frame.header;
@@ -98,48 +89,19 @@ void StreamLink::sendFrame(const Frame &frame)
     flushDevice();
 }
 
-bool StreamLink::trySendNow(const Frame &frame, qint64 limit)
-{
-    QMutexLocker lock(&m_nativeMutex);
-    return m_native && m_native->tryWrite(frame.header, frame.payload, limit);
-}
-
-// With a device, a paused link stops decoding, but the socket object still
-// reads from the operating system into its own buffer.
+// A paused link stops decoding, but the socket object still reads from the
+// operating system into its own buffer.
 void StreamLink::setReading(bool enabled)
 {
     if (m_reading == enabled)
         return;
     m_reading = enabled;
-    if (m_native)
-        return m_native->setReading(enabled);
     if (enabled)
         QMetaObject::invokeMethod(this, &StreamLink::handleReadyRead, Qt::QueuedConnection);
 }
 
-LinkCounters StreamLink::counters() const
-{
-    LinkCounters counters = Link::counters();
-    QMutexLocker lock(&m_nativeMutex);
-    if (m_native) {
-        counters.bytesSent = m_native->bytesSent();
-        counters.framesSent = m_native->framesSent();
-        counters.bytesReceived = m_native->bytesReceived();
-        counters.framesReceived = m_native->framesReceived();
-    }
-    return counters;
-}
-
-std::shared_ptr<LinkReader> StreamLink::reader() const
-{
-    QMutexLocker lock(&m_nativeMutex);
-    return m_native ? m_native->reader() : nullptr;
-}
-
 qint64 StreamLink::bytesToWrite() const
 {
-    if (m_native)
-        return m_native->bytesToWrite();
     return m_device ? m_device->bytesToWrite() : 0;
 }
 
@@ -147,16 +109,6 @@ void StreamLink::close()
 {
     if (state() == State::Closed)
         return;
-    detail::NativeStream *native = nullptr;
-    {
-        QMutexLocker lock(&m_nativeMutex);
-        native = std::exchange(m_native, nullptr);
-    }
-    if (native) {
-        syncNativeCounters(native);
-        native->disconnect(this);
-        native->closeAfterFlush(LingerTimeoutMs);
-    }
     if (QIODevice *device = m_device) {
         // Whatever the device says while it closes is no news to us.
         device->disconnect(this);
@@ -172,9 +124,6 @@ void StreamLink::handleConnected()
         return;
     setState(State::Connected);
     applySocketBufferSize();
-    adoptDescriptor();
-    if (m_native)
-        return;
     // Bytes that arrived before anyone could listen for readyRead would
     // otherwise wait for the next packet. Queued, so that the creator of an
     // accepted link connects its slots first.
@@ -197,65 +146,6 @@ void StreamLink::applySocketBufferSize()
             qCDebug(lcTransport) << "cannot size the socket buffers of" << peerAddress() << ":" << strerror(errno);
     }
 #endif
-}
-
-void StreamLink::adoptDescriptor()
-{
-#ifdef Q_OS_UNIX
-    const qintptr descriptor = nativeDescriptor();
-    if (!nativeIoAllowed() || descriptor < 0 || !m_device)
-        return;
-    const int own = ::fcntl(int(descriptor), F_DUPFD_CLOEXEC, 0);
-    if (own < 0) {
-        qCDebug(lcTransport) << "cannot duplicate the descriptor of" << peerAddress()
-                             << "; reading through the device";
-        return;
-    }
-    auto *native = new detail::NativeStream(own, m_decoder.limits(), this);
-    {
-        QMutexLocker lock(&m_nativeMutex);
-        m_native = native;
-    }
-    m_native->prependReceived(m_device->readAll());
-    m_device->disconnect(this);
-    abandonDevice(m_device);
-    connect(m_native, &detail::NativeStream::frameReceived, this, &StreamLink::handleNativeFrame);
-    connect(m_native, &detail::NativeStream::bytesWritten, this, &StreamLink::handleBytesWritten);
-    connect(m_native, &detail::NativeStream::endOfStream, this, &StreamLink::handleNativeEnd);
-    connect(m_native, &detail::NativeStream::failed, this, &StreamLink::failWith);
-    m_native->setReading(m_reading);
-    m_native->start();
-#endif
-}
-
-// A closed link keeps the counts its stream had.
-void StreamLink::syncNativeCounters(const detail::NativeStream *native)
-{
-    auto &counters = mutableCounters();
-    counters.bytesSent = native->bytesSent();
-    counters.framesSent = native->framesSent();
-    counters.bytesReceived = native->bytesReceived();
-    counters.framesReceived = native->framesReceived();
-}
-
-// The stream counts what it receives (frames a claimer read included).
-void StreamLink::handleNativeFrame(const Frame &frame)
-{
-    Q_EMIT frameReceived(frame);
-}
-
-void StreamLink::handleNativeEnd()
-{
-    if (state() == State::Closed || !m_native)
-        return;
-    mutableCounters().bytesReceived = m_native->bytesReceived();
-    if (const qint64 buffered = m_native->bufferedBytes(); buffered > 0)
-        return failWith(Error(ErrorCode::LinkClosed,
-                              QStringLiteral("peer closed the link in the middle of a frame "
-                                             "(%1 bytes buffered)")
-                                  .arg(buffered)));
-    qCDebug(lcTransport).noquote() << "peer" << peerAddress() << "closed the link";
-    close();
 }
 
 void StreamLink::handleDisconnected()
@@ -287,12 +177,23 @@ void StreamLink::handleDeviceError(ErrorCode code, const QString &message)
 // it is complete. Any slot may close the link (delivery stops) and delete it
 // with deleteLater(); the guard also keeps a plain delete from making this
 // loop touch freed memory, though Qt itself does not promise to survive that.
+// Frames a pause held back in the decoder go first, so that a resumed link
+// delivers them even when the socket has nothing new.
 void StreamLink::handleReadyRead()
 {
     QPointer<StreamLink> self(this);
-    while (self && m_reading && state() != State::Closed && m_device && m_device->bytesAvailable() > 0) {
+    const auto delivering = [&] { return self && m_reading && state() != State::Closed; };
+    while (delivering()) {
+        auto next = m_decoder.next();
+        if (!next)
+            return failWith(next.error());
+        if (next->has_value()) {
+            ++mutableCounters().framesReceived;
+            Q_EMIT frameReceived(**next);
+            continue;
+        }
         const qint64 room = m_decoder.capacity();
-        if (room <= 0)
+        if (!m_device || room <= 0 || m_device->bytesAvailable() <= 0)
             return;
         const QByteArray bytes = m_device->read(qMin(room, m_device->bytesAvailable()));
         if (bytes.isEmpty())
@@ -300,15 +201,6 @@ void StreamLink::handleReadyRead()
         mutableCounters().bytesReceived += quint64(bytes.size());
         if (auto fed = m_decoder.feed(bytes); !fed)
             return failWith(fed.error());
-        while (self && m_reading && state() != State::Closed) {
-            auto next = m_decoder.next();
-            if (!next)
-                return failWith(next.error());
-            if (!next->has_value())
-                break;
-            ++mutableCounters().framesReceived;
-            Q_EMIT frameReceived(**next);
-        }
     }
 }
 

@@ -73,7 +73,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     connect(&m_flushTimer, &QTimer::timeout, this, &Engine::finishClose);
     connect(&m_heartbeatTimer, &QTimer::timeout, this, &Engine::handleHeartbeatCheck);
     // Acks of a trickle of frames; a busy link acks as a quarter of the
-    // replay buffer arrives (DirectPath::accept).
+    // replay buffer arrives (PeerStream::accept).
     m_ackTimer.setInterval(AckDelay);
     connect(&m_ackTimer, &QTimer::timeout, this, &Engine::sendAcks);
 }
@@ -545,12 +545,12 @@ void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
 void Engine::ensurePeerState(int rank)
 {
     Peer &peer = m_peers[rank];
-    if (peer.path)
+    if (peer.stream)
         return;
     // Enough queued on the link to keep the socket busy between wake-ups.
     peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
     peer.placement = [this, rank](const FrameHeader &h, qint64 bytes) { return placeMessage(rank, h, bytes); };
-    peer.path = std::make_shared<DirectPath>(rank, linkHighWater(), m_config.replayBufferSize, m_config.maxMessageSize);
+    peer.stream = std::make_shared<PeerStream>(rank, m_config.replayBufferSize, m_config.maxMessageSize);
 }
 
 // Only a formed world's messages, from the peer they claim to come from, may
@@ -564,8 +564,8 @@ char *Engine::placeMessage(int rank, const FrameHeader &h, qint64 bytes) const
 
 void Engine::abandonMessageFrom(int rank)
 {
-    if (rank >= 0 && rank < m_peers.size() && m_peers[rank].path)
-        m_peers[rank].path->abandonMessage();
+    if (rank >= 0 && rank < m_peers.size() && m_peers[rank].stream)
+        m_peers[rank].stream->abandonMessage();
 }
 
 void Engine::connectLink(int rank, Link *link)
@@ -577,88 +577,27 @@ void Engine::connectLink(int rank, Link *link)
             pump(rank);
     });
     connect(link, &Link::frameReceived, this, [this, rank](const Frame &f) { handleOwnFrame(rank, f); });
-    placeFragmentsOf(rank, link);
     connect(link, &Link::stateChanged, this, [this, rank, link](Link::State state) {
         if (state == Link::State::Closed)
             handleLinkClosed(rank, link);
     });
 }
 
-// A large message's chunks are read straight into the message being
-// reassembled, and a whole message of 1 KiB or more into the receive that
-// takes it, when this thread reads them and no earlier frame of the peer
-// waits elsewhere (that one might be the chunk before, or match the same
-// receive); and read without a sleep between their pieces, as a waiting
-// thread spins for its message.
-void Engine::placeFragmentsOf(int rank, Link *link)
-{
-    const std::shared_ptr<LinkReader> reader = link->reader();
-    if (!reader)
-        return;
-    reader->setPayloadSpin(m_config.waitSpin, [this] { return !hasWritesPending(); });
-    const Peer &peer = m_peers.at(rank);
-    if (!peer.path)
-        return;
-    reader->setPayloadPlacement([this, rank, path = peer.path](const FrameHeader &h) {
-        if (QThread::currentThread() != thread() || path->readBacklog() != 0)
-            return static_cast<char *>(nullptr);
-        const MessagePlacement &placement = m_peers.at(rank).placement;
-        return h.kind == FrameKind::Data ? placement(h, qint64(h.payloadLength))
-                                         : path->placeNextFragment(h, placement);
-    });
-}
-
-// Progress thread: frames of this node wait to be written to some peer.
-bool Engine::hasWritesPending() const
-{
-    for (const Peer &peer : m_peers) {
-        if (peer.link && (peer.link->bytesToWrite() > 0 || (peer.outbox && !peer.outbox->isEmpty())))
-            return true;
-    }
-    return false;
-}
-
 void Engine::pump(int rank)
 {
     Peer &peer = m_peers[rank];
     if (peer.link && !peer.awaitingResume && peer.outbox)
-        peer.outbox->pump(peer.link, *peer.path);
+        peer.outbox->pump(peer.link, *peer.stream);
 }
 
-// Frames another thread read earlier from this peer may still wait in the
-// event queue: this one goes behind them.
 void Engine::handleOwnFrame(int rank, const Frame &frame)
 {
-    const std::shared_ptr<DirectPath> path = m_peers[rank].path;
     bool ackDue = false;
-    if (auto ok = path->accept(frame.header, ackDue); !ok)
+    if (auto ok = m_peers[rank].stream->accept(frame.header, ackDue); !ok)
         return closeLink(rank, ok.error());
     if (ackDue)
         sendAck(rank);
-    if (path->readBacklog() == 0)
-        return handleLinkFrame(rank, frame);
-    path->deferRead();
-    QMetaObject::invokeMethod(this, [this, rank, path, frame] {
-        handleLinkFrame(rank, frame);
-        path->deferredReadHandled();
-    }, Qt::QueuedConnection);
-}
-
-void Engine::handleFrameReadElsewhere(int rank, const Frame &frame)
-{
-    if (rank >= 0 && rank < m_peers.size())
-        handleLinkFrame(rank, frame);
-}
-
-void Engine::noteHeard(int rank)
-{
-    if (!m_detector->heard(rank, FailureDetector::Clock::now()))
-        return;
-    QMetaObject::invokeMethod(this, [this, rank] {
-        qCInfo(lcWorld) << "rank" << rank << "is no longer suspect";
-        Q_EMIT nodeAlive(rank);
-        Q_EMIT linkQualityChanged(rank);
-    }, Qt::QueuedConnection);
+    handleLinkFrame(rank, frame);
 }
 
 void Engine::handleLinkFrame(int rank, const Frame &frame)
@@ -695,7 +634,7 @@ void Engine::handleAck(int rank, const Frame &frame)
     if (!upTo)
         return closeLink(rank, {ErrorCode::ProtocolViolation,
                                 QStringLiteral("malformed acknowledgement from rank %1").arg(rank)});
-    if (auto ok = m_peers[rank].path->acknowledge(*upTo); !ok)
+    if (auto ok = m_peers[rank].stream->acknowledge(*upTo); !ok)
         return closeLink(rank, {ok.error().code, QStringLiteral("rank %1 sent an %2").arg(rank).arg(ok.error().message)});
     pump(rank);
 }
@@ -705,7 +644,7 @@ void Engine::sendAck(int rank)
     Peer &peer = m_peers[rank];
     if (!peer.link || peer.awaitingResume || peer.link->state() != Link::State::Connected)
         return;
-    const auto received = peer.path->takeAck();
+    const auto received = peer.stream->takeAck();
     if (!received)
         return;
     peer.link->sendFrame(ackFrame(m_rank, rank, *received));
@@ -714,7 +653,7 @@ void Engine::sendAck(int rank)
 void Engine::sendAcks()
 {
     for (int rank = 0; rank < m_peers.size(); ++rank)
-        if (rank != m_rank && m_peers.at(rank).path)
+        if (rank != m_rank && m_peers.at(rank).stream)
             sendAck(rank);
 }
 
@@ -722,7 +661,7 @@ void Engine::handleFragment(int rank, const Frame &fragment)
 {
     Peer &peer = m_peers[rank];
     bool placed = false;
-    auto assembly = peer.path->addFragment(fragment, peer.placement, placed);
+    auto assembly = peer.stream->addFragment(fragment, peer.placement, placed);
     if (!assembly) {
         // Nothing more of it is coming: its receive must not wait for it.
         if (placed)
@@ -887,12 +826,9 @@ void Engine::handleHeartbeatCheck()
     }
 }
 
-// Other threads stop using the link before it goes.
 void Engine::detachLink(Peer &peer)
 {
     peer.awaitingResume = false;
-    if (peer.path)
-        peer.path->setLink(nullptr);
     peer.link = nullptr;
 }
 
@@ -1020,14 +956,12 @@ void Engine::becomeFormed()
     for (const Peer &peer : std::as_const(m_peers))
         nodes.append(peer.info);
     nodes[m_rank] = {m_rank, m_nodeId, m_listenAddress};
-    m_paths = QList<std::shared_ptr<DirectPath>>(m_size);
+    m_streams = QList<std::shared_ptr<const PeerStream>>(m_size);
     for (int rank = 0; rank < m_size; ++rank) {
-        Peer &peer = m_peers[rank];
         if (rank == m_rank)
             continue;
         ensurePeerState(rank); // a member already gone when this node rejoined has no link
-        m_paths[rank] = peer.path;
-        peer.path->setLink(peer.link);
+        m_streams[rank] = m_peers[rank].stream;
     }
     m_ackTimer.start();
     qCInfo(lcWorld) << "world formed: rank" << m_rank << "of" << m_size << "in" << m_clock.elapsed() << "ms";
@@ -1063,6 +997,12 @@ void Engine::fail(const Error &error)
 
 // ---------------------------------------------------------------- traffic and close
 
+void Engine::sendPosted()
+{
+    for (SendQueue::Post &post : m_sends->takeAll())
+        sendFrame(post.destination, std::move(post.frame), std::move(post.done));
+}
+
 void Engine::sendFrame(int destination, Frame frame, SendCallback done)
 {
     const auto refuse = [&](const QString &why) {
@@ -1085,21 +1025,6 @@ void Engine::sendFrame(int destination, Frame frame, SendCallback done)
     if (!peer.reconnecting && (!peer.link || peer.link->state() != Link::State::Connected))
         return refuse(QStringLiteral("it has no link (it left or was lost)"));
     peer.outbox->enqueue(std::move(frame), std::move(done));
-    pump(destination);
-}
-
-void Engine::sendRest(int destination, Frame message, qint64 offset, SendCallback done)
-{
-    Peer &peer = m_peers[destination];
-    // Its head is in the replay buffer: a link made again resends it, and the
-    // rest follows; a peer with no link left is lost with both.
-    if (!peer.outbox || (!peer.reconnecting && (!peer.link || peer.link->state() != Link::State::Connected))) {
-        if (done)
-            done({ErrorCode::LinkClosed,
-                  QStringLiteral("cannot send to rank %1: it has no link (it left or was lost)").arg(destination)});
-        return;
-    }
-    peer.outbox->enqueueRest(std::move(message), offset, std::move(done));
     pump(destination);
 }
 
@@ -1161,9 +1086,6 @@ void Engine::close()
                                                  .arg(rank)});
         if (!peer.link)
             continue;
-        // Nothing may overtake the goodbye by writing to the link directly.
-        if (peer.path)
-            peer.path->setLink(nullptr);
         goodbye.header.destination = rank;
         // Through the outbox: after every message queued before close().
         peer.outbox->enqueue(goodbye, {});

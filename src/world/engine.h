@@ -6,9 +6,10 @@
 #pragma once
 
 #include "handshake.h"
-#include "directpath.h"
 #include "failuredetector.h"
 #include "outbox.h"
+#include "peerstream.h"
+#include "sendqueue.h"
 #include "reassembler.h"
 
 #include <mmpi/transport/transport.h>
@@ -39,14 +40,14 @@ public:
     int chunkSize() const { return m_config.chunkSize; }
     // What the transport says its medium is; fixed once the transport is open.
     LinkMedium expectedLink() const { return m_expectedLink; }
-    // `done` (may be empty) runs on this thread once the frame is on its way.
-    void sendFrame(int destination, Frame frame, SendCallback done);
-    // The rest of a chunked message another thread started (Outbox::enqueueRest()).
-    void sendRest(int destination, Frame message, qint64 offset, SendCallback done);
+    // Made with the engine: where other threads post the frames to send.
+    std::shared_ptr<SendQueue> sendQueue() const { return m_sends; }
+    // Send what was posted to sendQueue(), in the order it was posted.
+    void sendPosted();
     // One per rank (null for this node), made before formed() is emitted and
-    // never changed after: another thread may read the list once it has
-    // heard of formed().
-    QList<std::shared_ptr<DirectPath>> directPaths() const { return m_paths; }
+    // never changed after: another thread may read their positions once it
+    // has heard of formed().
+    QList<std::shared_ptr<const PeerStream>> streams() const { return m_streams; }
     // Made with the engine and never replaced; its quality() is thread-safe.
     std::shared_ptr<const FailureDetector> failureDetector() const { return m_detector; }
     void close();
@@ -58,15 +59,6 @@ public:
     void inviteSpare(int rank);
     // Drop every link at once (destruction without close()).
     void shutdown();
-    // A frame another thread read from `rank`'s link (see FrameWaiter), in
-    // the order that thread read it.
-    void handleFrameReadElsewhere(int rank, const Frame &frame);
-    // Any thread: a frame from `rank` arrived and was delivered elsewhere.
-    void noteHeard(int rank);
-    // Close the link to `rank` because of something the peer did (or did not do).
-    void closeLink(int rank, const Error &reason);
-    // Send the peer an Ack of everything received from it, if anything new.
-    void sendAck(int rank);
     // Before start(): where large messages may be written as they arrive.
     void setMessagePlacement(MessagePlacement placement) { m_placement = std::move(placement); }
     // Before start(): told how far a placed message has come after each chunk but its last.
@@ -110,7 +102,7 @@ private:
         NodeInfo info;
         bool saidGoodbye = false;
         std::shared_ptr<Outbox> outbox;
-        std::shared_ptr<DirectPath> path;
+        std::shared_ptr<PeerStream> stream;
         bool receiving = true;
         MessagePlacement placement; // the receivers' places for this peer's messages (placeMessage)
         // Why this node closed the link itself (reported instead of the link's own error).
@@ -158,8 +150,10 @@ private:
     void handleFragment(int rank, const Frame &fragment);
     void handleLinkClosed(int rank, Link *link);
     void connectLink(int rank, Link *link);
-    void placeFragmentsOf(int rank, Link *link);
-    bool hasWritesPending() const;
+    // `done` (may be empty) runs on this thread once the frame is on its way.
+    void sendFrame(int destination, Frame frame, SendCallback done);
+    // Close the link to `rank` because of something the peer did (or did not do).
+    void closeLink(int rank, const Error &reason);
     // The receiver's buffer for a message from `rank` (MessagePlacement), if
     // this world may put it there now.
     char *placeMessage(int rank, const FrameHeader &header, qint64 bytes) const;
@@ -168,6 +162,8 @@ private:
     void abandonMessageFrom(int rank);
     void pump(int rank);
     void handleAck(int rank, const Frame &frame);
+    // Send the peer an Ack of everything received from it, if anything new.
+    void sendAck(int rank);
     void sendAcks();
     // reconnection and resume (engineresume.cpp)
     bool tryReconnect(int rank, const Error &reason);
@@ -231,7 +227,8 @@ private:
     int m_rank = NoRank;
     int m_size = 0;
     QList<Peer> m_peers; // by rank, once the size is known
-    QList<std::shared_ptr<DirectPath>> m_paths;
+    QList<std::shared_ptr<const PeerStream>> m_streams;
+    std::shared_ptr<SendQueue> m_sends = std::make_shared<SendQueue>();
 
     // root, discovered: adverts being contacted or refused, authenticated candidates
     QSet<QString> m_contacted;

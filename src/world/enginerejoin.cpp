@@ -58,9 +58,8 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     peer.closeReason = {};
     peer.failureClass = World::FailureClass::Normal;
     peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
-    peer.path->restart();
+    peer.stream->restart();
     connectLink(rank, link);
-    peer.path->setLink(link);
     if (!peer.receiving)
         link->setReading(false);
     m_detector->watch(rank, FailureDetector::Clock::now(), link->counters().framesSent);

@@ -218,7 +218,7 @@ void Engine::resumeOn(int rank, Link *link)
     Peer &peer = m_peers[rank];
     connectLink(rank, link);
     peer.awaitingResume = true;
-    link->sendFrame(encodeControl(Resume{peer.path->received()}));
+    link->sendFrame(encodeControl(Resume{peer.stream->received()}));
 }
 
 void Engine::handleResume(int rank, const Frame &frame)
@@ -227,7 +227,7 @@ void Engine::handleResume(int rank, const Frame &frame)
     const auto resume = decodeControl<Resume>(frame);
     if (!resume)
         return closeLink(rank, resume.error());
-    const auto resent = peer.path->resume(peer.link, resume->received, m_state == World::State::Formed);
+    const auto resent = peer.stream->resume(peer.link, resume->received);
     if (!resent)
         return giveUp(rank, World::FailureClass::NodeTerm,
                       {ErrorCode::ProtocolViolation,

@@ -1,7 +1,6 @@
 // How a Data message larger than the chunk size is cut into Fragment frames:
 // first one that announces the length, then slices of the payload that share
-// its allocation (never copies). Used by the engine's Outbox and by a thread
-// that sends a message itself (DirectPath).
+// its allocation (never copies). Used by the engine's Outbox.
 #pragma once
 
 #include <mmpi/wire/frame.h>

@@ -38,15 +38,7 @@ void Outbox::enqueue(Frame frame, SendCallback done)
         m_small.push_back({std::move(frame), std::move(done)});
 }
 
-void Outbox::enqueueRest(Frame message, qint64 offset, SendCallback done)
-{
-    // Nothing was queued when its head was written (DirectPath checks), so
-    // no other chunked message can have started since.
-    Q_ASSERT(m_bulk.empty() || !m_bulk.front().announced);
-    m_bulk.push_front({std::move(message), std::move(done), true, offset});
-}
-
-void Outbox::pump(Link *link, DirectPath &path)
+void Outbox::pump(Link *link, PeerStream &stream)
 {
     // A write may flush and report bytesWritten at once, which calls pump()
     // again; the outer loop goes on and must not see the queue change under it.
@@ -56,7 +48,7 @@ void Outbox::pump(Link *link, DirectPath &path)
     while (!isEmpty() && link->state() == Link::State::Connected && link->bytesToWrite() < m_highWater) {
         auto &queue = m_small.empty() ? m_bulk : m_small;
         Pending &next = queue.front();
-        const Written written = write(link, path, next);
+        const Written written = write(link, stream, next);
         if (written == Written::Nothing)
             return; // the replay buffer is full: an ack pumps again
         if (written == Written::Part)
@@ -68,23 +60,23 @@ void Outbox::pump(Link *link, DirectPath &path)
     }
 }
 
-Outbox::Written Outbox::write(Link *link, DirectPath &path, Pending &message)
+Outbox::Written Outbox::write(Link *link, PeerStream &stream, Pending &message)
 {
     if (isBulk(message.frame))
-        return writeFragment(link, path, message);
-    return path.send(link, message.frame) ? Written::All : Written::Nothing;
+        return writeFragment(link, stream, message);
+    return stream.send(link, message.frame) ? Written::All : Written::Nothing;
 }
 
-Outbox::Written Outbox::writeFragment(Link *link, DirectPath &path, Pending &message)
+Outbox::Written Outbox::writeFragment(Link *link, PeerStream &stream, Pending &message)
 {
     if (!message.announced) {
-        if (!path.send(link, fragmentAnnouncement(message.frame)))
+        if (!stream.send(link, fragmentAnnouncement(message.frame)))
             return Written::Nothing;
         message.announced = true;
         return Written::Part;
     }
     const qint64 length = qMin<qint64>(m_chunkSize, message.frame.payload.size() - message.offset);
-    if (!path.send(link, fragmentOf(message.frame, message.offset, length)))
+    if (!stream.send(link, fragmentOf(message.frame, message.offset, length)))
         return Written::Nothing;
     message.offset += length;
     return message.offset == message.frame.payload.size() ? Written::All : Written::Part;

@@ -10,7 +10,7 @@
 #include <mmpi/core/error.h>
 #include <mmpi/transport/link.h>
 
-#include "directpath.h"
+#include "peerstream.h"
 
 #include <deque>
 #include <functional>
@@ -27,12 +27,8 @@ public:
     Outbox(int chunkSize, qint64 highWater);
 
     void enqueue(Frame frame, SendCallback done);
-    // The rest of a chunked message whose announcement and first `offset`
-    // bytes another thread has written (DirectPath::trySendHead()): it is
-    // already on the wire, so it goes before any other chunked message.
-    void enqueueRest(Frame message, qint64 offset, SendCallback done);
-    // Write what the link can take now, numbered by `path`.
-    void pump(Link *link, DirectPath &path);
+    // Write what the link can take now, numbered by `stream`.
+    void pump(Link *link, PeerStream &stream);
     void failAll(const Error &error);
     bool isEmpty() const { return m_small.empty() && m_bulk.empty(); }
 
@@ -48,9 +44,9 @@ private:
     bool isBulk(const Frame &frame) const;
     bool followsBulk(const Frame &frame) const;
     enum class Written { Nothing, Part, All };
-    Written write(Link *link, DirectPath &path, Pending &message);
+    Written write(Link *link, PeerStream &stream, Pending &message);
     // Writes the next fragment of the message.
-    Written writeFragment(Link *link, DirectPath &path, Pending &message);
+    Written writeFragment(Link *link, PeerStream &stream, Pending &message);
 
     int m_chunkSize;
     qint64 m_highWater;

@@ -86,23 +86,11 @@ void Reassembler::placeLate(const MessagePlacement &placement)
     m_target = place;
 }
 
-char *Reassembler::placeNext(const FrameHeader &header, const MessagePlacement &placement)
-{
-    if (!m_message || (header.flags & FirstFragment) || !checkContinues(header))
-        return nullptr;
-    if (m_filled + qint64(header.payloadLength) > m_expected)
-        return nullptr;
-    placeLate(placement);
-    m_placed = m_filled;
-    return m_target + m_filled;
-}
-
 void Reassembler::abandon()
 {
     m_message.reset();
     m_target = nullptr;
     m_filled = 0;
-    m_placed = -1;
 }
 
 Result<std::optional<Frame>> Reassembler::add(const Frame &fragment, const MessagePlacement &placement)
@@ -114,19 +102,15 @@ Result<std::optional<Frame>> Reassembler::add(const Frame &fragment, const Messa
     } else if (auto ok = checkContinues(fragment.header); !ok) {
         return ok.error();
     }
-    const bool placed = fragment.payload.size() != qsizetype(fragment.header.payloadLength);
-    if (placed && (first || m_placed != m_filled))
-        return violation(QStringLiteral("a fragment was read to a place its message did not offer"));
     const QByteArrayView bytes = QByteArrayView(fragment.payload).sliced(first ? FragmentLengthSize : 0);
-    const qint64 length = placed ? qint64(fragment.header.payloadLength) : bytes.size();
+    const qint64 length = bytes.size();
     if (m_filled + length > m_expected)
         return violation(QStringLiteral("fragments carry more than the announced %1 bytes").arg(m_expected));
-    if (!placed && !first)
+    if (!first)
         placeLate(placement);
-    if (!placed && length > 0)
+    if (length > 0)
         std::memcpy(m_target + m_filled, bytes.data(), size_t(length));
     m_filled += length;
-    m_placed = -1;
     if (!(fragment.header.flags & LastFragment))
         return std::optional<Frame>();
     return finish();

@@ -1,8 +1,6 @@
 // Reassembler: puts the Fragment frames of one peer back together into the
 // Data message they came from, in a buffer of its own or in one the receiver
-// offered (a blocking receive's, so the message is not copied again). Each
-// call names where the receiver wants the message (the thread reading the
-// link asks its own way: the progress thread, or a thread waiting for it). A
+// offered (a blocking receive's, so the message is not copied again). A
 // sender fragments one message at a time per link, so there is at most one
 // message in progress. Nothing from the peer is trusted: lengths are bounded
 // by the configured maximum message size and memory grows only with bytes
@@ -31,14 +29,9 @@ public:
     // or a ProtocolViolation that makes the link unusable (then abandon() the
     // message). A message written to a place the placement gave comes
     // without payload, flagged PlacedPayload.
-    // A fragment read by placeNext() arrives with an empty payload.
     // `placement` is asked for a place when the message begins, and before
     // each later fragment until it gives one.
     Result<std::optional<Frame>> add(const Frame &fragment, const MessagePlacement &placement = {});
-    // Where the next fragment's payload belongs if `header` continues the
-    // message in progress (so that the link reads it there: no copy), else
-    // nullptr. The bytes count once add() has that fragment.
-    char *placeNext(const FrameHeader &header, const MessagePlacement &placement = {});
     qint64 bufferedBytes() const { return m_message ? m_filled : 0; }
     // Whether the message in progress is being written to a placement's place.
     bool placing() const { return m_message && (m_message->header.flags & PlacedPayload); }
@@ -58,7 +51,6 @@ private:
     char *m_target = nullptr; // the message's bytes: an offered place or m_message's payload
     qint64 m_expected = 0;
     qint64 m_filled = 0;
-    qint64 m_placed = -1; // where placeNext() last put a fragment
 };
 
 } // namespace mmpi::detail

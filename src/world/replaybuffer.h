@@ -1,8 +1,8 @@
 // ReplayBuffer: the sequenced frames sent to one peer that it has not yet
 // acknowledged, kept so that a link made again after a break resends exactly
 // what the peer missed (docs/design/resume.md). Bounded in bytes:
-// when it is full the sender waits for acks. Not thread-safe (DirectPath
-// guards it).
+// when it is full the sender waits for acks. Not thread-safe: the progress
+// thread's PeerStream owns it.
 #pragma once
 
 #include <mmpi/core/result.h>

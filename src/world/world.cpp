@@ -16,17 +16,6 @@
 
 namespace mmpi {
 
-namespace {
-
-// A message up to this size goes to the link from the sending thread, in
-// fragments but at once: handing it to the progress thread would cost two
-// thread wake-ups (to start writing, and to report it written), a tenth of a
-// 1 MiB transfer. Larger ones go through the engine, so that other frames to
-// the same peer never wait behind more than this many bytes.
-constexpr qsizetype DirectBulkLimit = 1024 * 1024;
-
-} // namespace
-
 MessageSink::~MessageSink() = default;
 
 void MessageSink::takeFrame(Frame &&frame)
@@ -35,11 +24,6 @@ void MessageSink::takeFrame(Frame &&frame)
 }
 
 void MessageSink::handlePeerRejoined(int) {}
-
-bool MessageSink::acceptsFromAnyThread(const FrameHeader &) const
-{
-    return false;
-}
 
 char *MessageSink::placeFor(const FrameHeader &, qint64)
 {
@@ -91,9 +75,6 @@ void World::form(const WorldConfig &config)
         return;
     }
 
-    d->chunkSize = config.effectiveChunkSize(0); // until the transport has chosen
-    d->waitSpin = config.waitSpin;
-    d->waitSpinMax = config.waitSpinMax;
     {
         QMutexLocker lock(&d->mutex);
         d->config = config;
@@ -109,6 +90,7 @@ void World::form(const WorldConfig &config)
     });
     engine->moveToThread(&d->thread);
     d->engine = engine;
+    d->sends = engine->sendQueue();
     d->detector = engine->failureDetector();
     connect(engine, &detail::Engine::stateChanged, this, &World::handleEngineState);
     connect(engine, &detail::Engine::formationProgress, this, &World::formationProgress);
@@ -121,8 +103,7 @@ void World::form(const WorldConfig &config)
             d->nodes = nodes;
             d->expectedLink = engine->expectedLink();
         }
-        d->paths = engine->directPaths();
-        d->chunkSize = engine->chunkSize();
+        d->streams = engine->streams();
         d->rank = rank;
         d->size = int(nodes.size());
         // State, rank and size are all in place before anyone hears of it.
@@ -188,10 +169,10 @@ void World::connectEngineTraffic(detail::Engine *engine)
 
 std::optional<World::StreamPosition> World::streamPosition(int rank) const
 {
-    const auto found = d->pathsFrom(rank);
-    if (rank < 0 || found.isEmpty())
+    if (d->state != State::Formed || rank < 0 || rank >= d->streams.size() || !d->streams[rank])
         return std::nullopt;
-    return StreamPosition{found.front().second->sent(), found.front().second->received()};
+    const auto &stream = d->streams[rank];
+    return StreamPosition{stream->sent(), stream->received()};
 }
 
 void World::setMessageSink(std::shared_ptr<MessageSink> sink)
@@ -209,110 +190,6 @@ std::shared_ptr<MessageSink> WorldPrivate::currentSink() const
 {
     QMutexLocker lock(&mutex);
     return sink;
-}
-
-WorldPrivate::PathList WorldPrivate::pathsFrom(int source) const
-{
-    PathList found;
-    if (state != World::State::Formed)
-        return found;
-    for (int r = 0; r < paths.size(); ++r)
-        if ((source < 0 || source == r) && paths[r])
-            found.append({r, paths[r]});
-    return found;
-}
-
-std::shared_ptr<MessageSink> WorldPrivate::sinkTakingHere(int from, const detail::DirectPath &path,
-                                                          const FrameHeader &h) const
-{
-    if (h.kind != FrameKind::Data || path.readBacklog() != 0 || h.source != from || h.destination != rank)
-        return nullptr;
-    auto target = currentSink();
-    return target && target->acceptsFromAnyThread(h) ? target : nullptr;
-}
-
-// A fragment's header names its message as the Data frame would.
-FrameHeader WorldPrivate::messageHeader(const FrameHeader &h)
-{
-    FrameHeader message = h;
-    if (message.kind == FrameKind::Fragment)
-        message.kind = FrameKind::Data;
-    return message;
-}
-
-char *WorldPrivate::placeRead(int from, detail::DirectPath &path, const FrameHeader &h)
-{
-    const auto target = sinkTakingHere(from, path, messageHeader(h));
-    if (!target)
-        return nullptr;
-    if (h.kind == FrameKind::Fragment)
-        return path.placeNextFragment(h, placementOf(*target));
-    return target->placeFor(h, qint64(h.payloadLength));
-}
-
-// Captures one pointer: no allocation per fragment.
-detail::MessagePlacement WorldPrivate::placementOf(MessageSink &sink)
-{
-    return [s = &sink](const FrameHeader &h, qint64 bytes) { return s->placeFor(h, bytes); };
-}
-
-// A fragment the sink takes here goes into the path's message in progress,
-// which the progress thread may have begun or may finish: no hand-off for a
-// large message, however its fragments fall between the two threads.
-bool WorldPrivate::assembleRead(int from, detail::DirectPath &path, MessageSink &sink, const Frame &fragment)
-{
-    detail::Engine *progress = engine;
-    bool placed = false;
-    auto assembly = path.addFragment(fragment, placementOf(sink), placed);
-    if (!assembly) {
-        if (placed)
-            sink.handleMessageAbandoned(from, assembly.error());
-        QMetaObject::invokeMethod(progress, [progress, from, e = assembly.error()] { progress->closeLink(from, e); },
-                                  Qt::QueuedConnection);
-        return false;
-    }
-    progress->noteHeard(from);
-    if (assembly->message)
-        sink.takeFrame(std::move(*assembly->message));
-    else if (assembly->placedBytes > 0)
-        sink.handlePlacedProgress(from, assembly->placedBytes);
-    return true;
-}
-
-bool WorldPrivate::deliverRead(int from, const std::shared_ptr<detail::DirectPath> &path, Frame &&frame)
-{
-    detail::Engine *progress = engine;
-    const FrameHeader &h = frame.header;
-    bool ackDue = false;
-    if (auto ok = path->accept(h, ackDue); !ok) {
-        QMetaObject::invokeMethod(progress, [progress, from, e = ok.error()] { progress->closeLink(from, e); },
-                                  Qt::QueuedConnection);
-        return false;
-    }
-    if (ackDue && !path->trySendAck(rank.load()))
-        QMetaObject::invokeMethod(progress, [progress, from] { progress->sendAck(from); }, Qt::QueuedConnection);
-    // An ack is taken here too: handed over, it woke the progress thread on
-    // this CPU and sent the peer's next frames that way until it had run.
-    if (h.kind == FrameKind::Ack && path->readBacklog() == 0 && path->tryAcknowledge(frame)) {
-        progress->noteHeard(from);
-        return true;
-    }
-    if (const auto target = sinkTakingHere(from, *path, messageHeader(h))) {
-        if (h.kind == FrameKind::Fragment)
-            return assembleRead(from, *path, *target, frame);
-        progress->noteHeard(from);
-        target->takeFrame(std::move(frame));
-        return true;
-    }
-    // Everything else (control, heartbeats, frames the sink takes only on
-    // the progress thread) goes through the engine as if its link had
-    // delivered it, and holds back the peer's later frames until it has.
-    path->deferRead();
-    QMetaObject::invokeMethod(progress, [progress, from, path, f = std::move(frame)] {
-        progress->handleFrameReadElsewhere(from, f);
-        path->deferredReadHandled();
-    }, Qt::QueuedConnection);
-    return false;
 }
 
 void World::close()
@@ -363,103 +240,18 @@ QList<NodeInfo> World::nodes() const
 
 Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
 {
-    if (sendFrameNow(destination, frame)) {
-        if (done)
-            done({});
-        return success();
-    }
-    return sendFrameLater(destination, std::move(frame), std::move(done));
-}
-
-Result<void> World::sendFrameLater(int destination, Frame frame, SendCompletion done)
-{
     if (d->state != State::Formed)
         return Error{ErrorCode::NotFormed, QStringLiteral("cannot send: the world is not formed")};
     const int size = d->size;
     if (destination < 0 || destination >= size)
         return Error{ErrorCode::InvalidRank,
                      QStringLiteral("rank %1 is not in this world of %2").arg(destination).arg(size)};
-    const auto path = destination == d->rank ? nullptr : d->paths.value(destination);
-    if (path && isBorrowed(frame.payload) && sendHeadNow(destination, path, frame, done))
-        return success();
-    // Queued past this call: a view of the caller's items becomes a copy,
-    // unless its owner keeps them.
+    // Written later, by the progress thread: a view of the caller's items
+    // becomes a copy, unless its owner keeps them.
     if (!frame.owner)
         frame.payload = BufferPool::owned(std::move(frame.payload));
-    if (!path)
-        return queueFrame(destination, std::move(frame), std::move(done));
-    // Counted until the engine has put it on the link, so that no later
-    // frame takes the direct path past it.
-    path->aboutToQueue();
-    return queueFrame(destination, std::move(frame), handedOverThen(path, std::move(done)));
-}
-
-SendCompletion World::handedOverThen(const std::shared_ptr<detail::DirectPath> &path, SendCompletion done)
-{
-    return [path, done = std::move(done)](const Error &error) {
-        path->handedOver();
-        if (done)
-            done(error);
-    };
-}
-
-// A large message of the caller's own bytes: what the link takes at once
-// leaves from the caller's memory, and only then is the message copied; the
-// progress thread sends the rest from the copy. True if it went (whole or
-// started).
-bool World::sendHeadNow(int destination, const std::shared_ptr<detail::DirectPath> &path, Frame &frame,
-                        SendCompletion &done)
-{
-    if (frame.header.kind != FrameKind::Data || frame.payload.size() <= d->chunkSize)
-        return false;
-    const FrameHeader before = frame.header;
-    frame.header.source = d->rank;
-    frame.header.destination = destination;
-    detail::Engine *engine = d->engine;
-    const auto queueRest = [&](Frame message, qint64 offset) {
-        QMetaObject::invokeMethod(engine, [engine, destination, message = std::move(message), offset,
-                                           then = handedOverThen(path, std::move(done))]() mutable {
-            engine->sendRest(destination, std::move(message), offset, std::move(then));
-        }, Qt::QueuedConnection);
-    };
-    switch (path->trySendHead(frame, d->chunkSize, queueRest)) {
-    case detail::DirectPath::Head::NotSent:
-        frame.header = before;
-        return false;
-    case detail::DirectPath::Head::Whole:
-        if (done)
-            done({});
-        return true;
-    case detail::DirectPath::Head::Started:
-        return true;
-    }
-    return false;
-}
-
-bool World::sendFrameNow(int destination, Frame &frame)
-{
-    const bool bulk = frame.payload.size() > d->chunkSize;
-    if (d->state != State::Formed || destination < 0 || destination >= d->size || destination == d->rank
-        || (bulk && (frame.header.kind != FrameKind::Data || frame.payload.size() > DirectBulkLimit)))
-        return false;
-    const auto &path = d->paths.at(destination);
-    if (!path)
-        return false;
-    const FrameHeader before = frame.header;
-    frame.header.source = d->rank;
-    frame.header.destination = destination;
-    if (bulk ? path->trySendFragmented(frame, d->chunkSize) : path->trySend(frame))
-        return true;
-    frame.header = before;
-    return false;
-}
-
-Result<void> World::queueFrame(int destination, Frame frame, SendCompletion done)
-{
-    detail::Engine *engine = d->engine;
-    QMetaObject::invokeMethod(engine, [engine, destination, f = std::move(frame), done = std::move(done)]() mutable {
-        engine->sendFrame(destination, std::move(f), std::move(done));
-    }, Qt::QueuedConnection);
+    if (d->sends->post({destination, std::move(frame), std::move(done)}))
+        QMetaObject::invokeMethod(d->engine, &detail::Engine::sendPosted, Qt::QueuedConnection);
     return success();
 }
 

@@ -90,11 +90,6 @@ Result<void> WorldConfig::validate() const
                                             "intervals)..24 h")
                                  .arg(heartbeatTimeout.count()).arg(3 * heartbeatInterval.count()));
     }
-    if (waitSpin.count() < 0 || waitSpin.count() > 1000000)
-        return badConfig(QStringLiteral("wait spin of %1 µs is out of range 0..1 s (0 turns spinning off)")
-                             .arg(waitSpin.count()));
-    if (waitSpinMax.count() < 0 || waitSpinMax.count() > 1000000)
-        return badConfig(QStringLiteral("most wait spin of %1 µs is out of range 0..1 s").arg(waitSpinMax.count()));
     if (reconnectGracePeriod.count() < 0 || reconnectGracePeriod.count() > 24LL * 3600000)
         return badConfig(QStringLiteral("reconnect grace period %1 ms is out of range 0..24 h (0 turns "
                                         "reconnection off)").arg(reconnectGracePeriod.count()));
@@ -148,9 +143,7 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
                     readOptional(env, "MMPI_HEARTBEAT_TIMEOUT_MS", config.heartbeatTimeout),
                     readOptional(env, "MMPI_RECONNECT_GRACE_MS", config.reconnectGracePeriod),
                     readOptional(env, "MMPI_REPLAY_BUFFER_BYTES", config.replayBufferSize),
-                    readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize),
-                    readOptional(env, "MMPI_WAIT_SPIN_US", config.waitSpin),
-                    readOptional(env, "MMPI_WAIT_SPIN_MAX_US", config.waitSpinMax)})
+                    readOptional(env, "MMPI_CHUNK_BYTES", config.chunkSize)})
         if (!ok)
             return ok.error();
     if (env.contains(QStringLiteral("MMPI_TRANSPORT_OPTIONS"))) {

@@ -4,7 +4,6 @@
 #include "commworld.h"
 #include "notelog.h"
 
-#include <mmpi/transport/linkreader.h>
 #include "worldharness.h"
 
 #include <mmpi/comm/communicator.h>
@@ -228,7 +227,6 @@ private Q_SLOTS:
     void anySourceAnyTag();
     void orderUnderInterleavedSenders();
     void largeMessageOvertakenBySmallOne();
-    void chunkedMessageUpTo1MiBLeavesFromTheSendingThread();
     void reusedSendBufferChangesNothingSent_data();
     void reusedSendBufferChangesNothingSent();
     void chunkedAndSmallMessagesKeepTheirOrder();
@@ -244,8 +242,8 @@ private Q_SLOTS:
     void badArguments();
     void largeMessagesGoStraightIntoPostedBuffers_data();
     void largeMessagesGoStraightIntoPostedBuffers();
-    void wholeMessagesGoStraightIntoPostedBuffers_data();
-    void wholeMessagesGoStraightIntoPostedBuffers();
+    void wholeMessagesAreCopiedIntoPostedBuffers_data();
+    void wholeMessagesAreCopiedIntoPostedBuffers();
     void postedBufferErrors();
     void itemsArriveInEitherByteOrder_data();
     void itemsArriveInEitherByteOrder();
@@ -253,7 +251,6 @@ private Q_SLOTS:
     void closingAWorldEmptiesTheBufferPool();
     void secondCloseLetsTheFirstFinishSending();
     void linkBreaksWhileMessageGoesIntoBuffer();
-    void linkBreaksWhileOneFrameGoesIntoBuffer();
     void peerLostWhileMessageGoesIntoBuffer();
     void malformedMessageIntoBufferFailsItsReceive_data();
     void malformedMessageIntoBufferFailsItsReceive();
@@ -387,24 +384,6 @@ void TestPointToPoint::largeMessageOvertakenBySmallOne()
     QVERIFY(*got == big);
     QVERIFY(bigSend.wait());
     QVERIFY(smallSend.wait());
-}
-
-// A chunked message of up to 1 MiB is written by the thread that sends it
-// when nothing is queued ahead on the link: its send has completed when
-// isend() returns (through the progress thread it would complete later, once
-// that thread had written every chunk), and it arrives whole.
-void TestPointToPoint::chunkedMessageUpTo1MiBLeavesFromTheSendingThread()
-{
-    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) { config.chunkSize = 64 * 1024; });
-    QVERIFY(w.formed());
-    for (const qsizetype size : {qsizetype(64 * 1024 + 1), qsizetype(1024 * 1024)}) {
-        const QList<quint8> sent = numbered<quint8>(size);
-        const Request send = w[0].isend(1, 4, std::span<const quint8>(sent.constData(), size_t(sent.size())));
-        QVERIFY2(send.test().has_value(), qPrintable(QStringLiteral("%1 bytes: not sent yet").arg(size)));
-        const auto got = w[1].recv<QList<quint8>>(0, 4).wait();
-        QVERIFY2(got, qPrintable(problem(got)));
-        QVERIFY(*got == sent);
-    }
 }
 
 // Items are written from the sender's own buffer, with no encoding copy
@@ -818,22 +797,21 @@ void TestPointToPoint::largeMessagesGoStraightIntoPostedBuffers()
     QVERIFY(send.wait());
 }
 
-void TestPointToPoint::wholeMessagesGoStraightIntoPostedBuffers_data()
+void TestPointToPoint::wholeMessagesAreCopiedIntoPostedBuffers_data()
 {
     addTransportRows();
 }
 
-// A message of one frame is written into the buffer of the receive posted
-// for it when it holds 1 KiB or more (LinkReader::MinPlacedPayload), also
-// when no thread waits for it (the progress thread reads it); a smaller one
-// is copied there from the frame. Either way the buffer holds it whole.
-void TestPointToPoint::wholeMessagesGoStraightIntoPostedBuffers()
+// A message of one frame is copied into the buffer of the receive posted for
+// it from the frame the link decoded (only a chunked message is written there
+// as it arrives, chunk by chunk): the buffer holds it whole, and nothing more.
+void TestPointToPoint::wholeMessagesAreCopiedIntoPostedBuffers()
 {
     QFETCH(QString, transport);
     PlacementLog log;
     CommWorld w(transport, 2);
     QVERIFY(w.formed());
-    for (const qsizetype bytes : {LinkReader::MinPlacedPayload - 1, LinkReader::MinPlacedPayload, qsizetype(8000)}) {
+    for (const qsizetype bytes : {qsizetype(1), qsizetype(1024), qsizetype(8000)}) {
         const int placedBefore = log.placed();
         // Given a receive posted with a buffer, and nobody waiting on it
         const QList<quint8> sent = numbered<quint8>(bytes);
@@ -842,13 +820,13 @@ void TestPointToPoint::wholeMessagesGoStraightIntoPostedBuffers()
         // When a message of `bytes` bytes comes for it
         QVERIFY(w[0].send(1, 9, std::span<const quint8>(sent.constData(), size_t(sent.size()))).wait());
         QTRY_VERIFY_WITH_TIMEOUT(receive.isFinished(), 10000);
-        // Then it is in the buffer, and went there straight if large enough
+        // Then it is in the buffer, copied from its frame
         const auto status = receive.wait();
         QVERIFY2(status, qPrintable(::problem(status)));
         QCOMPARE(status->count, quint32(bytes));
         QVERIFY(buffer.first(bytes) == sent);
         QCOMPARE(buffer.last(1), QList<quint8>{0xee});
-        QCOMPARE(log.placed() - placedBefore, bytes >= LinkReader::MinPlacedPayload ? 1 : 0);
+        QCOMPARE(log.placed() - placedBefore, 0);
     }
 }
 
@@ -1036,38 +1014,6 @@ void TestPointToPoint::linkBreaksWhileMessageGoesIntoBuffer()
     QVERIFY2(status, qPrintable(problem(status)));
     QCOMPARE(status->count, quint32(m.sent.size()));
     QVERIFY(m.buffer == m.sent);
-}
-
-// A message of one frame is read into the posted buffer in pieces; when its
-// link breaks midway, the resumed link brings the frame again whole, and it
-// goes to the same buffer (the receive it matched is no longer posted to be
-// matched again: it would wait forever).
-void TestPointToPoint::linkBreaksWhileOneFrameGoesIntoBuffer()
-{
-    PlacementLog log;
-    // Small socket buffers: most of the frame is still with the sender when
-    // its header arrives
-    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) {
-        config.reconnectGracePeriod = std::chrono::seconds(20);
-        config.transportOptions.insert(QStringLiteral("socketBuffer"), 8192);
-    });
-    QVERIFY(w.formed());
-    const QList<quint8> sent = numbered<quint8>(400 * 1024 + 17); // one frame: below the 512 KiB chunks
-    QList<quint8> buffer(sent.size());
-    const Request receive = w[1].irecv(std::span<quint8>(buffer.data(), size_t(buffer.size())), 0, 3);
-    // When the link breaks as soon as the frame's receive is found
-    std::atomic<int> broken = -1;
-    log.onPlaced([&] { broken = mmpi::test::WorldHarness::breakTcpLinks(); });
-    const Request send = w[0].isend(1, 3, std::span<const quint8>(sent));
-    // Then the message completes on the new link, in the same buffer, every byte as sent
-    QVERIFY(QTest::qWaitFor([&] { return receive.isFinished(); }, 60000));
-    QVERIFY(broken.load() >= 1);
-    const auto status = receive.wait();
-    QVERIFY2(status, qPrintable(problem(status)));
-    QCOMPARE(status->count, quint32(sent.size()));
-    QVERIFY(buffer == sent);
-    QCOMPARE(log.placed(), 1);
-    QVERIFY(send.wait());
 }
 
 // The sender vanishes in the middle of a message being written into a

@@ -15,17 +15,9 @@ public:
     RecordingLink() { setState(State::Connected); }
     QString peerAddress() const override { return QStringLiteral("test://peer"); }
     void sendFrame(const Frame &frame) override { record(frame); }
-    bool trySendNow(const Frame &frame, qint64) override
-    {
-        if (refuseAfter >= 0 && frames.size() >= refuseAfter)
-            return false;
-        record(frame);
-        return true;
-    }
     qint64 bytesToWrite() const override { return 0; }
     void close() override { setState(State::Closed); }
 
-    int refuseAfter = -1; // trySendNow() refuses once this many frames were taken
     QList<Frame> frames;
     QList<const char *> writtenFrom;
     QList<QByteArray> written; // deep copies

@@ -35,12 +35,12 @@ private Q_SLOTS:
     void largeMessageLeavesAsLengthThenSharedSlices()
     {
         RecordingLink link;
-        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
+        PeerStream stream(1, 1 << 30, 1 << 30);
         Outbox outbox(Chunk, 1 << 30);
         const Frame message = dataFrame(3 * Chunk + 100, 5);
         bool done = false;
         outbox.enqueue(message, [&](const Error &e) { done = !e.isError(); });
-        outbox.pump(&link, path);
+        outbox.pump(&link, stream);
         QVERIFY(done);
         QVERIFY(outbox.isEmpty());
         QCOMPARE(link.frames.size(), 5);
@@ -66,13 +66,13 @@ private Q_SLOTS:
     void smallFramesOvertakeBetweenSlices()
     {
         RecordingLink link;
-        DirectPath path(1, 1 << 30, 1 << 30, 1 << 30);
+        PeerStream stream(1, 1 << 30, 1 << 30);
         Outbox outbox(Chunk, 1 << 30);
         outbox.enqueue(dataFrame(2 * Chunk, 1), {});
         Frame small = dataFrame(10, 2);
         small.header.tag = 9; // another tag: it may overtake
         outbox.enqueue(small, {});
-        outbox.pump(&link, path);
+        outbox.pump(&link, stream);
         QCOMPARE(link.frames.size(), 4);
         QCOMPARE(link.frames.at(0).header.kind, FrameKind::Data);
         QCOMPARE(link.frames.at(0).header.tag, 9);
@@ -83,13 +83,13 @@ private Q_SLOTS:
     {
         RecordingLink link;
         // Room for one frame: the length goes, then nothing until an ack.
-        DirectPath path(1, 1 << 30, 1, 1 << 30);
+        PeerStream stream(1, 1, 1 << 30);
         Outbox outbox(Chunk, 1 << 30);
         outbox.enqueue(dataFrame(2 * Chunk, 3), {});
-        outbox.pump(&link, path);
+        outbox.pump(&link, stream);
         QCOMPARE(link.frames.size(), 1);
-        QVERIFY(path.acknowledge(1));
-        outbox.pump(&link, path);
+        QVERIFY(stream.acknowledge(1));
+        outbox.pump(&link, stream);
         QCOMPARE(link.frames.size(), 2);
         QVERIFY(!outbox.isEmpty());
     }

@@ -113,33 +113,6 @@ private Q_SLOTS:
         QCOMPARE(asked, offeredAt + 1);
     }
 
-    // The link reads a slice straight to where placeNext() says; a place
-    // that came late is where the next slice goes.
-    void placeNextPointsIntoALatePlace()
-    {
-        const Cut c = cut(1000);
-        QByteArray place(c.message.payload.size(), '\0');
-        bool offer = false;
-        const MessagePlacement placement = [&](const FrameHeader &, qint64) {
-            return offer ? place.data() : static_cast<char *>(nullptr);
-        };
-        Reassembler reassembler(1 << 20);
-        QVERIFY(reassembler.add(c.fragments.at(0), placement));
-        QVERIFY(reassembler.add(c.fragments.at(1), placement));
-        offer = true;
-        const Frame &next = c.fragments.at(2);
-        char *at = reassembler.placeNext(next.header, placement);
-        QVERIFY(at == place.data() + Chunk); // pointers (QCOMPARE compares C strings)
-        std::memcpy(at, next.payload.constData(), size_t(next.payload.size()));
-        Frame read = next;
-        read.payload.clear(); // read into place: no payload of its own
-        QVERIFY(reassembler.add(read, placement));
-        const auto done = feed(reassembler, c.fragments.mid(3), placement);
-        QVERIFY(done);
-        QVERIFY(done->header.flags & PlacedPayload);
-        QCOMPARE(place, c.message.payload);
-    }
-
     // Items whose size is not known before they are read (Object records)
     // are never placed: they must be checked whole.
     void messagesOfUnknownSizeAreNeverPlaced()

@@ -32,7 +32,7 @@ void TestWorldConfig::init()
     for (const char *name : {"MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS",
                              "MMPI_WORLD_KEY", "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS",
                              "MMPI_LISTEN_ADDRESS", "MMPI_HEARTBEAT_INTERVAL_MS", "MMPI_HEARTBEAT_TIMEOUT_MS",
-                             "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES", "MMPI_WAIT_SPIN_US", "MMPI_WAIT_SPIN_MAX_US",
+                             "MMPI_REPLAY_BUFFER_BYTES", "MMPI_CHUNK_BYTES",
                              "MMPI_REJOIN"})
         qunsetenv(name);
 }
@@ -80,8 +80,6 @@ void TestWorldConfig::malformedVariablesAreNamed_data()
     QTest::newRow("heartbeat interval") << QByteArray("MMPI_HEARTBEAT_INTERVAL_MS") << QByteArray("often");
     QTest::newRow("heartbeat timeout") << QByteArray("MMPI_HEARTBEAT_TIMEOUT_MS") << QByteArray("1e3");
     QTest::newRow("chunk") << QByteArray("MMPI_CHUNK_BYTES") << QByteArray("64K");
-    QTest::newRow("wait spin") << QByteArray("MMPI_WAIT_SPIN_US") << QByteArray("a while");
-    QTest::newRow("most wait spin") << QByteArray("MMPI_WAIT_SPIN_MAX_US") << QByteArray("-");
 }
 
 void TestWorldConfig::malformedVariablesAreNamed()
@@ -178,8 +176,6 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     qputenv("MMPI_HEARTBEAT_TIMEOUT_MS", "4000");
     qputenv("MMPI_REPLAY_BUFFER_BYTES", "16777216");
     qputenv("MMPI_CHUNK_BYTES", "262144");
-    qputenv("MMPI_WAIT_SPIN_US", "0");
-    qputenv("MMPI_WAIT_SPIN_MAX_US", "300");
     const auto config = WorldConfig::fromEnvironment();
     QVERIFY2(config, config ? "" : qPrintable(config.error().toString()));
     QCOMPARE(config->listenAddress, QStringLiteral("tcp://10.77.0.2:0"));
@@ -187,8 +183,6 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
     QCOMPARE(config->heartbeatTimeout.count(), 4000);
     QCOMPARE(config->replayBufferSize, 16777216);
     QCOMPARE(config->chunkSize, 262144);
-    QCOMPARE(config->waitSpin.count(), 0);
-    QCOMPARE(config->waitSpinMax.count(), 300);
 
     // Each value out of range (the last judged by validate()) is refused
     // with a message that names it.
@@ -198,9 +192,7 @@ void TestWorldConfig::readsHeartbeatAndListenVariables()
         const char *value;
         const char *message;
     };
-    for (const Refused &r : {Refused{"MMPI_WAIT_SPIN_MAX_US", "1000001", "most wait spin of 1000001"},
-                             Refused{"MMPI_WAIT_SPIN_US", "2000000", "wait spin of 2000000"},
-                             Refused{"MMPI_CHUNK_BYTES", "100", "chunk size 100"},
+    for (const Refused &r : {Refused{"MMPI_CHUNK_BYTES", "100", "chunk size 100"},
                              Refused{"MMPI_HEARTBEAT_TIMEOUT_MS", "500", "heartbeat timeout 500 ms"}}) {
         const QString message = refusal(r.name, r.value);
         QVERIFY2(message.contains(QLatin1String(r.message)), qPrintable(message));

@@ -25,11 +25,6 @@ CollectiveOp::CollectiveOp(CollectiveSetup setup)
     : m_setup(std::move(setup)),
       m_request(std::make_shared<RequestState>(RequestState::Kind::Receive, m_setup.context, AnySource, AnyTag))
 {
-    // A thread blocked in wait() reads the links itself and drives the op
-    // with what it reads, instead of sleeping until the progress thread has
-    // (one wake-up less per hop).
-    if (m_setup.world)
-        m_request->setReadFrom(m_setup.world, AnySource);
 }
 
 CollectiveOp::~CollectiveOp() = default;
@@ -262,15 +257,10 @@ void CollectiveOp::flush()
                 break;
             out = m_outgoing.take();
         }
-        if (m_setup.world->sendFrameNow(out.worldRank, out.frame)) { // no completion to build
-            if (out.counted)
-                sendFinished(out.token, {});
-            continue;
-        }
         SendCompletion done;
         if (out.counted)
             done = [self, token = out.token](const Error &e) { self->sendFinished(token, e); };
-        if (auto sent = m_setup.world->sendFrameLater(out.worldRank, std::move(out.frame), done); !sent && out.counted)
+        if (auto sent = m_setup.world->sendFrame(out.worldRank, std::move(out.frame), done); !sent && out.counted)
             sendFinished(out.token, sent.error());
     }
     m_flushing = false;

@@ -98,11 +98,6 @@ void Router::handlePlacedProgress(int rank, qint64 bytes)
     m_collectives.handlePlacedProgress(rank, bytes);
 }
 
-bool Router::acceptsFromAnyThread(const FrameHeader &) const
-{
-    return true;
-}
-
 void Router::handlePeerGone(int rank, const Error &reason)
 {
     m_matcher->handlePeerGone(rank, reason);

@@ -61,8 +61,6 @@ public:
 
     void handleFrame(const Frame &frame) override;
     void takeFrame(Frame &&frame) override;
-    // Every frame: the matcher and the collective ops are thread-safe.
-    bool acceptsFromAnyThread(const FrameHeader &header) const override;
     // A posted receive's buffer, or a running collective's result (between 2
     // ranks an allreduce's list).
     char *placeFor(const FrameHeader &header, qint64 bytes) override;

@@ -8,11 +8,7 @@
 
 #include <QObject>
 
-#include <memory>
-
 namespace mmpi {
-
-class LinkReader;
 
 struct LinkCounters
 {
@@ -43,21 +39,10 @@ public:
     // Queue a frame; frames are written in call order. Ignored (with a debug
     // log) when the link is not Connected.
     virtual void sendFrame(const Frame &frame) = 0;
-    // Thread-safe: write the frame at once from the calling thread, if the
-    // link can (connected, fewer than `limit` bytes queued, and a transport
-    // that supports it). False: nothing was sent; use sendFrame() on the
-    // link's thread instead. This saves a small message two thread hand-offs.
-    virtual bool trySendNow(const Frame &frame, qint64 limit);
     // Stop (false) or resume reading from the peer: while paused, frames
     // wait in the operating system and the peer's sends slow down once the
     // buffers between fill. A transport that cannot pause keeps delivering.
     virtual void setReading(bool enabled);
-    // Thread-safe once Connected: a way for another thread to read this
-    // link's frames itself for a while, or nullptr if the transport has none
-    // (frames then always arrive through frameReceived on the link's thread).
-    // Frames read that way are not emitted by the link; the claimer delivers
-    // them. The reader stays the same for the life of the connection.
-    virtual std::shared_ptr<LinkReader> reader() const;
     // Bytes queued but not yet handed to the operating system.
     virtual qint64 bytesToWrite() const = 0;
     // Close the link; state becomes Closed (stateChanged is emitted once).

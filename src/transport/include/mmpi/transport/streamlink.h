@@ -7,12 +7,9 @@
 #include <mmpi/wire/framedecoder.h>
 
 #include <QIODevice>
-#include <QMutex>
 #include <QPointer>
 
 namespace mmpi {
-
-namespace detail { class NativeStream; }
 
 class StreamLink : public Link
 {
@@ -25,11 +22,8 @@ public:
     ~StreamLink() override;
 
     void sendFrame(const Frame &frame) override;
-    bool trySendNow(const Frame &frame, qint64 limit) override;
     void setReading(bool enabled) override;
     qint64 bytesToWrite() const override;
-    LinkCounters counters() const override;
-    std::shared_ptr<LinkReader> reader() const override;
     void close() override;
     // The kernel's send and receive buffer for the socket, set when the link
     // connects (so call it before); 0 leaves the system's own sizing. The
@@ -46,28 +40,20 @@ protected:
     // Hand queued bytes to the operating system now, without blocking, rather
     // than on the next pass of the event loop (a whole wake-up of latency).
     virtual void flushDevice() = 0;
-    // The connected socket's descriptor, or -1. With one, the link does its
-    // own I/O on it (see NativeStream) unless MMPI_NATIVE_IO=0.
+    // The connected socket's descriptor, or -1: where the kernel's buffer
+    // sizes are set (setSocketBufferSize()).
     virtual qintptr nativeDescriptor() const { return -1; }
 
 private:
-    void adoptDescriptor();
     void applySocketBufferSize();
-    void syncNativeCounters(const detail::NativeStream *native);
-    void handleNativeFrame(const Frame &frame);
-    void handleNativeEnd();
     void handleReadyRead();
     void handleBytesWritten(qint64 bytes);
     void failWith(const Error &error);
 
     QPointer<QIODevice> m_device;
     FrameDecoder m_decoder;
-    // Written on the link's thread under m_nativeMutex, which trySendNow()
-    // holds while it uses the stream.
-    detail::NativeStream *m_native = nullptr;
     bool m_reading = true;
     int m_socketBuffer = 0;
-    mutable QMutex m_nativeMutex;
 };
 
 } // namespace mmpi

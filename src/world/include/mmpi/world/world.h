@@ -1,8 +1,8 @@
 // mmpi::World: this node's membership in a world. form() joins or builds the
 // world (launched by mmpirun or by discovery), then frames flow to and from
-// every rank over a full mesh of authenticated links. The engine runs on its own
-// progress thread (docs/world.md); World lives in the caller's thread, its signals
-// arrive there, and sendFrame() may be called from any thread.
+// every rank over a full mesh of authenticated links. The progress thread owns
+// every link (docs/index.md, "Threads"); World lives in the caller's thread, its
+// signals arrive there, and sendFrame() may be called from any thread.
 #pragma once
 
 #include <mmpi/core/result.h>
@@ -30,16 +30,15 @@ struct NodeInfo
 
 struct LinkQuality;
 class WorldPrivate;
-class FrameWaiter;
 namespace detail {
-class DirectPath;
 class Engine;
 } // namespace detail
 
 // Receives this node's Data frames and peer departures on the progress thread,
 // before any signal, so that a thread blocked waiting for a message still
-// hears of it (the communicator layer's matcher implements this). Must be
-// thread-safe with respect to the caller's own use of it.
+// hears of it (the communicator layer's matcher implements this). Every call
+// comes from the progress thread; it must be thread-safe with respect to the
+// caller's own use of it.
 class MessageSink
 {
 public:
@@ -49,12 +48,7 @@ public:
     // without sharing its buffers (a reduction then writes its result over
     // the received bytes). Default: handleFrame().
     virtual void takeFrame(Frame &&frame);
-    // Whether handleFrame() may take this frame on the thread that read it: a
-    // thread blocked waiting for a message reads its links itself, and
-    // delivers what it can without a hand-off to the progress thread.
-    // Default: no (every frame arrives on the progress thread).
-    virtual bool acceptsFromAnyThread(const FrameHeader &header) const;
-    // On the thread reading the link, when a large message that starts with
+    // When a large message that starts with
     // `header` and holds `bytes` bytes of fixed-size items begins to arrive,
     // and again before each later chunk until it has one: a buffer of that
     // many bytes it may be written to as it comes (a blocking receive that
@@ -62,13 +56,9 @@ public:
     // nullptr to get it in a Frame of its own. The message then reaches
     // handleFrame() with the flag PlacedPayload and no payload, or, if the
     // peer is lost first, never: handlePeerGone() comes, and nothing is
-    // written there any more. Also asked for a Data frame of at least
-    // LinkReader::MinPlacedPayload bytes. The reading thread is the progress
-    // thread, or a thread blocked in a wait when acceptsFromAnyThread() says
-    // the sink takes the frame there. A frame whose link broke while its
-    // payload was written to the place comes again whole once the link is
-    // resumed, with the same header.sequence: it must get the same place.
-    // Default: nullptr.
+    // written there any more. A message whose link broke while it was
+    // written to the place comes again whole once the link is resumed, with
+    // the same header.sequence: it must get the same place. Default: nullptr.
     virtual char *placeFor(const FrameHeader &header, qint64 bytes);
     // The message from `rank` that placeFor() gave a place will not complete
     // (it broke the protocol: a malformed or mismatched chunk); nothing more
@@ -85,10 +75,8 @@ public:
     virtual void handlePeerRejoined(int rank);
 };
 
-// Runs once a frame handed to sendFrame() is on its way to the operating
-// system (NoError), or will never be (the link is gone). It runs on the
-// progress thread, or at once on the sender's thread when that thread could
-// write the frame itself.
+// Runs on the progress thread once a frame handed to sendFrame() is on its
+// way to the operating system (NoError), or will never be (the link is gone).
 using SendCompletion = std::function<void(const Error &)>;
 
 class World : public QObject
@@ -151,29 +139,16 @@ public:
     QList<NodeInfo> nodes() const;
 
     // Send a frame to `destination` (which may be this node). Source and
-    // destination are filled in. Thread-safe. Errors: NotFormed, InvalidRank.
+    // destination are filled in. Thread-safe: the frame is posted to the
+    // progress thread, which writes it. Errors: NotFormed, InvalidRank.
     // Frames to one peer keep their order per (communicator, tag); a message
-    // larger than WorldConfig::chunkSize travels in chunks. Up to 1 MiB they
-    // are written at once by the calling thread when the link is free; larger
-    // ones go through the progress thread, and smaller frames may overtake
-    // them between chunks (a larger borrowed payload first has the chunks the
-    // link takes at once written by the calling thread, sendFrameLater()).
-    // `done` (optional) reports when the frame has left.
-    // The payload may borrow the caller's memory (mmpi::isBorrowed(): a
-    // QByteArray::fromRawData() view): it is written from there when the
-    // frame leaves at once and copied before this returns, in every case,
-    // unless the frame names its owner (Frame::owner), which keeps it.
+    // larger than WorldConfig::chunkSize travels in chunks, and smaller
+    // frames may overtake it between chunks. `done` (optional) reports when
+    // the frame has left. The payload may borrow the caller's memory
+    // (mmpi::isBorrowed(): a QByteArray::fromRawData() view): it is copied
+    // before this returns, unless the frame names its owner (Frame::owner),
+    // which keeps it.
     Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {});
-    // sendFrame()'s fast path alone, for a caller that would otherwise build
-    // a completion only to hear at once that the frame has left: true if it
-    // went straight to the link; false (the frame as it was) if it must go
-    // through sendFrame(), which then also gives the errors.
-    bool sendFrameNow(int destination, Frame &frame);
-    // sendFrame() without its fast path, for a caller whose sendFrameNow()
-    // has just returned false: the frame is queued (or the error returned).
-    // A chunked borrowed payload first has what the link takes at once
-    // written from the caller's memory; the rest is queued as a copy.
-    Result<void> sendFrameLater(int destination, Frame frame, SendCompletion done = {});
 
     // Flow control for receivers (thread-safe): stop or resume reading frames
     // from `rank`'s link. While paused, the peer's frames wait in its socket
@@ -276,13 +251,8 @@ Q_SIGNALS:
     void spareNotFound(int rank, const mmpi::Error &reason);
 
 private:
-    friend class FrameWaiter; // reads links on a waiting thread
     void handleEngineState(State state);
     void connectEngineTraffic(detail::Engine *engine);
-    Result<void> queueFrame(int destination, Frame frame, SendCompletion done);
-    bool sendHeadNow(int destination, const std::shared_ptr<detail::DirectPath> &path, Frame &frame,
-                     SendCompletion &done);
-    static SendCompletion handedOverThen(const std::shared_ptr<detail::DirectPath> &path, SendCompletion done);
 
     std::unique_ptr<WorldPrivate> d;
 };

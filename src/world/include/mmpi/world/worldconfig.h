@@ -93,28 +93,6 @@ struct WorldConfig
     // that sent them (flow control slows those senders down) until receives
     // take them. A peer that a posted receive waits for is still read.
     qint64 maxUnexpectedBytes = 64LL * 1024 * 1024;
-    // A thread blocked on a message polls its links without sleeping for up
-    // to this long, yielding the CPU between polls, before it sleeps in the
-    // kernel: waking a sleeping thread costs several microseconds (more when
-    // it slept on another CPU), which is most of a small round trip. Spinning
-    // burns CPU a phone's battery pays for, so it is off there by default;
-    // 0 turns it off (docs/reference/worldconfig.md#fields). The thread reading a large
-    // message also waits this long for its next piece before it sleeps.
-#if defined(Q_OS_ANDROID) || defined(Q_OS_IOS)
-    std::chrono::microseconds waitSpin{0};
-#else
-    std::chrono::microseconds waitSpin{50};
-#endif
-    // How far the spin of a thread grows (from waitSpin) when its messages
-    // keep coming soon after it has gone to sleep: a thread in a tight
-    // exchange then never sleeps, as with Open MPI; one whose waits are
-    // longer than this spins waitSpin again. Below waitSpin: no growth.
-#if defined(Q_OS_ANDROID) || defined(Q_OS_IOS)
-    std::chrono::microseconds waitSpinMax{0};
-#else
-    std::chrono::microseconds waitSpinMax{1000};
-#endif
-
     bool isRoot() const { return rank == 0; }
     int effectiveMinimumSize() const { return minimumSize > 0 ? minimumSize : size; }
 
@@ -126,8 +104,7 @@ struct WorldConfig
     // MMPI_FORMATION_TIMEOUT_MS, MMPI_TRANSPORT_OPTIONS (a JSON object, into
     // transportOptions), MMPI_LISTEN_ADDRESS (this node's listenAddress),
     // MMPI_REJOIN=1 (rejoin), and, if set, MMPI_HEARTBEAT_INTERVAL_MS, MMPI_HEARTBEAT_TIMEOUT_MS,
-    // MMPI_RECONNECT_GRACE_MS, MMPI_REPLAY_BUFFER_BYTES, MMPI_CHUNK_BYTES,
-    // MMPI_WAIT_SPIN_US and MMPI_WAIT_SPIN_MAX_US.
+    // MMPI_RECONNECT_GRACE_MS, MMPI_REPLAY_BUFFER_BYTES and MMPI_CHUNK_BYTES.
     // Errors name the missing or malformed variable.
     static Result<WorldConfig> fromEnvironment();
     // Whether this process was started by mmpirun (MMPI_RANK is set).
