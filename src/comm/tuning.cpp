@@ -16,6 +16,12 @@ std::optional<BcastPlan> lastBcastPlan(const Communicator &comm)
     return data ? data->router->lastBcastPlan() : std::nullopt;
 }
 
+std::optional<AllreduceAlgorithm> lastAllreduceAlgorithm(const Communicator &comm)
+{
+    const auto &data = CommunicatorAccess::data(comm);
+    return data ? data->router->lastAllreduceAlgorithm() : std::nullopt;
+}
+
 LinkModel linkModel(const Communicator &comm)
 {
     const auto &data = CommunicatorAccess::data(comm);

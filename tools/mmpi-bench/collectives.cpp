@@ -14,10 +14,17 @@ namespace mmpi::bench {
 
 namespace {
 
-// The root's plan: its topology.
-QString chosenName(const BcastPlan &plan)
+// What the root's last call chose: the bcast's topology, the allreduce's
+// algorithm (MMPI_ALLREDUCE_ALGORITHM forces one); empty for the others.
+QString chosenName(const Communicator &comm, cb_op op)
 {
-    return bcastTopologyName(plan.topology);
+    if (op == CB_BCAST)
+        if (const auto plan = lastBcastPlan(comm))
+            return bcastTopologyName(plan->topology);
+    if (op == CB_ALLREDUCE)
+        if (const auto algorithm = lastAllreduceAlgorithm(comm))
+            return allreduceAlgorithmName(*algorithm);
+    return {};
 }
 
 struct Call
@@ -157,9 +164,8 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
                 times.push_back(cb_elapsed(&options, starts.data(), ends.data(), comm.size(), 0));
                 if (options.per_rank)
                     cb_per_rank_add(&perRank, &options, starts.data(), ends.data(), 0);
-                if (options.op == CB_BCAST || options.op == CB_ALLREDUCE)
-                    if (const auto plan = lastBcastPlan(comm))
-                        ++chosen[chosenName(*plan)];
+                if (const QString name = chosenName(comm, options.op); !name.isEmpty())
+                    ++chosen[name];
             }
             if (!root)
                 continue;

@@ -31,6 +31,7 @@ int usage(FILE *out, int status)
                  "             a buffer each receive copies into; with --doubles, doubles (size / 8 of them)\n"
                  "  bcast      broadcast from rank 0 (per topology), allreduce (sum of doubles), barrier,\n"
                  "  alltoall   and alltoall: time until the last rank is done\n"
+                 "             (MMPI_ALLREDUCE_ALGORITHM=ring|... forces the allreduce's; `chosen`: what ran)\n"
                  "  stream     N numbered messages from rank 0 to rank 1, checked for loss, duplicates\n"
                  "             and order across reconnections (exits 1 if any)\n"
                  "  checkpoint k0 and k1 of a checkpoint per size, beside dd with fsync (no mmpirun)\n"

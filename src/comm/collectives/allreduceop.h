@@ -17,12 +17,8 @@ namespace mmpi::detail {
 class AllreduceOp : public CollectiveOp
 {
 public:
+    // When it runs: decideAllreduce() (decision.h).
     AllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner, std::optional<Error> problem);
-
-    // Larger contributions go through a ring or reduce + bcast (less
-    // volume), except between 2 ranks: there one swap moves no more than
-    // they do, in one round instead of two.
-    static constexpr qint64 MaxBytes = 64 * 1024;
 
 protected:
     void begin() override;

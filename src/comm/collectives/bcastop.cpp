@@ -160,12 +160,10 @@ void BcastOp::planForwarding()
     peers.reserve(m_rangeLength - 1);
     for (int v = vrank + 1; v < vrank + m_rangeLength; ++v)
         peers.append(m_setup.group.at(rankOf(v)));
-    BcastPlan plan;
-    if (!peers.isEmpty())
-        plan = m_setup.router->bcastPlan(m_rangeLength, m_totalBytes, m_options.topology, peers);
-    else if (m_options.topology != BcastTopology::Auto) {
-        plan.topology = m_options.topology;
-    }
+    const BcastTopology forced = forcedAlgorithm(m_options.topology, m_setup.router->forcedAlgorithms().bcast);
+    // A range of one sends nothing: no link model to ask for.
+    const BcastPlan plan = peers.isEmpty() ? decideBcast(m_rangeLength, m_totalBytes, {}, forced)
+                                           : m_setup.router->bcastPlan(m_rangeLength, m_totalBytes, forced, peers);
     const QList<Delegation> delegations = bcastDelegations(plan.topology, m_rangeLength, plan);
     m_result->plan = plan;
     m_setup.router->setLastBcastPlan(plan);

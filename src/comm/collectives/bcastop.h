@@ -2,7 +2,7 @@
 // every message carries the root (header) and the forwarding range it hands
 // on (the receiver is the range's first rank, the tag says how long it is).
 // Each node that receives a range decides again how to cover it (its own
-// BcastPlan from its own link estimates, or the topology the caller forced),
+// decideBcast() from its own link estimates, or the topology forced),
 // and forwards either the whole message or a stream of segments, each segment
 // passed on as soon as it is in. A large message goes to one child at a time.
 #pragma once

@@ -9,6 +9,7 @@
 #include "bcastop.h"
 #include "communicatoraccess.h"
 #include "communicatordata.h"
+#include "decision.h"
 #include "exchangeop.h"
 #include "gatherop.h"
 #include "reductionop.h"
@@ -21,6 +22,7 @@
 #include <mmpi/world/world.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace mmpi {
 
@@ -171,21 +173,75 @@ Communicator::Started Communicator::startExchange(Result<QList<Payload>> parts, 
     return {Request(op->request()), op->result()};
 }
 
-// ---------------------------------------------------------------- allreduce
+// ---------------------------------------------------------------- reduce, allreduce
 
-// reduce to rank 0, then bcast from rank 0 (two sequence numbers). Each phase
-// runs even if the one before failed here, poisoned, so that no rank waits
-// for a phase that another rank will never start.
-Communicator::Started Communicator::startReduce(Payload payload, Result<detail::Combiner> combiner, int root,
-                                                bool all) const
+namespace {
+
+// What decideAllreduce() reads of a contribution and its op.
+detail::AllreduceShape shapeOf(const Payload &payload, const Result<detail::Combiner> &combiner, int ranks)
 {
-    const char *name = all ? "allreduce" : "reduce";
+    detail::AllreduceShape shape;
+    shape.ranks = ranks;
+    shape.bytes = payload.bytes.size();
+    shape.items = payload.count;
+    shape.commutative = combiner && combiner->commutative;
+    shape.fixedSizeItems = combiner && combiner->itemBytes > 0 && shape.bytes == shape.items * combiner->itemBytes;
+    return shape;
+}
+
+// Once per process: a loop of allreduces would repeat it every call.
+void warnForcedNotRun(AllreduceAlgorithm forced, AllreduceAlgorithm chosen)
+{
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+        qCWarning(lcComm).noquote() << QStringLiteral("allreduce: %1 was forced but cannot run this call (it needs a "
+                                                      "commutative op on fixed-size items, one per rank at least); "
+                                                      "%2 runs instead")
+                                           .arg(allreduceAlgorithmName(forced), allreduceAlgorithmName(chosen));
+}
+
+std::optional<Error> problemOf(const Result<detail::Combiner> &combiner)
+{
+    return combiner ? std::nullopt : std::optional<Error>(combiner.error());
+}
+
+// Reduce along the binomial tree, which keeps the contribution, or results
+// made of it, past the caller's owner (a bcast phase forwards it later):
+// its own copy.
+std::shared_ptr<detail::ReductionOp> reductionOp(const CommunicatorData &d, quint32 sequence, const char *name,
+                                                 Payload payload, const Result<detail::Combiner> &combiner, int root)
+{
+    payload.bytes = BufferPool::owned(std::move(payload.bytes));
+    return std::make_shared<detail::ReductionOp>(setupFor(d, sequence, name), std::move(payload),
+                                                 combiner ? *combiner : detail::Combiner{}, root, problemOf(combiner));
+}
+
+} // namespace
+
+Communicator::Started Communicator::startReduce(Payload payload, Result<detail::Combiner> combiner, int root) const
+{
+    if (auto no = refusal(m_data.get(), "reduce"))
+        return {failed(*no), std::make_shared<CollectiveResult>()};
+    auto reduce = reductionOp(*m_data, m_data->takeSequence(), "reduce", std::move(payload), combiner, root);
+    reduce->start();
+    return {Request(reduce->request()), reduce->result()};
+}
+
+// Every algorithm reserves two sequence numbers, since reduce + bcast takes
+// two. Each phase runs even if the one before failed here, poisoned, so
+// that no rank waits for a phase that another rank will never start.
+Communicator::Started Communicator::startAllreduce(Payload payload, Result<detail::Combiner> combiner,
+                                                   AllreduceOptions options) const
+{
+    const char *name = "allreduce";
     if (auto no = refusal(m_data.get(), name))
         return {failed(*no), std::make_shared<CollectiveResult>()};
-    const quint32 first = m_data->takeSequence(all ? 2 : 1);
-    std::optional<Error> problem;
-    if (!combiner)
-        problem = combiner.error();
+    const quint32 first = m_data->takeSequence(2);
+    const auto forced = detail::forcedAlgorithm(options.algorithm, m_data->router->forcedAlgorithms().allreduce);
+    const auto algorithm = detail::decideAllreduce(shapeOf(payload, combiner, m_data->size()), forced);
+    if (combiner && forced != AllreduceAlgorithm::Auto && algorithm != forced)
+        warnForcedNotRun(forced, algorithm);
+    m_data->router->setLastAllreduceAlgorithm(algorithm);
     // One-phase algorithms use `first` only. A rank whose contribution
     // differs took reduce + bcast and may wait in the bcast: a failure here
     // tells it too.
@@ -202,23 +258,21 @@ Communicator::Started Communicator::startReduce(Payload payload, Result<detail::
         op->start();
         return {Request(op->request()), op->result()};
     };
-    if (all && (payload.bytes.size() <= detail::AllreduceOp::MaxBytes || m_data->size() == 2))
+    switch (algorithm) {
+    case AllreduceAlgorithm::RecursiveDoubling:
         return onePhase(std::make_shared<detail::AllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
-                                                              combiner ? *combiner : detail::Combiner{}, problem));
-    // The ring keeps a view of the caller's items as long as their owner
-    // lets it (Payload::owner); it copies them only if nothing owns them.
-    if (all && combiner && detail::RingAllreduceOp::suits(payload, *combiner, m_data->size()))
+                                                              combiner ? *combiner : detail::Combiner{},
+                                                              problemOf(combiner)));
+    case AllreduceAlgorithm::Ring:
+        // The ring keeps a view of the caller's items as long as their owner
+        // lets it (Payload::owner); it copies them only if nothing owns them.
         return onePhase(std::make_shared<detail::RingAllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                                   *combiner));
-    // The other algorithms keep the contribution, or results made of it,
-    // past the caller's owner (a bcast phase forwards it later): their own copy.
-    payload.bytes = BufferPool::owned(std::move(payload.bytes));
-    auto reduce = std::make_shared<detail::ReductionOp>(setupFor(*m_data, first, name), std::move(payload),
-                                                        combiner ? *combiner : detail::Combiner{}, root, problem);
-    if (!all) {
-        reduce->start();
-        return {Request(reduce->request()), reduce->result()};
+    case AllreduceAlgorithm::Auto: // decided by now
+    case AllreduceAlgorithm::ReduceBcast:
+        break;
     }
+    auto reduce = reductionOp(*m_data, first, name, std::move(payload), combiner, 0);
     auto outer = newState(m_data->collectiveContext());
     auto result = std::make_shared<CollectiveResult>();
     reduce->request()->whenFinished([reduce, outer, result, data, first] {

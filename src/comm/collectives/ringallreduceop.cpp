@@ -30,14 +30,6 @@ RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Co
     m_segments.resize(n);
 }
 
-bool RingAllreduceOp::suits(const Payload &contribution, const Combiner &combiner, int ranks)
-{
-    const qsizetype bytes = contribution.bytes.size();
-    return combiner.commutative && combiner.itemBytes > 0 && ranks >= 2
-           && (ranks <= MaxRingRanks || bytes / ranks >= MinSegmentBytes)
-           && bytes == qsizetype(contribution.count) * combiner.itemBytes && qsizetype(contribution.count) >= ranks;
-}
-
 // Reduce-scatter steps 1..n-1: send segment r - s + 1, combine r - s into
 // ours; after them this rank holds the whole of segment r + 1. Allgather
 // steps n..2n-2 pass the whole segments on: send r + 1 - (s - n), take r - (s - n).

@@ -19,22 +19,8 @@ namespace mmpi::detail {
 class RingAllreduceOp : public CollectiveOp
 {
 public:
+    // When it runs: decideAllreduce() (decision.h).
     RingAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner);
-
-    // The ring's 2 (n - 1) steps each wait for the previous rank, so with
-    // many ranks it pays only for large segments. Measured on 2 cores over
-    // tcp against reduce + bcast: at 8 ranks it was as fast or faster from
-    // 128 KiB up (1 MiB: 4.3 against 5.8 ms); at 16 ranks faster with
-    // 64 KiB segments (1 MiB: 11.1 against 12.4 ms) but slower with 16 KiB
-    // ones (256 KiB: 4.8 against 3.4 ms). Up to MaxRingRanks ranks, and with
-    // at least MinSegmentBytes per segment beyond. Every rank of a correct
-    // call sees the same size and ranks, so all choose the same.
-    static constexpr int MaxRingRanks = 8;
-    static constexpr qsizetype MinSegmentBytes = 64 * 1024;
-
-    // Whether the ring applies to this contribution and op on `ranks` ranks
-    // (the same answer on every rank of a correct call).
-    static bool suits(const Payload &contribution, const Combiner &combiner, int ranks);
 
 protected:
     void begin() override;

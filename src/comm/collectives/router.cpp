@@ -13,7 +13,8 @@ Router::Router(World *world)
       m_gate(std::make_shared<ReceiveGate>(world)),
       m_matcher(std::make_shared<Matcher>(world, m_gate)),
       m_collectives(m_gate, [world] { return world->config().maxUnexpectedBytes; }),
-      m_links(world)
+      m_links(world),
+      m_forced(forcedByEnvironment())
 {
 }
 
@@ -46,7 +47,7 @@ BcastPlan Router::bcastPlan(int ranks, qint64 bytes, BcastTopology topology, con
         if (const auto it = m_plans.constFind(key); it != m_plans.cend())
             return *it;
     }
-    const BcastPlan plan = planBcast(ranks, bytes, key.model, topology);
+    const BcastPlan plan = decideBcast(ranks, bytes, key.model, topology);
     QMutexLocker lock(&m_planMutex);
     if (m_plans.size() >= 1024) // sizes vary without bound; the recent ones matter
         m_plans.clear();
@@ -64,6 +65,18 @@ void Router::setLastBcastPlan(const BcastPlan &plan)
 {
     QMutexLocker lock(&m_planMutex);
     m_lastPlan = plan;
+}
+
+std::optional<AllreduceAlgorithm> Router::lastAllreduceAlgorithm() const
+{
+    QMutexLocker lock(&m_planMutex);
+    return m_lastAllreduce;
+}
+
+void Router::setLastAllreduceAlgorithm(AllreduceAlgorithm algorithm)
+{
+    QMutexLocker lock(&m_planMutex);
+    m_lastAllreduce = algorithm;
 }
 
 void Router::handleFrame(const Frame &frame)

@@ -1,12 +1,14 @@
 // Router: the comm layer's MessageSink for one world. Point-to-point frames go
 // to the Matcher, collective frames (communicator ids with the collective bit)
 // to the CollectiveMatcher; departures go to both. It keeps this node's link
-// model (LinkTable) for the broadcast decision and hands out communicator ids
-// so that dup/split agree on new ones. Runs on the progress thread; thread-safe.
+// model (LinkTable) for the broadcast decision and the algorithms the
+// environment forces (read once, as it is made), and hands out communicator
+// ids so that dup/split agree on new ones. Runs on the progress thread; thread-safe.
 #pragma once
 
 #include "collectivematcher.h"
 #include "communicatordata.h"
+#include "decision.h"
 #include "linktable.h"
 
 #include <mmpi/world/world.h>
@@ -50,14 +52,20 @@ public:
     void revoke(quint32 id, const Error &reason, const QList<int> &tell = {});
     std::optional<Error> revoked(quint32 id) const;
 
-    // planBcast() for a node that forwards `bytes` to a range of `ranks` whose
-    // other members are `peers`, with this node's link model; remembered,
-    // since the same calls come again and the simulation is not free.
+    // decideBcast() for a node that forwards `bytes` to a range of `ranks`
+    // whose other members are `peers`, with this node's link model;
+    // remembered, since the same calls come again and the simulation is not free.
     BcastPlan bcastPlan(int ranks, qint64 bytes, BcastTopology topology, const QList<int> &peers);
 
-    // What the last broadcast this node forwarded chose (mmpi::lastBcastPlan()).
+    // What MMPI_BCAST_ALGORITHM and MMPI_ALLREDUCE_ALGORITHM force here.
+    const ForcedAlgorithms &forcedAlgorithms() const { return m_forced; }
+
+    // What the last broadcast this node forwarded chose (mmpi::lastBcastPlan()),
+    // and the last allreduce it started (mmpi::lastAllreduceAlgorithm()).
     std::optional<BcastPlan> lastBcastPlan() const;
     void setLastBcastPlan(const BcastPlan &plan);
+    std::optional<AllreduceAlgorithm> lastAllreduceAlgorithm() const;
+    void setLastAllreduceAlgorithm(AllreduceAlgorithm algorithm);
 
     void handleFrame(const Frame &frame) override;
     void takeFrame(Frame &&frame) override;
@@ -87,8 +95,10 @@ private:
     QHash<quint32, Error> m_revoked;
     mutable QMutex m_worldRanksMutex;
     mutable QList<int> m_worldRanks;
+    const ForcedAlgorithms m_forced;
     mutable QMutex m_planMutex;
     std::optional<BcastPlan> m_lastPlan;
+    std::optional<AllreduceAlgorithm> m_lastAllreduce; // guarded by m_planMutex
     struct PlanKey
     {
         int ranks;

@@ -7,6 +7,7 @@
 // must be called in the same order on every rank (docs/collectives.md).
 #pragma once
 
+#include <mmpi/comm/allreduceoptions.h>
 #include <mmpi/comm/bcastplan.h>
 #include <mmpi/comm/collectiveresult.h>
 #include <mmpi/comm/operation.h>
@@ -171,7 +172,8 @@ public:
         return collective<QList<T>>(
             s, [](const detail::CollectiveResult &r) { return MessageCodec<QList<T>>::decode(r.payload); });
     }
-    // The link model and the plans behind bcast()'s choices: mmpi/comm/tuning.h.
+    // The link model and the plans behind bcast()'s choices: mmpi/comm/tuning.h;
+    // MMPI_BCAST_ALGORITHM forces a topology where `options` do not.
 
     // Rank r gets perRank[r] of the root's list (size() values of any
     // MessageCodec type); the others' list is ignored.
@@ -235,7 +237,7 @@ public:
     Operation<T> reduce(const T &value, ReduceOp<ElementOf<T>> op, int root) const
     {
         const bool isRoot = rank() == root;
-        return collective<T>(startReduce(MessageCodec<T>::encode(value), combiner<T>(op), root, false),
+        return collective<T>(startReduce(MessageCodec<T>::encode(value), combiner<T>(op), root),
                              [isRoot](const detail::CollectiveResult &r) -> Result<T> {
                                  return isRoot ? MessageCodec<T>::decode(r.payload) : Result<T>(T{});
                              });
@@ -245,25 +247,29 @@ public:
     {
         const bool isRoot = rank() == root;
         return collective<QList<T>>(
-            startReduce(MessageCodec<std::span<const T>>::encode(items), combiner<QList<T>>(op), root, false),
+            startReduce(MessageCodec<std::span<const T>>::encode(items), combiner<QList<T>>(op), root),
             [isRoot](const detail::CollectiveResult &r) -> Result<QList<T>> {
                 return isRoot ? MessageCodec<QList<T>>::decode(r.payload) : Result<QList<T>>(QList<T>{});
             });
     }
-    // reduce() whose result every rank gets.
+    // reduce() whose result every rank gets. `options` may force an
+    // algorithm, the same on every rank (else the call fails everywhere);
+    // MMPI_ALLREDUCE_ALGORITHM forces one where they do not. What ran:
+    // lastAllreduceAlgorithm() in mmpi/comm/tuning.h.
     template<detail::WholeValue T>
-    Operation<T> allreduce(const T &value, ReduceOp<ElementOf<T>> op) const
+    Operation<T> allreduce(const T &value, ReduceOp<ElementOf<T>> op, AllreduceOptions options = {}) const
     {
         if constexpr (std::is_same_v<T, QList<ElementOf<T>>> && ItemValue<ElementOf<T>>)
-            return allreduceItems<ElementOf<T>>(MessageCodec<T>::view(value), op); // shared, not copied
+            return allreduceItems<ElementOf<T>>(MessageCodec<T>::view(value), op, options); // shared, not copied
         else
-            return collective<T>(startReduce(MessageCodec<T>::encode(value), combiner<T>(op), 0, true),
+            return collective<T>(startAllreduce(MessageCodec<T>::encode(value), combiner<T>(op), options),
                                  [](const detail::CollectiveResult &r) { return MessageCodec<T>::decode(r.payload); });
     }
     template<ItemValue T>
-    Operation<QList<T>> allreduce(std::span<const T> items, std::type_identity_t<ReduceOp<T>> op) const
+    Operation<QList<T>> allreduce(std::span<const T> items, std::type_identity_t<ReduceOp<T>> op,
+                                  AllreduceOptions options = {}) const
     {
-        return allreduceItems<T>(MessageCodec<std::span<const T>>::encode(items), op);
+        return allreduceItems<T>(MessageCodec<std::span<const T>>::encode(items), op, options);
     }
 
     // Every rank gets every rank's value, by rank.
@@ -352,11 +358,12 @@ private:
     Started startScatter(Result<QList<Payload>> parts, int root) const;
     // `into` (the root's): where equal blocks of items may be read to.
     Started startGather(Payload payload, int root, detail::ExchangeList into = {}) const;
-    Started startReduce(Payload payload, Result<detail::Combiner> combiner, int root, bool all) const;
+    Started startReduce(Payload payload, Result<detail::Combiner> combiner, int root) const;
+    Started startAllreduce(Payload payload, Result<detail::Combiner> combiner, AllreduceOptions options) const;
     // allreduce() of a list of items, whose result the caller decodes itself
     // (`items` may view memory its owner keeps: Payload::owner).
     template<ItemValue T>
-    Operation<QList<T>> allreduceItems(Payload items, ReduceOp<T> op) const
+    Operation<QList<T>> allreduceItems(Payload items, ReduceOp<T> op, AllreduceOptions options) const
     {
         auto combine = combiner<QList<T>>(op);
         if (combine) {
@@ -364,7 +371,7 @@ private:
             if constexpr (memoryIsItemForm<T>(HostItemOrder))
                 combine->newList = &detail::newListPlace<T>;
         }
-        return collective<QList<T>>(startReduce(std::move(items), std::move(combine), 0, true),
+        return collective<QList<T>>(startAllreduce(std::move(items), std::move(combine), options),
                                     [op](const detail::CollectiveResult &r) -> Result<QList<T>> {
                                         if (r.list)
                                             return *std::static_pointer_cast<const QList<T>>(r.list);

@@ -1,9 +1,14 @@
-// The broadcast decision function (ParaStation pscom's design) as a pure function: the
-// delegations of every topology, the Fibonacci-like split against the
-// issue's integer recurrence, the model's predictions and the choice of auto.
+// The collectives' decisions as pure functions (decision.h, bcastplan.h):
+// the broadcast's (ParaStation pscom's design: the delegations of every
+// topology, the Fibonacci-like split against the issue's integer recurrence,
+// the model's predictions and the choice of auto), the allreduce's at its
+// thresholds, what a forced algorithm gives, and the environment variables.
+#include "decision.h"
+
 #include <mmpi/comm/bcastplan.h>
 #include <mmpi/wire/frame.h>
 
+#include <QRegularExpression>
 #include <QTest>
 
 #include <cmath>
@@ -82,7 +87,7 @@ LinkModel namedLink(const QString &name)
 
 } // namespace
 
-class TestCollectivesPlan : public QObject
+class TestDecision : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
@@ -96,9 +101,16 @@ private Q_SLOTS:
     void autoPicksTheFastestPrediction();
     void bluetoothChoices();
     void forcedTopologyIsKept();
+    void bcastDecisionIsThePlan();
+    void allreduceAtItsThresholds();
+    void allreduceRingNeedsWholeItemsAndACommutativeOp();
+    void forcedAllreduceIsKept();
+    void callWinsOverEnvironment();
+    void variableValues();
+    void environmentIsReadWithWarnings();
 };
 
-void TestCollectivesPlan::names()
+void TestDecision::names()
 {
     for (BcastTopology t : {BcastTopology::Auto, BcastTopology::Serial, BcastTopology::Pipe, BcastTopology::Binary,
                             BcastTopology::Binomial, BcastTopology::Fibonacci})
@@ -106,7 +118,7 @@ void TestCollectivesPlan::names()
     QCOMPARE(bcastTopologyFromName(u"ring"), std::nullopt);
 }
 
-void TestCollectivesPlan::everyTopologyReachesEveryRankOnce()
+void TestDecision::everyTopologyReachesEveryRankOnce()
 {
     // Given every topology (Fibonacci with several g:h), When followed down from the root,
     // Then every rank is reached exactly once, at 1..16 ranks and at 100
@@ -120,7 +132,7 @@ void TestCollectivesPlan::everyTopologyReachesEveryRankOnce()
             }
 }
 
-void TestCollectivesPlan::namedTopologiesHaveTheirShape()
+void TestDecision::namedTopologiesHaveTheirShape()
 {
     using D = QList<Delegation>;
     QCOMPARE(bcastDelegations(BcastTopology::Serial, 4), (D{{1, 1}, {2, 1}, {3, 1}}));
@@ -132,7 +144,7 @@ void TestCollectivesPlan::namedTopologiesHaveTheirShape()
     QCOMPARE(bcastDelegations(BcastTopology::Serial, 1), D{});
 }
 
-void TestCollectivesPlan::fibonacciMatchesTheRecurrence()
+void TestDecision::fibonacciMatchesTheRecurrence()
 {
     // Given a message m forwarding delays long (g = m, h = 1), Then the split
     // is the issue's integer recurrence's, for every range size
@@ -149,7 +161,7 @@ void TestCollectivesPlan::fibonacciMatchesTheRecurrence()
     QCOMPARE(fibonacciKeep(13, 2000.0, 1000.0), 5);
 }
 
-void TestCollectivesPlan::fibonacciLimits()
+void TestDecision::fibonacciLimits()
 {
     // g = h: the binomial tree (keep half); g >> h: the pipe (keep only
     // yourself); h >> g: serial (keep all but one)
@@ -168,7 +180,7 @@ void TestCollectivesPlan::fibonacciLimits()
              bcastDelegations(BcastTopology::Pipe, 6));
 }
 
-void TestCollectivesPlan::predictionsFollowTheModel()
+void TestDecision::predictionsFollowTheModel()
 {
     const LinkModel link{100.0, 1.0, 0.0}; // 100 us, 1 byte/us
     const double g = 1000.0 + FrameHeaderSize; // a 1000-byte frame occupies the sender this long
@@ -184,7 +196,7 @@ void TestCollectivesPlan::predictionsFollowTheModel()
     QCOMPARE(predictBcastUs(1, 1000, BcastTopology::Serial, 0, link), 0.0);
 }
 
-void TestCollectivesPlan::autoPicksTheFastestPrediction_data()
+void TestDecision::autoPicksTheFastestPrediction_data()
 {
     QTest::addColumn<int>("ranks");
     QTest::addColumn<qint64>("bytes");
@@ -195,7 +207,7 @@ void TestCollectivesPlan::autoPicksTheFastestPrediction_data()
                 QTest::addRow("%d-%lld-%s", n, bytes, link) << n << bytes << QString::fromLatin1(link);
 }
 
-void TestCollectivesPlan::autoPicksTheFastestPrediction()
+void TestDecision::autoPicksTheFastestPrediction()
 {
     QFETCH(int, ranks);
     QFETCH(qint64, bytes);
@@ -220,7 +232,7 @@ void TestCollectivesPlan::autoPicksTheFastestPrediction()
     }
 }
 
-void TestCollectivesPlan::bluetoothChoices()
+void TestDecision::bluetoothChoices()
 {
     // Given a Bluetooth-like radio (30 ms latency, 90 kB/s, one radio per node)
     // Then tiny messages go out serially (latency dominates, sending is cheap)
@@ -243,7 +255,7 @@ void TestCollectivesPlan::bluetoothChoices()
             QVERIFY(planBcast(ranks, bytes, loopback()).topology != BcastTopology::Serial);
 }
 
-void TestCollectivesPlan::forcedTopologyIsKept()
+void TestDecision::forcedTopologyIsKept()
 {
     for (BcastTopology t : Concrete) {
         const BcastPlan p = planBcast(16, 1 << 20, bluetooth(), t);
@@ -255,5 +267,168 @@ void TestCollectivesPlan::forcedTopologyIsKept()
     }
 }
 
-QTEST_GUILESS_MAIN(TestCollectivesPlan)
-#include "tst_collectives_plan.moc"
+namespace {
+
+using detail::AllreduceShape;
+using detail::decideAllreduce;
+
+constexpr AllreduceAlgorithm Forceable[] = {AllreduceAlgorithm::RecursiveDoubling, AllreduceAlgorithm::Ring,
+                                            AllreduceAlgorithm::ReduceBcast};
+
+// `bytes` of 8-byte items under a commutative op: what the ring can cut.
+AllreduceShape summed(int ranks, qint64 bytes)
+{
+    return {ranks, bytes, bytes / 8, true, true};
+}
+
+// Sets an environment variable for its lifetime.
+struct ScopedVariable
+{
+    ScopedVariable(const char *name, const QByteArray &value) : name(name) { qputenv(name, value); }
+    ~ScopedVariable() { qunsetenv(name); }
+    const char *name;
+};
+
+} // namespace
+
+void TestDecision::bcastDecisionIsThePlan()
+{
+    // Given a range of several ranks, the decision is planBcast()'s, forced or not
+    for (BcastTopology t : {BcastTopology::Auto, BcastTopology::Pipe, BcastTopology::Fibonacci}) {
+        const BcastPlan decided = detail::decideBcast(8, 1 << 20, bluetooth(), t);
+        const BcastPlan planned = planBcast(8, 1 << 20, bluetooth(), t);
+        QCOMPARE(decided.topology, planned.topology);
+        QCOMPARE(decided.segmentBytes, planned.segmentBytes);
+        QCOMPARE(decided.predictedUs, planned.predictedUs);
+    }
+    // And a range of one sends nothing: the forced topology, else binomial
+    QCOMPARE(detail::decideBcast(1, 1 << 20, bluetooth()).topology, BcastTopology::Binomial);
+    QCOMPARE(detail::decideBcast(1, 1 << 20, bluetooth(), BcastTopology::Serial).topology, BcastTopology::Serial);
+    QCOMPARE(detail::decideBcast(1, 1 << 20, bluetooth()).segmentBytes, 0);
+}
+
+void TestDecision::allreduceAtItsThresholds()
+{
+    using A = AllreduceAlgorithm;
+    const qint64 limit = detail::RecursiveDoublingMaxBytes;
+    // Up to the limit recursive doubling, at any size of group
+    for (int ranks : {1, 3, 4, 8, 9, 16})
+        QCOMPARE(decideAllreduce(summed(ranks, limit)), A::RecursiveDoubling);
+    // And between 2 ranks at any size (one swap)
+    QCOMPARE(decideAllreduce(summed(2, 64LL << 20)), A::RecursiveDoubling);
+    // One byte (well, item) past it: the ring, up to MaxRingRanks ranks
+    for (int ranks : {3, 4, detail::MaxRingRanks})
+        QCOMPARE(decideAllreduce(summed(ranks, limit + 8)), A::Ring);
+    // Beyond MaxRingRanks the ring needs segments of MinRingSegmentBytes
+    const int many = detail::MaxRingRanks + 1;
+    const qint64 segment = detail::MinRingSegmentBytes;
+    QCOMPARE(decideAllreduce(summed(many, many * segment - 8)), A::ReduceBcast);
+    QCOMPARE(decideAllreduce(summed(many, many * segment)), A::Ring);
+    QCOMPARE(decideAllreduce(summed(16, 16 * segment - 8)), A::ReduceBcast);
+    QCOMPARE(decideAllreduce(summed(16, 16 * segment)), A::Ring);
+    // A single rank: nothing to exchange, however large
+    QCOMPARE(decideAllreduce(summed(1, 64LL << 20)), A::RecursiveDoubling);
+}
+
+void TestDecision::allreduceRingNeedsWholeItemsAndACommutativeOp()
+{
+    using A = AllreduceAlgorithm;
+    const qint64 large = 1 << 20;
+    AllreduceShape ordered = summed(4, large);
+    ordered.commutative = false; // segments would combine out of rank order
+    QVERIFY(!detail::ringApplies(ordered));
+    QCOMPARE(decideAllreduce(ordered), A::ReduceBcast);
+    AllreduceShape strings = summed(4, large);
+    strings.fixedSizeItems = false; // QStrings: no segment boundary between items
+    QVERIFY(!detail::ringApplies(strings));
+    QCOMPARE(decideAllreduce(strings), A::ReduceBcast);
+    AllreduceShape few = {4, large, 3, true, true}; // 3 items of 349 KiB, fewer than the ranks
+    QVERIFY(!detail::ringApplies(few));
+    QCOMPARE(decideAllreduce(few), A::ReduceBcast);
+    QVERIFY(detail::ringApplies({4, large, 4, true, true}));
+    QVERIFY(!detail::ringApplies(summed(1, large)));
+}
+
+void TestDecision::forcedAllreduceIsKept()
+{
+    using A = AllreduceAlgorithm;
+    // Given calls on both sides of every threshold, a forced algorithm runs as forced
+    for (const AllreduceShape &shape : {summed(2, 16), summed(4, 64), summed(4, 1 << 20), summed(16, 1 << 20)})
+        for (A forced : Forceable)
+            QCOMPARE(decideAllreduce(shape, forced), forced);
+    // Except a ring the call does not suit: then what auto runs
+    AllreduceShape ordered = summed(4, 1 << 20);
+    ordered.commutative = false;
+    QCOMPARE(decideAllreduce(ordered, A::Ring), A::ReduceBcast);
+    AllreduceShape small = summed(4, 16);
+    small.fixedSizeItems = false;
+    QCOMPARE(decideAllreduce(small, A::Ring), A::RecursiveDoubling);
+    // And reduce + bcast or recursive doubling run any call
+    QCOMPARE(decideAllreduce(ordered, A::RecursiveDoubling), A::RecursiveDoubling);
+    QCOMPARE(decideAllreduce(small, A::ReduceBcast), A::ReduceBcast);
+}
+
+void TestDecision::callWinsOverEnvironment()
+{
+    using detail::forcedAlgorithm;
+    QCOMPARE(forcedAlgorithm(BcastTopology::Serial, BcastTopology::Pipe), BcastTopology::Serial);
+    QCOMPARE(forcedAlgorithm(BcastTopology::Auto, BcastTopology::Pipe), BcastTopology::Pipe);
+    QCOMPARE(forcedAlgorithm(BcastTopology::Auto, BcastTopology::Auto), BcastTopology::Auto);
+    QCOMPARE(forcedAlgorithm(AllreduceAlgorithm::Ring, AllreduceAlgorithm::ReduceBcast), AllreduceAlgorithm::Ring);
+    QCOMPARE(forcedAlgorithm(AllreduceAlgorithm::Auto, AllreduceAlgorithm::ReduceBcast), AllreduceAlgorithm::ReduceBcast);
+}
+
+void TestDecision::variableValues()
+{
+    using A = AllreduceAlgorithm;
+    for (A a : {A::Auto, A::RecursiveDoubling, A::Ring, A::ReduceBcast}) {
+        QCOMPARE(allreduceAlgorithmFromName(allreduceAlgorithmName(a)), std::optional<A>(a));
+        QCOMPARE(*detail::allreduceAlgorithmFromVariable(allreduceAlgorithmName(a)), a);
+    }
+    QCOMPARE(allreduceAlgorithmFromName(u"pipe"), std::nullopt);
+    // Unset or empty is auto; case and blanks do not matter
+    QCOMPARE(*detail::allreduceAlgorithmFromVariable(QString()), A::Auto);
+    QCOMPARE(*detail::bcastTopologyFromVariable(QStringLiteral("  ")), BcastTopology::Auto);
+    QCOMPARE(*detail::bcastTopologyFromVariable(QStringLiteral(" Pipe\n")), BcastTopology::Pipe);
+    QCOMPARE(*detail::allreduceAlgorithmFromVariable(QStringLiteral("RING")), A::Ring);
+    // An unknown value is an error that names the variable, the value and every allowed one
+    const auto bad = detail::allreduceAlgorithmFromVariable(QStringLiteral("fastest"));
+    QVERIFY(!bad);
+    QCOMPARE(bad.error().code, ErrorCode::BadConfiguration);
+    QVERIFY2(bad.error().message.contains(QLatin1String("MMPI_ALLREDUCE_ALGORITHM=fastest"))
+                 && bad.error().message.contains(QLatin1String("auto, recursive-doubling, ring, reduce-bcast")),
+             qPrintable(bad.error().message));
+    const auto badTopology = detail::bcastTopologyFromVariable(QStringLiteral("ring"));
+    QVERIFY(!badTopology);
+    QVERIFY2(badTopology.error().message.contains(QLatin1String("auto, serial, pipe, binary, binomial, fibonacci")),
+             qPrintable(badTopology.error().message));
+}
+
+void TestDecision::environmentIsReadWithWarnings()
+{
+    {
+        // Given both variables set to algorithms, Then both are forced, without a warning
+        const ScopedVariable bcast(detail::BcastVariable, "binary");
+        const ScopedVariable allreduce(detail::AllreduceVariable, "reduce-bcast");
+        const detail::ForcedAlgorithms forced = detail::forcedByEnvironment();
+        QCOMPARE(forced.bcast, BcastTopology::Binary);
+        QCOMPARE(forced.allreduce, AllreduceAlgorithm::ReduceBcast);
+    }
+    {
+        // Given a value that names no algorithm, Then a warning names the allowed ones, and it is auto
+        const ScopedVariable bcast(detail::BcastVariable, "pipe");
+        const ScopedVariable allreduce(detail::AllreduceVariable, "rign");
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
+                                               "^MMPI_ALLREDUCE_ALGORITHM=rign names no allreduce algorithm \\(allowed: auto, ")));
+        const detail::ForcedAlgorithms forced = detail::forcedByEnvironment();
+        QCOMPARE(forced.bcast, BcastTopology::Pipe);
+        QCOMPARE(forced.allreduce, AllreduceAlgorithm::Auto);
+    }
+    // Given neither, both are auto
+    const detail::ForcedAlgorithms none = detail::forcedByEnvironment();
+    QCOMPARE(none.bcast, BcastTopology::Auto);
+    QCOMPARE(none.allreduce, AllreduceAlgorithm::Auto);
+}
+
+QTEST_GUILESS_MAIN(TestDecision)
+#include "tst_decision.moc"

@@ -1,0 +1,96 @@
+// The decision of every collective: which algorithm a call runs, from what
+// the call gives (ranks, bytes, the op) and, where each node may decide for
+// itself, its link model; and what the caller's options or the environment
+// force instead. Pure functions, one per collective, in the shape of Open
+// MPI's coll_tuned_decision_fixed.c (docs/design/collectives.md, "The decisions").
+#pragma once
+
+#include <mmpi/comm/allreduceoptions.h>
+#include <mmpi/comm/bcastplan.h>
+#include <mmpi/core/result.h>
+
+#include <QString>
+
+namespace mmpi::detail {
+
+// The collectives with one algorithm, so nothing to decide or force:
+//   barrier          dissemination, ceil(log2 n) rounds (BarrierOp)
+//   reduce           a binomial tree (ReductionOp): rooted at the root for a
+//                    commutative op, at rank 0 over the ranks in order for
+//                    another (that is correctness, not tuning)
+//   gather, scatter  straight to / from the root (GatherOp, ScatterOp)
+//   allgather, alltoall  every rank to every other directly (ExchangeOp)
+
+// ---- bcast. Every forwarding node decides again for its own range, with
+// its own link model: nodes need not agree, so the link model decides here.
+
+// The plan of a node that forwards `bytes` to a range of `ranks` (itself
+// included): planBcast()'s model of every topology, or `forced`'s best
+// segmentation. A range of one sends nothing: the forced topology, or binomial.
+BcastPlan decideBcast(int ranks, qint64 bytes, const LinkModel &link, BcastTopology forced = BcastTopology::Auto);
+
+// ---- allreduce. Every rank must run the same algorithm, so it is chosen
+// from what every rank of a correct call sees alike (ranks, bytes, the op),
+// never from the link model, which each node measures for itself.
+
+struct AllreduceShape
+{
+    int ranks = 1;
+    qint64 bytes = 0;           // of this rank's contribution
+    qint64 items = 0;
+    bool commutative = true;
+    bool fixedSizeItems = false; // bytes = items x the size of one item
+};
+
+// Unmeasured: set with the algorithm (commit 3bffcc3); Open MPI's fixed rule (MX) switches at 10 000 B.
+constexpr qint64 RecursiveDoublingMaxBytes = 64 * 1024;
+// Measured over tcp on 2 cores (commit a43a7cf): the ring beat reduce + bcast up to 8 ranks from 128 KiB.
+constexpr int MaxRingRanks = 8;
+// Same runs, ring vs reduce + bcast at 16 ranks: 64 KiB segments 11.1 vs 12.4 ms (1 MiB), 16 KiB 4.8 vs 3.4 (256 KiB).
+constexpr qint64 MinRingSegmentBytes = 64 * 1024;
+
+// Whether the ring can run it: a commutative op (segments combine in ring
+// order) on fixed-size items, at least one item per rank.
+bool ringApplies(const AllreduceShape &shape);
+
+// Recursive doubling up to RecursiveDoublingMaxBytes and between 2 ranks
+// at any size (one swap moves no more than the others do, in one round);
+// else the ring where it applies and its steps pay (MaxRingRanks,
+// MinRingSegmentBytes); else reduce + bcast. A forced ring that does not
+// apply gives that choice instead (the caller warns); every other forced
+// algorithm runs any allreduce.
+AllreduceAlgorithm decideAllreduce(const AllreduceShape &shape,
+                                   AllreduceAlgorithm forced = AllreduceAlgorithm::Auto);
+
+// ---- forcing
+
+// What the environment forces, read when the comm layer attaches to a
+// world (Router): MMPI_BCAST_ALGORITHM (bcastTopologyName()'s names) and
+// MMPI_ALLREDUCE_ALGORITHM (allreduceAlgorithmName()'s). Unset or empty is
+// Auto; an unknown value is a warning naming the allowed ones, then Auto:
+// a tuning variable never stops an app that runs without it.
+struct ForcedAlgorithms
+{
+    BcastTopology bcast = BcastTopology::Auto;
+    AllreduceAlgorithm allreduce = AllreduceAlgorithm::Auto;
+};
+
+constexpr char BcastVariable[] = "MMPI_BCAST_ALGORITHM";
+constexpr char AllreduceVariable[] = "MMPI_ALLREDUCE_ALGORITHM";
+
+// A variable's value (case and surrounding blanks ignored); BadConfiguration
+// names the allowed values.
+Result<BcastTopology> bcastTopologyFromVariable(const QString &value);
+Result<AllreduceAlgorithm> allreduceAlgorithmFromVariable(const QString &value);
+
+// Both variables of this process's environment, each bad one logged.
+ForcedAlgorithms forcedByEnvironment();
+
+// The call's option wins over the environment.
+template<typename Algorithm>
+constexpr Algorithm forcedAlgorithm(Algorithm call, Algorithm environment)
+{
+    return call != Algorithm::Auto ? call : environment;
+}
+
+} // namespace mmpi::detail
