@@ -35,7 +35,7 @@ QString reduced(const CommWorld &w, Reduction which, Op op, int count)
     if (which == Reduction::Allreduce) {
         const QString p = onAll<QList<T>>(w, [&](const Communicator &c, int r) { return c.allreduce(itemsOf<T>(r, count), op); },
                                           [&](int, const QList<T> &v) { return differs(v, expected); });
-        return p.isEmpty() ? p : QStringLiteral("allreduce %1: %2").arg(opName(op)).arg(p);
+        return p.isEmpty() ? p : QStringLiteral("allreduce %1, %2 ranks: %3").arg(opName(op)).arg(n).arg(p);
     }
     for (int root = 0; root < n; ++root) {
         const QString p = onAll<QList<T>>(w, [&](const Communicator &c, int r) {
@@ -43,7 +43,7 @@ QString reduced(const CommWorld &w, Reduction which, Op op, int count)
             return c.reduce(std::span<const T>(mine), op, root);
         }, [&](int r, const QList<T> &v) { return differs(v, r == root ? expected : QList<T>{}); });
         if (!p.isEmpty())
-            return QStringLiteral("reduce %1 root %2: %3").arg(opName(op)).arg(root).arg(p);
+            return QStringLiteral("reduce %1, %2 ranks, root %3: %4").arg(opName(op)).arg(n).arg(root).arg(p);
     }
     return {};
 }

@@ -1,5 +1,5 @@
 // allgather through the public Communicator API between Worlds formed in
-// this process: 1, 2, 3 and 7 ranks against what each rank sent, and large
+// this process: 1, 2, 3, 4, 6 and 7 ranks against what each rank sent, and large
 // blocks read straight into the result list.
 #include "collectivecheck.h"
 #include "collectivetest.h"

@@ -19,7 +19,7 @@ class TestAllreduce : public CollectiveTest
 {
     Q_OBJECT
 public:
-    TestAllreduce() : CollectiveTest(WiderSizes) {}
+    TestAllreduce() : CollectiveTest(CheckedSizes) {}
 
 private Q_SLOTS:
     void builtins();

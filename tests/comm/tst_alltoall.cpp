@@ -1,5 +1,5 @@
 // alltoall through the public Communicator API between Worlds formed in
-// this process: 1, 2, 3 and 7 ranks against what each rank sent to each,
+// this process: 1, 2, 3, 4, 6 and 7 ranks against what each rank sent to each,
 // blocks that leave from the caller's items, large blocks read straight
 // into the result list, dropped results' buffers reused, unequal blocks.
 #include "collectivecheck.h"

@@ -1,5 +1,5 @@
 // bcast through the public Communicator API between Worlds formed in this
-// process: every type at every root for 1, 2, 3 and 7 ranks, every topology
+// process: every type at every root for 1, 2, 3, 4, 6 and 7 ranks, every topology
 // at 1..7 ranks and on 16 sim ranks, large messages segmented, errors,
 // coroutines, and the frames of broadcasts a rank has not started bounded.
 #include "collectivecheck.h"

@@ -1,5 +1,5 @@
 // gather and gatherv through the public Communicator API between Worlds
-// formed in this process: every root for 1, 2, 3 and 7 ranks against what
+// formed in this process: every root for 1, 2, 3, 4, 6 and 7 ranks against what
 // each rank sent, large blocks read straight into the root's result list,
 // bad roots and unequal counts.
 #include "collectivecheck.h"

@@ -17,7 +17,7 @@ class TestReduce : public CollectiveTest
 {
     Q_OBJECT
 public:
-    TestReduce() : CollectiveTest(WiderSizes) {}
+    TestReduce() : CollectiveTest(CheckedSizes) {}
 
 private Q_SLOTS:
     void builtins();

@@ -1,5 +1,5 @@
 // scatter and scatterv through the public Communicator API between Worlds
-// formed in this process: every root for 1, 2, 3 and 7 ranks against what
+// formed in this process: every root for 1, 2, 3, 4, 6 and 7 ranks against what
 // the root holds, and a root whose items do not divide into equal blocks.
 #include "collectivecheck.h"
 #include "collectivetest.h"
