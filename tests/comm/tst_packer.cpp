@@ -1,6 +1,8 @@
 // Packer / Unpacker: heterogeneous records round trip bit for bit in the packed
 // format of docs/reference/packer.md, and an unpacker given a wrong request or hostile
 // bytes fails with the right error, never advances on failure, never crashes.
+#include "why.h"
+
 #include <mmpi/comm/packer.h>
 #include <mmpi/comm/unpacker.h>
 
@@ -16,6 +18,7 @@
 #include <limits>
 
 using namespace mmpi;
+using mmpi::test::why;
 
 namespace {
 
@@ -54,13 +57,6 @@ QByteArray runHeader(ItemType type, quint32 count)
     return QByteArray(header, Packer::RunHeaderSize);
 }
 
-// QVERIFY2 evaluates its message even on success: only touch error() on failure.
-template<typename R>
-QByteArray why(const R &result)
-{
-    return result.hasValue() ? QByteArray() : result.error().toString().toUtf8();
-}
-
 // Bitwise: NaN != NaN and -0.0 == 0.0 would hide what must not change.
 template<typename T>
 bool sameBits(const QList<T> &a, const QList<T> &b)
@@ -74,7 +70,7 @@ template<typename T>
 void expectRun(Unpacker &unpacker, const QList<T> &expected)
 {
     const auto got = unpacker.unpack<T>();
-    QVERIFY2(got.hasValue(), why(got).constData());
+    QVERIFY2(got.hasValue(), qPrintable(why(got)));
     QVERIFY(sameBits(*got, expected));
 }
 
@@ -205,7 +201,7 @@ void tst_Packer::mixedRecordRoundTrip()
     QCOMPARE(*u.unpackString(), text);
     QCOMPARE(*u.unpackBytes(), raw);
     const auto object = u.unpackObject<Reading>();
-    QVERIFY2(object.hasValue(), why(object).constData());
+    QVERIFY2(object.hasValue(), qPrintable(why(object)));
     QVERIFY(*object == reading);
     QCOMPARE(*u.unpackObjectBytes(), QByteArray("opaque"));
     QVERIFY(u.atEnd());
@@ -415,7 +411,7 @@ void tst_Packer::unpackIntoNeedsRoom()
     std::array<qint32, 16> large;
     large.fill(-7);
     const auto count = u.unpackInto(std::span<qint32>(large));
-    QVERIFY2(count.hasValue(), why(count).constData());
+    QVERIFY2(count.hasValue(), qPrintable(why(count)));
     QCOMPARE(*count, qsizetype(10));
     QVERIFY(std::equal(ten.cbegin(), ten.cend(), large.cbegin()));
     QCOMPARE(large.at(10), -7);

@@ -6,6 +6,7 @@
 // get the whole board, discovery forms the world, bad input is refused.
 #include "processrun.h"
 #include "strokescript.h"
+#include "why.h"
 
 #include <QImage>
 #include <QRegularExpression>
@@ -267,7 +268,7 @@ private Q_SLOTS:
         const QList<int> strokes{5, 13, 6};
         for (int rank = 0; rank < 3; ++rank) {
             const auto script = StrokeScript::load(QStringLiteral(MMPI_WHITEBOARD_EXAMPLES "/sketch-%1.txt").arg(rank), {1280, 800});
-            QVERIFY2(script, qPrintable(script ? QString() : script.error().message));
+            QVERIFY2(script, qPrintable(why(script)));
             QCOMPARE(script->strokeCount(), strokes[rank]);
         }
     }

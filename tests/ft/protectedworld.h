@@ -3,6 +3,7 @@
 #pragma once
 
 #include "commworld.h"
+#include "patience.h"
 
 #include <mmpi/ft/faulttolerance.h>
 
@@ -24,7 +25,7 @@ struct Protected
 
 // A FaultTolerance on every rank with `policy` for NodeTerm, all ready;
 // empty if they did not get ready within `patienceMs`.
-inline std::vector<Protected> protectAll(const CommWorld &w, Policy policy, int patienceMs = 20000)
+inline std::vector<Protected> protectAll(const CommWorld &w, Policy policy, int patienceMs = Patience)
 {
     std::vector<Protected> all;
     for (int r = 0; r < w.size(); ++r) {
@@ -45,7 +46,7 @@ inline std::vector<Protected> protectAll(const CommWorld &w, Policy policy, int 
 
 // Runs an allreduce of (rank + 1) on every communicator at once and returns
 // each result (-1 for an error or no answer within `patienceMs`).
-inline QList<qint64> sumOfRanks(const QList<Communicator> &comms, int patienceMs = 20000)
+inline QList<qint64> sumOfRanks(const QList<Communicator> &comms, int patienceMs = Patience)
 {
     std::vector<Operation<qint64>> ops;
     for (const Communicator &c : comms)

@@ -7,6 +7,8 @@
 #include "coroutinetest.h"
 #include "commworld.h"
 #include "worldharness.h"
+#include "patience.h"
+#include "why.h"
 
 #include <mmpi/ft/checkpointscheduler.h>
 
@@ -22,12 +24,12 @@
 #include <unistd.h>
 
 using namespace mmpi;
+using mmpi::test::why;
 using namespace std::chrono_literals;
 using mmpi::test::CommWorld;
+using mmpi::test::Patience;
 
 namespace {
-
-constexpr int Patience = 20000;
 
 // One node's state, its store, and its clock, which the test moves by hand;
 // encoding the state costs `writeSeconds` of it, so k0 is known exactly.
@@ -132,7 +134,7 @@ private Q_SLOTS:
             node.time += 10;
             const double left = scheduler.nextCheckpointIn();
             const auto result = scheduler.checkpointIfDue();
-            QVERIFY2(result, qPrintable(result ? QString() : result.error().message));
+            QVERIFY2(result, qPrintable(why(result)));
             if (result->has_value()) {
                 writtenAt << call;
                 QCOMPARE(**result, quint64(writtenAt.size()));

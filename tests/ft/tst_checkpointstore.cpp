@@ -11,6 +11,7 @@
 // holder's lock is taken over.
 #include "checkpointpattern.h"
 #include "coordinatedrun.h"
+#include "why.h"
 
 #include <mmpi/ft/checkpointstore.h>
 #include <mmpi/ft/coordinatedcheckpoint.h>
@@ -31,6 +32,7 @@
 #include <sys/resource.h>
 
 using namespace mmpi;
+using mmpi::test::why;
 
 namespace {
 
@@ -115,7 +117,7 @@ private Q_SLOTS:
 
         score = {};
         const auto restored = store.restore();
-        QVERIFY2(restored, qPrintable(restored ? QString() : restored.error().message));
+        QVERIFY2(restored, qPrintable(why(restored)));
         QCOMPARE(restored->epoch, 2u);
         QVERIFY(restored->skipped.isEmpty());
         QCOMPARE(score, (Score{QStringLiteral("anna"), {3, 5, 8}}));
@@ -379,7 +381,7 @@ private Q_SLOTS:
         QVERIFY(writer.waitForFinished(10000));
         QVERIFY(QFile::exists(lockOf(dir.path())));
         const auto restored = store.restore();
-        QVERIFY2(restored, qPrintable(restored ? QString() : restored.error().message));
+        QVERIFY2(restored, qPrintable(why(restored)));
         QCOMPARE(state, checkpointPattern(restored->epoch));
 
         QProcess second;
@@ -433,7 +435,7 @@ private Q_SLOTS:
 
         state.clear();
         const auto restored = store.restore();
-        QVERIFY2(restored, qPrintable(restored ? QString() : restored.error().message));
+        QVERIFY2(restored, qPrintable(why(restored)));
         QCOMPARE(restored->epoch, 1u);
         QCOMPARE(restored->skipped, QStringList{reason});
         QCOMPARE(state, QByteArray(2000, 'a'));
@@ -556,7 +558,7 @@ private Q_SLOTS:
             const auto restored = store.restore();
             QVERIFY2(restored, qPrintable(QStringLiteral("round %1 (seed %2): %3")
                                               .arg(round).arg(seed)
-                                              .arg(restored ? QString() : restored.error().message)));
+                                              .arg(why(restored))));
             QVERIFY2(state == checkpointPattern(restored->epoch),
                      qPrintable(QStringLiteral("round %1: epoch %2 restored torn").arg(round).arg(restored->epoch)));
             QVERIFY(restored->epoch >= newest);

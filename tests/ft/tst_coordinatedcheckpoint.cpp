@@ -6,6 +6,7 @@
 #include "coroutinetest.h"
 #include "coordinatedrun.h"
 #include "storedstate.h"
+#include "patience.h"
 
 #include <mmpi/ft/coordinatedcheckpoint.h>
 
@@ -15,10 +16,9 @@
 
 using namespace mmpi;
 using mmpi::test::CommWorld;
+using mmpi::test::Patience;
 
 namespace {
-
-constexpr int Patience = 20000;
 
 using Node = mmpi::test::StoredState;
 

@@ -4,6 +4,7 @@
 // reason); a second failure during the agreement, the coordinator's, hangs
 // nobody and every survivor ends with the same communicator.
 #include "protectedworld.h"
+#include "patience.h"
 
 #include <mmpi/ft/faulttolerance.h>
 
@@ -13,15 +14,10 @@
 
 using namespace mmpi;
 using mmpi::test::CommWorld;
+using mmpi::test::Patience;
 using mmpi::test::Protected;
 using mmpi::test::protectAll;
 using mmpi::test::sumOfRanks;
-
-namespace {
-
-constexpr int Patience = 20000;
-
-} // namespace
 
 class TestFaultTolerance : public QObject
 {

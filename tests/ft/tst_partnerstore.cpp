@@ -4,6 +4,8 @@
 // copy gets a whole one next time; k partners keep one each.
 #include "commworld.h"
 #include "storedstate.h"
+#include "patience.h"
+#include "why.h"
 
 #include <mmpi/ft/partnerstore.h>
 
@@ -14,11 +16,11 @@
 #include <QtEndian>
 
 using namespace mmpi;
+using mmpi::test::why;
 using mmpi::test::CommWorld;
+using mmpi::test::Patience;
 
 namespace {
-
-constexpr int Patience = 20000;
 
 struct Node : mmpi::test::StoredState
 {
@@ -66,7 +68,7 @@ private Q_SLOTS:
             Node &keeper = *nodes[(r + 1) % 3];
             QTRY_COMPARE_WITH_TIMEOUT(keeper.stored->size(), 1, Patience);
             const auto copy = keeper.partners->copyOf(r);
-            QVERIFY2(copy, qPrintable(copy ? QString() : copy.error().message));
+            QVERIFY2(copy, qPrintable(why(copy)));
             QCOMPARE(copy->epoch, 1u);
             QCOMPARE(copy->state, nodes[r]->state);
             // The first copy carried every block.
@@ -112,7 +114,7 @@ private Q_SLOTS:
         // A new one on rank 1 reads the copy from disk.
         PartnerStore again(w[1], &nodes[1]->store);
         const auto copy = again.copyOf(0);
-        QVERIFY2(copy, qPrintable(copy ? QString() : copy.error().message));
+        QVERIFY2(copy, qPrintable(why(copy)));
         QCOMPARE(copy->state, original);
     }
 

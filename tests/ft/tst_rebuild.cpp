@@ -8,6 +8,7 @@
 #include "commworld.h"
 #include "protectedworld.h"
 #include "storedstate.h"
+#include "patience.h"
 
 #include <mmpi/ft/coordinatedcheckpoint.h>
 #include <mmpi/ft/faulttolerance.h>
@@ -19,10 +20,9 @@
 
 using namespace mmpi;
 using mmpi::test::CommWorld;
+using mmpi::test::Patience;
 
 namespace {
-
-constexpr int Patience = 20000;
 
 struct Member
 {

@@ -5,6 +5,7 @@
 // workers is tested with real processes (tests/tools/tst_mmpirun_ft).
 #include "coroutinetest.h"
 #include "commworld.h"
+#include "patience.h"
 
 #include <mmpi/ft/workpool.h>
 
@@ -14,10 +15,9 @@
 
 using namespace mmpi;
 using mmpi::test::CommWorld;
+using mmpi::test::Patience;
 
 namespace {
-
-constexpr int Patience = 20000;
 
 QByteArray compute(qint64 item, const QByteArray &data)
 {

@@ -9,14 +9,6 @@
 
 namespace samples {
 
-// QVERIFY2 evaluates its message even on success, so it must not call error()
-// on a value.
-template<typename R>
-QByteArray whyNot(const R &result)
-{
-    return result.hasValue() ? QByteArray() : result.error().toString().toUtf8();
-}
-
 using mmpi::CanvasCommand;
 using mmpi::CanvasState;
 

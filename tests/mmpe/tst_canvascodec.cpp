@@ -3,6 +3,7 @@
 // truncated, lying or mutated batch with an error instead of crashing.
 #include "offscreenmain.h"
 #include "canvassamples.h"
+#include "why.h"
 
 #include <mmpi/mmpe/canvasdecoder.h>
 #include <mmpi/mmpe/canvasencoder.h>
@@ -28,7 +29,7 @@ QByteArray encodeOne(const QList<CanvasCommand> &commands, quint32 frame = 0)
     for (const CanvasCommand &c : commands) {
         auto ok = encoder.append(c);
         if (!ok)
-            qFatal("cannot encode %s", samples::whyNot(ok).constData());
+            qFatal("cannot encode %s", qPrintable(test::why(ok)));
     }
     return encoder.endFrame();
 }
@@ -127,7 +128,7 @@ void TestCanvasCodec::roundTripWholeBatch()
     // And the whole batch through encode(): the same bytes.
     CanvasEncoder again;
     auto reencoded = again.encode(expected);
-    QVERIFY2(reencoded, samples::whyNot(reencoded).constData());
+    QVERIFY2(reencoded, qPrintable(test::why(reencoded)));
     QCOMPARE(*reencoded, bytes);
 }
 
@@ -532,7 +533,7 @@ void TestCanvasCodec::mutations()
             // A decoded batch is valid: it encodes again, and draws.
             CanvasEncoder encoder;
             auto again = encoder.encode(*r);
-            QVERIFY2(again, samples::whyNot(again).constData());
+            QVERIFY2(again, qPrintable(test::why(again)));
             canvas.fill(Qt::transparent);
             QPainter painter(&canvas);
             CanvasRenderer(painter, canvas.size()).draw(r->commands);

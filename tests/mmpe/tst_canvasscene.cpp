@@ -6,6 +6,7 @@
 // viewport draws the same tile as the whole stream.
 #include "offscreenmain.h"
 #include "canvassamples.h"
+#include "why.h"
 
 #include <mmpi/mmpe/canvasdecoder.h>
 #include <mmpi/mmpe/canvasencoder.h>
@@ -17,6 +18,7 @@
 #include <QTest>
 
 using namespace mmpi;
+using mmpi::test::why;
 
 Q_DECLARE_METATYPE(mmpi::CanvasState)
 Q_DECLARE_METATYPE(mmpi::CanvasCommand)
@@ -33,9 +35,9 @@ CanvasScene sceneFrom(const QList<QList<CanvasCommand>> &frames)
     for (const auto &frame : frames) {
         for (const CanvasCommand &c : frame)
             if (auto ok = encoder.append(c); !ok)
-                qFatal("%s", samples::whyNot(ok).constData());
+                qFatal("%s", qPrintable(why(ok)));
         if (auto ok = scene.appendBytes(encoder.endFrame()); !ok)
-            qFatal("%s", samples::whyNot(ok).constData());
+            qFatal("%s", qPrintable(why(ok)));
     }
     return scene;
 }
@@ -333,7 +335,7 @@ void TestCanvasScene::replayFromLastClear()
     CanvasScene joiner(Canvas);
     for (const CanvasBatch &b : replay) {
         auto bytes = encoder.encode(b);
-        QVERIFY2(bytes, samples::whyNot(bytes).constData());
+        QVERIFY2(bytes, qPrintable(why(bytes)));
         QVERIFY(joiner.appendBytes(*bytes));
     }
     QCOMPARE(joiner.state(), full.state());

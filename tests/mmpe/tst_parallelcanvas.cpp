@@ -12,6 +12,7 @@
 #include "commworld.h"
 #include "protectedworld.h"
 #include "canvassamples.h"
+#include "patience.h"
 
 #include <mmpi/mmpe/parallelcanvas.h>
 
@@ -21,11 +22,11 @@
 
 using namespace mmpi;
 using mmpi::test::CommWorld;
+using mmpi::test::Patience;
 using namespace samples;
 
 namespace {
 
-constexpr int Patience = 20000;
 const QSize Logical(320, 240);
 const QSize Target(320, 240);
 

@@ -1,6 +1,8 @@
 // Frame encoding and the incremental decoder: the header's exact bytes, frames
 // however the stream is split, and every kind of bad input refused with its own
 // error, early, without buffering what the peer merely claims to send.
+#include "why.h"
+
 #include <mmpi/core/logging.h>
 #include <mmpi/wire/framedecoder.h>
 #include <mmpi/wire/itemcodec.h>
@@ -14,6 +16,7 @@
 #include <cmath>
 
 using namespace mmpi;
+using mmpi::test::why;
 
 namespace {
 
@@ -23,12 +26,6 @@ QByteArray bytes(std::initializer_list<int> values)
     for (int v : values)
         out.append(char(quint8(v)));
     return out;
-}
-
-template<typename R>
-QByteArray why(const R &result)
-{
-    return result.hasValue() ? QByteArray() : result.error().toString().toUtf8();
 }
 
 // A few frames of different kinds and item types, including empty payloads.
@@ -212,7 +209,7 @@ void tst_FrameDecoder::headerLiteralBytes()
     // limit-free, type-consistent variant and compare every field back.
     h.count = 2;
     const auto decoded = FrameDecoder::decodeHeader(encodeHeader(h), DecoderLimits{});
-    QVERIFY2(decoded.hasValue(), why(decoded).constData());
+    QVERIFY2(decoded.hasValue(), qPrintable(why(decoded)));
     QCOMPARE(*decoded, h);
     QCOMPARE(decoded->source, NoRank);
 }
@@ -265,7 +262,7 @@ void tst_FrameDecoder::littleEndianItemsFlag()
     fragment.flags = FirstFragment | LittleEndianItems;
     fragment.payloadLength = FragmentLengthSize;
     const auto header = FrameDecoder::decodeHeader(encodeHeader(fragment), DecoderLimits{});
-    QVERIFY2(header.hasValue(), why(header).constData());
+    QVERIFY2(header.hasValue(), qPrintable(why(header)));
     QCOMPARE(itemOrderOf(*header), QSysInfo::LittleEndian);
     QCOMPARE(itemOrderOf(FrameHeader{}), QSysInfo::BigEndian);
 }
@@ -280,7 +277,7 @@ void tst_FrameDecoder::oneByteAtATime()
         for (qsizetype i = 0; i < wire.size(); ++i) {
             QVERIFY(decoder.feed(QByteArrayView(wire).sliced(i, 1)).hasValue());
             auto next = decoder.next();
-            QVERIFY2(next.hasValue(), why(next).constData());
+            QVERIFY2(next.hasValue(), qPrintable(why(next)));
             // A frame appears exactly when its last byte is in.
             QCOMPARE(next->has_value(), i == wire.size() - 1);
             if (next->has_value())
@@ -325,7 +322,7 @@ void tst_FrameDecoder::randomChunks()
             QVERIFY(decoder.feed(QByteArrayView(stream).sliced(pos, chunk)).hasValue());
             pos += chunk;
             auto got = drain(decoder);
-            QVERIFY2(got.hasValue(), why(got).constData());
+            QVERIFY2(got.hasValue(), qPrintable(why(got)));
             out += *got;
             // Never holds more than one incomplete frame's worth.
             QVERIFY(decoder.bufferedBytes() < 400 + FrameHeaderSize);
