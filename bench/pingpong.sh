@@ -375,6 +375,8 @@ main() {
         echo "no implementation produced results" >&2
         exit 1
     fi
+    [ -z "$zmq_skipped" ] || summary+=$'\n'"zmq-tcp skipped: $zmq_skipped"
+    [ -z "$openmpi_skipped" ] || summary+=$'\n'"openmpi skipped: $openmpi_skipped"
     report_file=$(mktemp)
     { echo "$summary"; report; } | tee "$report_file"
     echo
