@@ -145,6 +145,10 @@ bench_have_libzmq() {
 prepare_zmq() {
     [ -x "$bin/zmq-pingpong" ] && return 0
     bench_ensure_packages bench_have_libzmq "libzmq (pkg-config libzmq)" libzmq3-dev pkg-config || return 1
+    if [ ! -f "$build/CMakeCache.txt" ]; then
+        why="$bin/zmq-pingpong does not exist (build the target zmq-pingpong)"
+        return 1
+    fi
     echo "== building zmq-pingpong in $build"
     # CMake looks for libzmq again when it had not found it.
     if ! { cmake "$build" && cmake --build "$build" --target zmq-pingpong; } >"$errors" 2>&1; then
