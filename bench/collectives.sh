@@ -4,7 +4,9 @@
 #    over TCP (mpirun --mca btl tcp,self) at 2, 4 and 8 ranks, in one run;
 #  - sim: the broadcast time of every topology and of auto on the `bluetooth`
 #    profile of the sim transport at 4, 8 and 16 ranks, 16 B to 1 MiB.
-# Prints a table per section and the project's targets (docs/guide/benchmarks.md).
+# Prints a table per section and the project's targets, and writes each section
+# that ran to bench/RESULTS.md (`collectives-tcp`, `collectives-sim`).
+# docs/guide/benchmarks.md
 #   bash bench/collectives.sh [build dir] [--tcp-only | --sim-only] [--quick] [--repeat N]
 #
 # --quick measures fewer sizes and calls (a first look in a few minutes); the
@@ -33,7 +35,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$here/build
+source "$here/bench/common.sh"
 time_limit=${MMPI_BENCH_TIMEOUT:-3600}
 do_tcp=1
 do_sim=1
@@ -45,8 +47,7 @@ usage() {
 }
 
 parse_arguments() {
-    if [ $# -gt 0 ] && [[ $1 != -* ]]; then
-        build=$(cd "$1" && pwd)
+    if bench_build_dir "$@"; then
         shift
     fi
     while [ $# -gt 0 ]; do
@@ -63,49 +64,6 @@ parse_arguments() {
     if ! [[ $repeat =~ ^[0-9]+$ ]] || [ "$repeat" -lt 1 ] || [ "$repeat" -gt 100 ]; then
         echo "bench/collectives.sh: --repeat must be 1 to 100, not '$repeat'" >&2
         exit 2
-    fi
-}
-
-# measure NAME COMMAND...: runs one benchmark and appends its JSON line to
-# $results; a failure is reported with the start of its stderr, and not fatal.
-measure() {
-    local name=$1 status=0 out line
-    shift
-    echo "== $name${round:+ (run $round of $repeat)}"
-    out=$(timeout "$time_limit" "$@" 2>"$errors") || status=$?
-    line=$(printf '%s\n' "$out" | sed 's/^\[[0-9]*\] //' | grep -m1 '^{"op":' || true)
-    if [ -n "$line" ]; then
-        # The round, so that the report pairs runs of the same round even
-        # where one side failed in another.
-        [ -n "${round:-}" ] && line="${line%\}},\"round\":$round}"
-        echo "$line" >>"$results"
-    else
-        echo "   $name failed (exit $status); its stderr begins:"
-        grep -v -e '^-*$' -e '^ *$' "$errors" | head -n 6 | sed 's/^/   | /'
-    fi
-}
-
-skip() {
-    echo "== $1: skipped, $2"
-}
-
-# Succeeds when mpirun and mpicc are there, installing them if allowed;
-# otherwise sets $why.
-ensure_openmpi() {
-    command -v mpirun >/dev/null && command -v mpicc >/dev/null && return 0
-    if [ "$(id -u)" -ne 0 ]; then
-        why="mpirun or mpicc not found; install openmpi-bin and libopenmpi-dev (as root this script does)"
-        return 1
-    fi
-    if [ "${MMPI_BENCH_INSTALL:-1}" = 0 ]; then
-        why="mpirun or mpicc not found and MMPI_BENCH_INSTALL=0"
-        return 1
-    fi
-    echo "== installing openmpi-bin libopenmpi-dev"
-    if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-        --no-install-recommends openmpi-bin libopenmpi-dev; } >"$errors" 2>&1; then
-        why="apt-get install openmpi-bin libopenmpi-dev failed: $(tail -n 1 "$errors")"
-        return 1
     fi
 }
 
@@ -128,11 +86,11 @@ run_tcp() {
     iterations=500
     [ "$quick" = 1 ] && sizes=16,65536,1048576 && iterations=100
     if [ ! -x "$bin/mmpi-bench" ]; then
-        skip "tcp" "$bin/mmpi-bench does not exist yet (build the target mmpi-bench)"
+        bench_skip "tcp" "$bin/mmpi-bench does not exist yet (build the target mmpi-bench)"
         return
     fi
-    if ! ensure_openmpi || ! build_mpi_collectives; then
-        skip "openmpi" "$why"
+    if ! bench_ensure_openmpi || ! build_mpi_collectives; then
+        bench_skip "openmpi" "$why"
         openmpi=0
     fi
     [ "$(id -u)" -eq 0 ] && mpi_options+=(--allow-run-as-root)
@@ -141,9 +99,9 @@ run_tcp() {
         [ "$repeat" -gt 1 ] || round=""
         for n in 2 4 8; do
             for op in bcast allreduce barrier alltoall; do
-                measure "mmpi tcp $op $n" "$bin/mmpirun" -n "$n" --transport tcp --no-prefix --timeout "$time_limit" \
+                bench_measure "mmpi tcp $op $n" "$bin/mmpirun" -n "$n" --transport tcp --no-prefix --timeout "$time_limit" \
                     -- "$bin/mmpi-bench" "$op" --sizes "$sizes" --iterations "$iterations" --json
-                [ "$openmpi" = 1 ] && measure "openmpi $op $n" mpirun -n "$n" "${mpi_options[@]}" \
+                [ "$openmpi" = 1 ] && bench_measure "openmpi $op $n" mpirun -n "$n" "${mpi_options[@]}" \
                     "$bin/mpi-collectives" "$op" --sizes "$sizes" --iterations "$iterations" --json
             done
         done
@@ -159,20 +117,22 @@ run_sim() {
     for n in 4 8 16; do
         # A 1 MiB message holds a 90 kB/s radio for 12 s, and heartbeats
         # queue behind it: the default 10 s timeout would call the sender lost.
-        measure "mmpi sim bluetooth bcast $n" env MMPI_HEARTBEAT_INTERVAL_MS="${MMPI_HEARTBEAT_INTERVAL_MS:-10000}" \
+        bench_measure "mmpi sim bluetooth bcast $n" env MMPI_HEARTBEAT_INTERVAL_MS="${MMPI_HEARTBEAT_INTERVAL_MS:-10000}" \
             MMPI_HEARTBEAT_TIMEOUT_MS="${MMPI_HEARTBEAT_TIMEOUT_MS:-600000}" "$bin/mmpirun" -n "$n" --transport sim --link bluetooth --no-prefix \
             --timeout "$time_limit" -- "$bin/mmpi-bench" bcast --topology all --sizes "$sizes" \
             --iterations "$iterations" --json
     done
 }
 
-# Tables and targets from the JSON lines in $results.
+# report tcp|sim: that section's tables and targets, from the JSON lines in $results.
 report() {
-    python3 - "$results" <<'PYTHON'
+    python3 - "$results" "$1" <<'PYTHON'
 import json
 import sys
 
+section = sys.argv[2]
 runs = [json.loads(line) for line in open(sys.argv[1])]
+runs = [run for run in runs if (run["transport"] == "sim") == (section == "sim")]
 
 
 def human(size):
@@ -272,7 +232,7 @@ for run in runs:
         chosen = by.get("auto", {}).get("chosen", "-")
         print(f"  {human(size):>9}{cells}{chosen:>11}{(ratio or float('nan')):>10.2f}")
         if ratio is not None:
-            judge(ratio <= 1.10, f"sim {n} ranks {human(size)}: auto {ratio:.2f}x the best forced topology (at most 1.10)")
+            judge(ratio <= 1.05, f"sim {n} ranks {human(size)}: auto {ratio:.2f}x the best forced topology (at most 1.05)")
 
 print("\nTargets")
 if not verdicts:
@@ -282,25 +242,35 @@ for verdict, text in verdicts:
 PYTHON
 }
 
+# publish tcp|sim TITLE: prints the section's report and writes it to bench/RESULTS.md.
+publish() {
+    local report_file
+    report_file=$(mktemp)
+    { echo "$placement"; [ "$quick" = 1 ] && echo "--quick: fewer sizes and calls"; report "$1"; } | tee "$report_file"
+    echo
+    bench_write_section "collectives-$1" "$2" "$report_file"
+    rm -f "$report_file"
+}
+
 main() {
+    bench_start "$0" "$@"
     parse_arguments "$@"
     bin=$build/bin
     mkdir -p "$build"
     results=$build/collectives.jsonl
-    errors=$(mktemp)
-    trap 'rm -f "$errors"' EXIT
     : >"$results"
+    placement="placement: each launcher's default; mmpirun --bind-to auto binds nodes in turn when they are
+           at most or a multiple of its CPUs, Open MPI leaves ranks beyond the cores unbound"
     echo "collectives on $(hostname), $(nproc) cores; build $build"
-    echo "placement: each launcher's default; mmpirun --bind-to auto binds nodes in turn when they are"
-    echo "           at most or a multiple of its CPUs, Open MPI leaves ranks beyond the cores unbound"
+    echo "$placement"
     [ "$do_tcp" = 1 ] && run_tcp
     [ "$do_sim" = 1 ] && run_sim
     if [ ! -s "$results" ]; then
         echo "no benchmark produced results" >&2
         exit 1
     fi
-    report
-    echo
+    grep -qv '"transport":"sim"' "$results" && publish tcp "Collectives over tcp beside Open MPI (bench/collectives.sh)"
+    grep -q '"transport":"sim"' "$results" && publish sim "Broadcast topologies on the sim bluetooth profile (bench/collectives.sh)"
     echo "JSON lines: $results"
 }
 

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# Point-to-point ping-pong on this machine: `mmpi-bench pingpong` over local and
-# tcp against raw-tcp, qt-tcp and Open MPI, one after the other; prints a table
-# per message size and the project's targets (docs/guide/benchmarks.md). See docs/guide/benchmarks.md.
-#   bash bench/pingpong.sh [build dir] [--sizes 1,64,...] [--iterations K] [--repeat N]
+# Point-to-point on this machine: `mmpi-bench pingpong` over local and tcp
+# against raw-tcp, qt-tcp, zmq-tcp and Open MPI, one after the other, then the
+# one-way bandwidth (`--oneway`) of mmpi tcp against raw-tcp and zmq-tcp; prints
+# a table per message size and the targets, and writes them to the `pingpong`
+# section of bench/RESULTS.md. See docs/guide/benchmarks.md.
+#   bash bench/pingpong.sh [build dir] [--sizes 1,64,...] [--oneway-sizes N,...|none]
+#                          [--iterations K] [--repeat N]
 #
-# All five get the same --sizes (default 1,64,1024,65536,1048576,4194304) and
+# All get the same --sizes (default 1,64,1024,65536,1048576,4194304) and
 # --iterations K (default 1000), and all apply the same rule per size:
 #   timed round trips = max(20, min(K, 64 MiB / size))   (1 MiB: 64, 4 MiB: 20)
 #   warm-up round trips (untimed, first) = max(2, timed / 10)
 # A round trip (rank 0 sends size bytes, rank 1 receives them all and sends size
 # bytes back, rank 0 receives them all) is timed alone with a steady clock;
 # median, min and max are over the timed ones; MB/s = size / (median / 2), 1e6 B.
+# One way (--oneway-sizes, default 65536,1048576,4194304): a timed step is a
+# burst, rank 0 sends window = min(64, max(1, 16 MiB / size)) messages (4 MiB:
+# 4) and rank 1 answers the last with one byte; the rule above counts a burst
+# as window x size bytes; MB/s = window x size / median burst.
+#
+# MMPI runs with busy-polling off (MMPI_WAIT_SPIN_US=0 MMPI_WAIT_SPIN_MAX_US=0
+# unless set otherwise), the phone configuration the targets are for.
 #
 # --repeat N (default 3) runs the whole line-up N times, one round after the
 # other, so that a slow minute of the machine hits every implementation alike;
@@ -18,41 +28,49 @@
 # medians and the range they spanned (TCP over loopback in particular has runs
 # that are much slower than others), min of the mins and max of the maxes.
 #
-# raw-tcp and qt-tcp run twice: where the kernel places their two processes
-# (usually on two CPUs, each round trip then pays two cross-CPU wake-ups), and
-# both on one CPU (`taskset`, "1 cpu"), where a wake-up is a plain switch; the
-# targets and the "x raw" column use the faster of the two, so no scheduling
-# accident flatters MMPI (mmpirun binds its nodes to a CPU each). raw-tcp also
-# runs a third time busy-polling on two CPUs of its own ("spin"): the floor for
-# a library that keeps the ranks apart and never sleeps, as MMPI and Open MPI
-# do; shown for comparison, not used by the targets.
+# raw-tcp, qt-tcp and zmq-tcp run twice: where the kernel places their
+# processes (usually on two CPUs, each round trip then pays two cross-CPU
+# wake-ups), and on one CPU (`taskset`, "1 cpu"), where a wake-up is a plain
+# switch; the targets and the "x" columns use the faster of the two, so no
+# scheduling accident flatters MMPI (mmpirun binds its nodes to a CPU each).
+# raw-tcp also runs busy-polling on two CPUs of its own ("spin"): the floor for
+# a library that keeps the ranks apart and never sleeps; shown, not a target.
 #
-# Open MPI: if mpirun or mpicc is missing, the script installs Debian's
-# openmpi-bin and libopenmpi-dev with apt-get when run as root (not with
-# MMPI_BENCH_INSTALL=0), or else skips it and says why. Every run is limited to
-# MMPI_BENCH_TIMEOUT seconds (600). The JSON lines are kept in <build>/pingpong.jsonl.
+# ZeroMQ (zmq-pingpong) is built by CMake when libzmq is found; if it is not,
+# the script installs Debian's libzmq3-dev with apt-get when run as root (not
+# with MMPI_BENCH_INSTALL=0) and builds the target, or else skips it and says
+# why. Open MPI likewise: openmpi-bin and libopenmpi-dev, mpi-pingpong built
+# with mpicc. Every run is limited to MMPI_BENCH_TIMEOUT seconds (600). The JSON
+# lines are kept in <build>/pingpong.jsonl.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=$here/build
+source "$here/bench/common.sh"
 sizes=1,64,1024,65536,1048576,4194304
+oneway_sizes=65536,1048576,4194304
 iterations=1000
 repeat=3
 time_limit=${MMPI_BENCH_TIMEOUT:-600}
+# Busy-polling off: today these turn off the spin of a thread waiting in
+# wait(), on by default on desktops. Issue 43 (item 1) removes them with the
+# spin; what stays is off by default, and then these variables do nothing.
+mmpi_env=(env MMPI_WAIT_SPIN_US="${MMPI_WAIT_SPIN_US:-0}" MMPI_WAIT_SPIN_MAX_US="${MMPI_WAIT_SPIN_MAX_US:-0}")
 
 usage() {
-    echo "usage: bash bench/pingpong.sh [build dir] [--sizes N,N,...] [--iterations K] [--repeat N]"
+    echo "usage: bash bench/pingpong.sh [build dir] [--sizes N,N,...] [--oneway-sizes N,N,...|none]" \
+        "[--iterations K] [--repeat N]"
 }
 
 parse_arguments() {
-    if [ $# -gt 0 ] && [[ $1 != -* ]]; then
-        build=$(cd "$1" && pwd)
+    if bench_build_dir "$@"; then
         shift
     fi
     while [ $# -gt 0 ]; do
         case $1 in
         --sizes) sizes=${2:?--sizes needs a value}; shift 2 ;;
         --sizes=*) sizes=${1#*=}; shift ;;
+        --oneway-sizes) oneway_sizes=${2:?--oneway-sizes needs a value}; shift 2 ;;
+        --oneway-sizes=*) oneway_sizes=${1#*=}; shift ;;
         --iterations) iterations=${2:?--iterations needs a value}; shift 2 ;;
         --iterations=*) iterations=${1#*=}; shift ;;
         --repeat) repeat=${2:?--repeat needs a value}; shift 2 ;;
@@ -67,42 +85,21 @@ parse_arguments() {
     fi
 }
 
-# measure NAME COMMAND...: runs one implementation and appends its JSON line to
-# $results; a failure is reported with the start of its stderr, and not fatal.
-measure() {
-    local name=$1 status=0 out line
-    shift
-    echo "== $name${round:+ (run $round of $repeat)}"
-    out=$(timeout "$time_limit" "$@" 2>"$errors") || status=$?
-    line=$(printf '%s\n' "$out" | sed 's/^\[[0-9]*\] //' | grep -m1 '^{"op":"pingpong"' || true)
-    if [ -n "$line" ]; then
-        # The name goes along, so that two runs of one transport stay apart.
-        line=${line/#\{/\{\"name\":\"$name\",}
-        echo "$line" >>"$results"
-    else
-        echo "   $name failed (exit $status); its stderr begins:"
-        grep -v -e '^-*$' -e '^ *$' "$errors" | head -n 6 | sed 's/^/   | /'
-    fi
-}
-
-# skip NAME WHY
-skip() {
-    echo "== $1: skipped, $2"
-}
-
+# run_mmpi [--oneway]: MMPI over local and tcp (ping-pong), or over tcp (one way).
 run_mmpi() {
-    local transport
-    if [ ! -x "$bin/mmpi-bench" ]; then
-        skip "mmpi-bench" "$bin/mmpi-bench does not exist yet (build the target mmpi-bench)"
+    local transport transports=(local tcp) args=("$@")
+    if [ ! -x "$bin/mmpi-bench" ] || [ ! -x "$bin/mmpirun" ]; then
+        bench_skip "mmpi" "$bin/mmpi-bench or $bin/mmpirun does not exist yet (build the targets mmpi-bench mmpirun)"
         return
     fi
-    for transport in local tcp; do
-        measure "mmpi $transport" "$bin/mmpirun" -n 2 --transport "$transport" --no-prefix \
-            --timeout "$time_limit" -- "$bin/mmpi-bench" pingpong "${bench_args[@]}"
+    [ $# -gt 0 ] && transports=(tcp)
+    for transport in "${transports[@]}"; do
+        bench_measure "mmpi $transport" "${mmpi_env[@]}" "$bin/mmpirun" -n 2 --transport "$transport" --no-prefix \
+            --timeout "$time_limit" -- "$bin/mmpi-bench" pingpong "${bench_args[@]}" ${args[@]+"${args[@]}"}
     done
     # QByteArray messages: MMPI neither copies them in nor out.
-    measure "mmpi tcp qba" "$bin/mmpirun" -n 2 --transport tcp --no-prefix \
-        --timeout "$time_limit" -- "$bin/mmpi-bench" pingpong "${bench_args[@]}" --qbytearray
+    bench_measure "mmpi tcp qba" "${mmpi_env[@]}" "$bin/mmpirun" -n 2 --transport tcp --no-prefix \
+        --timeout "$time_limit" -- "$bin/mmpi-bench" pingpong "${bench_args[@]}" --qbytearray ${args[@]+"${args[@]}"}
 }
 
 # The first CPU this script may use: where the "1 cpu" baselines run.
@@ -110,50 +107,52 @@ first_cpu() {
     awk '/^Cpus_allowed_list:/ { split($2, a, /[-,]/); print a[1] }' /proc/self/status
 }
 
+# run_baseline NAME PROGRAM [ARG...]: as the kernel places it, then on one CPU.
 run_baseline() {
     local name=$1 program=$2 cpu
+    shift 2
     if [ ! -x "$bin/$program" ]; then
-        skip "$name" "$bin/$program does not exist (build the target $program)"
+        bench_skip "$name" "$bin/$program does not exist (build the target $program)"
         return
     fi
-    measure "$name" "$bin/$program" "${bench_args[@]}"
+    bench_measure "$name" "$bin/$program" "${bench_args[@]}" "$@"
     cpu=$(first_cpu)
     if command -v taskset >/dev/null && [ -n "$cpu" ]; then
-        measure "$name 1 cpu" taskset -c "$cpu" "$bin/$program" "${bench_args[@]}"
+        bench_measure "$name 1 cpu" taskset -c "$cpu" "$bin/$program" "${bench_args[@]}" "$@"
     else
-        skip "$name 1 cpu" "taskset (util-linux) or /proc/self/status missing"
+        bench_skip "$name 1 cpu" "taskset (util-linux) or /proc/self/status missing"
     fi
 }
 
 # raw-tcp busy-polling on two CPUs of its own: what any design that keeps the
-# two ranks on separate CPUs and never sleeps could reach (informative only;
-# the targets use the blocking raw-tcp baseline).
+# two ranks on separate CPUs and never sleeps could reach (informative only).
 run_spinning_raw() {
     if [ ! -x "$bin/raw-pingpong" ]; then
-        skip "raw-tcp spin" "$bin/raw-pingpong does not exist (build the target raw-pingpong)"
+        bench_skip "raw-tcp spin" "$bin/raw-pingpong does not exist (build the target raw-pingpong)"
     elif [ "$(nproc)" -lt 2 ]; then
-        skip "raw-tcp spin" "it needs two CPUs"
+        bench_skip "raw-tcp spin" "it needs two CPUs"
     else
-        measure "raw-tcp spin" "$bin/raw-pingpong" --spin "${bench_args[@]}"
+        bench_measure "raw-tcp spin" "$bin/raw-pingpong" --spin "${bench_args[@]}"
     fi
 }
 
-# Succeeds when mpirun and mpicc are there, installing them if allowed;
-# otherwise sets $why.
-ensure_openmpi() {
-    command -v mpirun >/dev/null && command -v mpicc >/dev/null && return 0
-    if [ "$(id -u)" -ne 0 ]; then
-        why="mpirun or mpicc not found; install openmpi-bin and libopenmpi-dev (as root this script does)"
+bench_have_libzmq() {
+    pkg-config --exists libzmq 2>/dev/null
+}
+
+# Succeeds when $bin/zmq-pingpong exists, after installing libzmq and building
+# the target if need be; otherwise sets $why.
+prepare_zmq() {
+    [ -x "$bin/zmq-pingpong" ] && return 0
+    bench_ensure_packages bench_have_libzmq "libzmq (pkg-config libzmq)" libzmq3-dev pkg-config || return 1
+    if [ ! -f "$build/CMakeCache.txt" ]; then
+        why="$bin/zmq-pingpong does not exist (build the target zmq-pingpong)"
         return 1
     fi
-    if [ "${MMPI_BENCH_INSTALL:-1}" = 0 ]; then
-        why="mpirun or mpicc not found and MMPI_BENCH_INSTALL=0"
-        return 1
-    fi
-    echo "== installing openmpi-bin libopenmpi-dev"
-    if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-        --no-install-recommends openmpi-bin libopenmpi-dev; } >"$errors" 2>&1; then
-        why="apt-get install openmpi-bin libopenmpi-dev failed: $(tail -n 1 "$errors")"
+    echo "== building zmq-pingpong in $build"
+    # CMake looks for libzmq again when it had not found it.
+    if ! { cmake "$build" && cmake --build "$build" --target zmq-pingpong; } >"$errors" 2>&1; then
+        why="building zmq-pingpong failed: $(grep -m1 -i error "$errors" || tail -n 1 "$errors")"
         return 1
     fi
 }
@@ -169,16 +168,39 @@ build_mpi_pingpong() {
 }
 
 run_openmpi() {
-    local why="" options=(-n 2)
-    if ! ensure_openmpi || ! build_mpi_pingpong; then
-        skip "openmpi" "$why"
-        return
-    fi
+    local options=(-n 2)
     [ "$(id -u)" -eq 0 ] && options+=(--allow-run-as-root)
     # Open MPI counts cores, not hardware threads: allow 2 ranks on 1 core.
     [ "$(lscpu -p=Core 2>/dev/null | grep -v '^#' | sort -u | wc -l)" -ge 2 ] || options+=(--oversubscribe)
-    measure "openmpi" mpirun "${options[@]}" "$bin/mpi-pingpong" "${bench_args[@]}"
-    measure "openmpi tcp" mpirun "${options[@]}" --mca btl tcp,self "$bin/mpi-pingpong" "${bench_args[@]}"
+    bench_measure "openmpi" mpirun "${options[@]}" "$bin/mpi-pingpong" "${bench_args[@]}"
+    bench_measure "openmpi tcp" mpirun "${options[@]}" --mca btl tcp,self "$bin/mpi-pingpong" "${bench_args[@]}"
+}
+
+# One round: the ping-pong line-up, then the one-way one.
+run_round() {
+    bench_args=(--sizes "$sizes" --iterations "$iterations" --json)
+    run_mmpi
+    run_baseline raw-tcp raw-pingpong
+    run_spinning_raw
+    run_baseline qt-tcp qt-pingpong
+    run_if "$zmq_skipped" zmq-tcp run_baseline zmq-tcp zmq-pingpong
+    run_if "$openmpi_skipped" openmpi run_openmpi
+    [ "$oneway_sizes" != none ] || return 0
+    bench_args=(--sizes "$oneway_sizes" --iterations "$iterations" --json)
+    run_mmpi --oneway
+    run_baseline raw-tcp raw-pingpong --oneway
+    run_if "$zmq_skipped" "zmq-tcp one way" run_baseline zmq-tcp zmq-pingpong --oneway
+}
+
+# run_if WHY NAME COMMAND...: runs COMMAND, or says why NAME is skipped.
+run_if() {
+    local why=$1 name=$2
+    shift 2
+    if [ -n "$why" ]; then
+        bench_skip "$name" "$why"
+    else
+        "$@"
+    fi
 }
 
 # Tables per size and the targets, from the JSON lines in $results.
@@ -188,28 +210,34 @@ import json
 import sys
 
 ORDER = ["mmpi local", "mmpi tcp", "mmpi tcp qba", "raw-tcp", "raw-tcp 1 cpu", "raw-tcp spin", "qt-tcp",
-         "qt-tcp 1 cpu", "openmpi", "openmpi tcp"]
-# Every run of an implementation, then per size one result over its runs: the
-# median of their medians (MB/s from it), the min of the mins, the max of the
-# maxes, and the lowest and highest median.
+         "qt-tcp 1 cpu", "zmq-tcp", "zmq-tcp 1 cpu", "openmpi", "openmpi tcp"]
+# Every run of an implementation, then per op and size one result over its
+# runs: the median of their medians (MB/s from it), the min of the mins, the
+# max of the maxes, and the lowest and highest median.
 every = {}
 for line in open(sys.argv[1]):
     run = json.loads(line)
     for r in run["results"]:
-        every.setdefault(run["name"], {}).setdefault(r["size"], []).append(r)
+        every.setdefault((run["op"], run["name"]), {}).setdefault(r["size"], []).append(r)
 
 
 def combine(results):
     medians = sorted(r["median_us"] for r in results)
-    middle = medians[len(medians) // 2] if len(medians) % 2 else (medians[len(medians) // 2 - 1] + medians[len(medians) // 2]) / 2
-    size = results[0]["size"]
-    return {"size": size, "iterations": results[0]["iterations"], "runs": len(results), "median_us": middle,
-            "min_us": min(r["min_us"] for r in results), "max_us": max(r["max_us"] for r in results),
-            "low_us": medians[0], "high_us": medians[-1], "mbps": size / (middle / 2) if middle > 0 else 0.0}
+    half = len(medians) // 2
+    middle = medians[half] if len(medians) % 2 else (medians[half - 1] + medians[half]) / 2
+    r = results[0]
+    window = r.get("window", 1)
+    mbps = (r["size"] * window / middle if "window" in r else r["size"] / (middle / 2)) if middle > 0 else 0.0
+    return {"size": r["size"], "iterations": r["iterations"], "window": window, "runs": len(results),
+            "median_us": middle, "min_us": min(x["min_us"] for x in results),
+            "max_us": max(x["max_us"] for x in results), "low_us": medians[0], "high_us": medians[-1], "mbps": mbps}
 
 
-runs = {name: {size: combine(results) for size, results in by_size.items()} for name, by_size in every.items()}
-sizes = sorted({size for results in runs.values() for size in results})
+runs = {key: {size: combine(results) for size, results in by_size.items()} for key, by_size in every.items()}
+
+
+def sizes_of(op):
+    return sorted({size for (o, _), results in runs.items() if o == op for size in results})
 
 
 def human(size):
@@ -219,36 +247,59 @@ def human(size):
     return f"{size} B"
 
 
-def measured(name, size):
-    return runs.get(name, {}).get(size)
+def measured(op, name, size):
+    return runs.get((op, name), {}).get(size)
 
 
-# "raw-tcp" and "qt-tcp" stand for the faster of their two placements.
-def result(name, size):
-    if name in ("raw-tcp", "qt-tcp"):
-        both = [r for r in (measured(name, size), measured(name + " 1 cpu", size)) if r]
+# The baselines run twice; their name stands for the faster placement.
+PLACED = ("raw-tcp", "zmq-tcp", "qt-tcp")  # in the order of the "x" columns
+
+
+def result(op, name, size):
+    if name in PLACED:
+        both = [r for r in (measured(op, name, size), measured(op, name + " 1 cpu", size)) if r]
         return min(both, key=lambda r: r["median_us"]) if both else None
-    return measured(name, size)
+    return measured(op, name, size)
 
 
-def table(size):
-    rows = [(name, measured(name, size)) for name in ORDER if measured(name, size)]
-    raw = result("raw-tcp", size)
+def ratio(op, r, name, size, invert=False):
+    other = result(op, name, size)
+    if not other:
+        return "-"
+    return f"{other['median_us'] / r['median_us']:.0%}" if invert else f"{r['median_us'] / other['median_us']:.2f}"
+
+
+def header(op, size):
+    rows = [(name, measured(op, name, size)) for name in ORDER if measured(op, name, size)]
     counts = "/".join(str(n) for n in sorted({r["iterations"] for _, r in rows}))
     repeats = "/".join(str(n) for n in sorted({r["runs"] for _, r in rows}))
-    print(f"\n{human(size)} ({counts} timed round trips; medians of {repeats} runs)")
+    return rows, counts, repeats
+
+
+def pingpong_table(size):
+    rows, counts, repeats = header("pingpong", size)
+    print(f"\nping-pong {human(size)} ({counts} timed round trips; medians of {repeats} runs; x = median / baseline's)")
     print(f"  {'implementation':<15}{'median us':>11}{'runs from':>11}{'to':>9}{'min us':>10}{'max us':>10}"
-          f"{'MB/s':>10}{'x raw':>7}")
+          f"{'MB/s':>10}{'x raw':>7}{'x zmq':>7}{'x qt':>7}")
     for name, r in rows:
-        ratio = f"{r['median_us'] / raw['median_us']:.2f}" if raw else "-"
         print(f"  {name:<15}{r['median_us']:>11.2f}{r['low_us']:>11.2f}{r['high_us']:>9.2f}{r['min_us']:>10.2f}"
-              f"{r['max_us']:>10.2f}{r['mbps']:>10.1f}{ratio:>7}")
+              f"{r['max_us']:>10.2f}{r['mbps']:>10.1f}" + "".join(f"{ratio('pingpong', r, b, size):>7}" for b in PLACED))
+
+
+def oneway_table(size):
+    rows, counts, repeats = header("oneway", size)
+    print(f"\none way {human(size)} ({counts} timed bursts; medians of {repeats} runs; % = MB/s / baseline's)")
+    print(f"  {'implementation':<15}{'window':>7}{'median us':>11}{'runs from':>11}{'to':>10}{'MB/s':>10}"
+          f"{'% raw':>7}{'% zmq':>7}")
+    for name, r in rows:
+        print(f"  {name:<15}{r['window']:>7}{r['median_us']:>11.1f}{r['low_us']:>11.1f}{r['high_us']:>10.1f}"
+              f"{r['mbps']:>10.1f}" + "".join(f"{ratio('oneway', r, b, size, True):>7}" for b in PLACED[:2]))
 
 
 # judge(size) -> (ok, text) for every size in `candidates` that all of `needs` measured.
-def target(title, needs, candidates, judge):
-    missing = [name for name in needs if name not in runs and name + " 1 cpu" not in runs]
-    covered = [s for s in candidates if all(result(name, s) for name in needs)]
+def target(title, op, needs, candidates, judge):
+    missing = [n for n in needs if (op, n) not in runs and (op, n + " 1 cpu") not in runs]
+    covered = [s for s in candidates if all(result(op, n, s) for n in needs)]
     if missing or not covered:
         reason = f"no {', '.join(missing)} results" if missing else "sizes not measured"
         print(f"  {'skipped':<8} {title}: {reason}")
@@ -258,76 +309,83 @@ def target(title, needs, candidates, judge):
     print(f"  {verdict:<8} {title}: {', '.join(text for _, text in verdicts)}")
 
 
-def median(name, size):
-    return result(name, size)["median_us"]
+def median(op, name, size):
+    return result(op, name, size)["median_us"]
 
 
 def median_ratio(size, name, other, limit):
-    ratio = median(name, size) / median(other, size)
-    return ratio <= limit, f"{human(size)} {ratio:.2f}x"
+    r = median("pingpong", name, size) / median("pingpong", other, size)
+    return r <= limit, f"{human(size)} {r:.2f}x"
 
 
 def not_slower(size, name, other):
-    a, b = median(name, size), median(other, size)
+    a, b = median("pingpong", name, size), median("pingpong", other, size)
     return a <= b, f"{human(size)} {a:.2f} vs {b:.2f} us"
 
 
 def bandwidth_share(size, name, other, share):
-    a, b = result(name, size)["mbps"], result(other, size)["mbps"]
+    a, b = result("oneway", name, size)["mbps"], result("oneway", other, size)["mbps"]
     return a >= share * b, f"{human(size)} {a:.0f} vs {b:.0f} MB/s = {100 * a / b:.0f} %"
 
 
-for size in sizes:
-    table(size)
-small = [s for s in sizes if s <= 1024]
-print("\nTargets (median round trips; MB/s one way; raw-tcp and qt-tcp: the faster placement)")
-target("small messages (1 B-1 KiB) over tcp at most 1.5x raw-tcp", ["mmpi tcp", "raw-tcp"], small,
-       lambda s: median_ratio(s, "mmpi tcp", "raw-tcp", 1.5))
-target("small messages over tcp no slower than qt-tcp (mmpi vs qt)", ["mmpi tcp", "qt-tcp"], small,
-       lambda s: not_slower(s, "mmpi tcp", "qt-tcp"))
-target("4 MiB over tcp at least 90 % of raw-tcp bandwidth", ["mmpi tcp", "raw-tcp"], [4 << 20],
+def beside(title, name, other, candidates):
+    ratios = [f"{human(s)} {median('pingpong', name, s) / median('pingpong', other, s):.2f}x"
+              for s in candidates if result("pingpong", name, s) and result("pingpong", other, s)]
+    if ratios:
+        print(f"  {title}: {', '.join(ratios)}")
+
+
+for size in sizes_of("pingpong"):
+    pingpong_table(size)
+for size in sizes_of("oneway"):
+    oneway_table(size)
+small = [s for s in sizes_of("pingpong") if s <= 1024]
+print("\nTargets (median round trips, busy-polling off; MB/s one way; baselines: the faster placement)")
+target("small messages (1 B-1 KiB) over tcp at most 1.0x ZeroMQ (mmpi tcp / zmq-tcp)", "pingpong",
+       ["mmpi tcp", "zmq-tcp"], small, lambda s: median_ratio(s, "mmpi tcp", "zmq-tcp", 1.0))
+target("4 MiB one way over tcp at least 90 % of raw blocking TCP", "oneway", ["mmpi tcp", "raw-tcp"], [4 << 20],
        lambda s: bandwidth_share(s, "mmpi tcp", "raw-tcp", 0.9))
-target("the same with QByteArray messages (no copy in or out)", ["mmpi tcp qba", "raw-tcp"], [4 << 20],
+target("the same with QByteArray messages (no copy in or out)", "oneway", ["mmpi tcp qba", "raw-tcp"], [4 << 20],
        lambda s: bandwidth_share(s, "mmpi tcp qba", "raw-tcp", 0.9))
-target("local at least as fast as tcp (local vs tcp)", ["mmpi local", "mmpi tcp"], sizes,
+target("local at least as fast as tcp (local vs tcp)", "pingpong", ["mmpi local", "mmpi tcp"], sizes_of("pingpong"),
        lambda s: not_slower(s, "mmpi local", "mmpi tcp"))
 
-# Not a target: how far each library is from raw-tcp busy-polling on two CPUs.
-spun = [s for s in small if measured("raw-tcp spin", s)]
-if spun:
-    print("\nBeside raw-tcp busy-polling on two CPUs (not a target)")
-    for name in ("mmpi tcp", "openmpi tcp"):
-        ratios = [f"{human(s)} {median(name, s) / median('raw-tcp spin', s):.2f}x" for s in spun if measured(name, s)]
-        if ratios:
-            print(f"  {name}: {', '.join(ratios)}")
+print("\nBeside the targets (small-message round trips, median ratios)")
+beside("mmpi tcp / qt-tcp (event-driven QTcpSocket)", "mmpi tcp", "qt-tcp", small)
+beside("mmpi tcp / raw-tcp (blocking sockets)", "mmpi tcp", "raw-tcp", small)
+beside("mmpi tcp / raw-tcp spin (busy-polling on two CPUs)", "mmpi tcp", "raw-tcp spin", small)
+beside("openmpi tcp / raw-tcp spin", "openmpi tcp", "raw-tcp spin", small)
 PYTHON
 }
 
 main() {
+    bench_start "$0" "$@"
     parse_arguments "$@"
     bin=$build/bin
-    bench_args=(--sizes "$sizes" --iterations "$iterations" --json)
     mkdir -p "$build"
     results=$build/pingpong.jsonl
-    errors=$(mktemp)
-    trap 'rm -f "$errors"' EXIT
     : >"$results"
-    echo "ping-pong, 2 ranks on $(hostname), sizes $sizes, K=$iterations, $repeat runs; build $build"
-    local round
+    local round why="" zmq_skipped="" openmpi_skipped="" summary report_file
+    prepare_zmq || zmq_skipped=$why
+    why=""
+    { bench_ensure_openmpi && build_mpi_pingpong; } || openmpi_skipped=$why
+    summary="2 ranks on one machine; ping-pong sizes $sizes, one way $oneway_sizes; K=$iterations; rounds: $repeat"
+    echo "$summary; build $build"
     for round in $(seq "$repeat"); do
         [ "$repeat" -gt 1 ] || round=""
-        run_mmpi
-        run_baseline raw-tcp raw-pingpong
-        run_spinning_raw
-        run_baseline qt-tcp qt-pingpong
-        run_openmpi
+        run_round
     done
     if [ ! -s "$results" ]; then
         echo "no implementation produced results" >&2
         exit 1
     fi
-    report
+    [ -z "$zmq_skipped" ] || summary+=$'\n'"zmq-tcp skipped: $zmq_skipped"
+    [ -z "$openmpi_skipped" ] || summary+=$'\n'"openmpi skipped: $openmpi_skipped"
+    report_file=$(mktemp)
+    { echo "$summary"; report; } | tee "$report_file"
     echo
+    bench_write_section pingpong "Ping-pong and one-way bandwidth (bench/pingpong.sh)" "$report_file"
+    rm -f "$report_file"
     echo "JSON lines: $results"
 }
 

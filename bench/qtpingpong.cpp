@@ -9,8 +9,6 @@
 #include <QTcpSocket>
 #include <QTimer>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -122,9 +120,7 @@ int runRank0(int argc, char **argv, const pp_options &options, int portPipe)
     QCoreApplication app(argc, argv);
     QTcpServer server;
     const quint16 port = server.listen(QHostAddress::LocalHost, 0) ? server.serverPort() : 0;
-    const bool told = write(portPipe, &port, sizeof port) == sizeof port;
-    close(portPipe);
-    if (port == 0 || !told) {
+    if (pp_tell_port(portPipe, port) != 0 || port == 0) {
         std::fprintf(stderr, "qt-pingpong: cannot listen on 127.0.0.1: %s\n",
                      qPrintable(server.errorString()));
         return 1;
@@ -146,10 +142,8 @@ int runRank0(int argc, char **argv, const pp_options &options, int portPipe)
 
 int runRank1(int argc, char **argv, const pp_options &options, int portPipe)
 {
-    quint16 port = 0;
-    const bool told = read(portPipe, &port, sizeof port) == sizeof port;
-    close(portPipe);
-    if (!told || port == 0)
+    const quint16 port = pp_learn_port(portPipe);
+    if (port == 0)
         return 1;
     QCoreApplication app(argc, argv);
     Side side(options, false);
@@ -167,16 +161,13 @@ int main(int argc, char *argv[])
     int status = pp_parse_options(argc, argv, &options);
     if (status != PP_RUN)
         return status;
-    int portPipe[2];
-    pid_t child = pipe(portPipe) == 0 ? fork() : -1;
+    int portPipe = -1;
+    const pid_t child = pp_fork_rank1(&portPipe);
     if (child < 0) {
         std::perror("qt-pingpong: pipe/fork");
         return 1;
     }
-    if (child == 0) {
-        close(portPipe[1]);
-        return runRank1(argc, argv, options, portPipe[0]);
-    }
-    close(portPipe[0]);
-    return pp_wait_child(child, runRank0(argc, argv, options, portPipe[1]));
+    if (child == 0)
+        return runRank1(argc, argv, options, portPipe);
+    return pp_wait_child(child, runRank0(argc, argv, options, portPipe));
 }

@@ -1,8 +1,9 @@
 // raw-pingpong: what TCP gives without any library, the reference for mmpi-bench
 // pingpong over tcp. Two processes (the second made by fork()) bounce messages
-// over one blocking POSIX socket on 127.0.0.1 with TCP_NODELAY. With --spin they
-// run on two CPUs of their own and read without blocking, again and again, as
-// MPI libraries poll with cores to spare. docs/guide/benchmarks.md
+// over one blocking POSIX socket on 127.0.0.1 with TCP_NODELAY; with --oneway,
+// rank 0 sends bursts that rank 1 answers with a byte (the bandwidth baseline).
+// With --spin they run on two CPUs of their own and read without blocking,
+// again and again, as MPI libraries poll with cores to spare. docs/guide/benchmarks.md
 #include "pingpong.h"
 
 #include <sched.h>
@@ -124,27 +125,16 @@ void bindTo(int cpu)
         fail("sched_setaffinity");
 }
 
-// Rank 0: times every round trip of the schedule.
-void ping(int fd, pp_schedule &schedule, std::vector<char> &out, std::vector<char> &in)
+int sendMessage(void *fd, const char *data, size_t size)
 {
-    while (!pp_schedule_finished(&schedule)) {
-        size_t size = pp_schedule_size(&schedule);
-        double start = pp_now_us();
-        sendAll(fd, out.data(), size);
-        receiveAll(fd, in.data(), size);
-        pp_schedule_record(&schedule, pp_now_us() - start);
-    }
+    sendAll(*static_cast<int *>(fd), data, size);
+    return 0;
 }
 
-// Rank 1: sends every message back once it has all of it.
-void pong(int fd, pp_schedule &schedule, std::vector<char> &buffer)
+int receiveMessage(void *fd, char *data, size_t size)
 {
-    while (!pp_schedule_finished(&schedule)) {
-        size_t size = pp_schedule_size(&schedule);
-        receiveAll(fd, buffer.data(), size);
-        sendAll(fd, buffer.data(), size);
-        pp_schedule_record(&schedule, 0);
-    }
+    receiveAll(*static_cast<int *>(fd), data, size);
+    return 0;
 }
 
 // Runs rank 0's side (timing) or rank 1's over the connected socket `fd`.
@@ -154,10 +144,8 @@ void exchange(int fd, const pp_options &options, bool timing)
     if (!pp_schedule_start(&schedule, &options))
         throw std::runtime_error("out of memory");
     std::vector<char> out(pp_largest_size(&options), 'x'), in(out.size());
-    if (timing)
-        ping(fd, schedule, out, in);
-    else
-        pong(fd, schedule, in);
+    const pp_link link{&fd, sendMessage, receiveMessage};
+    pp_link_run(&link, &schedule, timing, out.data(), in.data());
     close(fd);
     if (timing)
         pp_print(&schedule, g_spin ? "raw-tcp spin" : "raw-tcp");
@@ -191,18 +179,14 @@ int run(const pp_options &options)
 
 int main(int argc, char *argv[])
 {
-    // --spin is ours; the rest are the options every ping-pong shares.
-    std::vector<char *> args;
-    for (int i = 0; i < argc; ++i) {
-        if (i > 0 && std::strcmp(argv[i], "--spin") == 0)
-            g_spin = true;
-        else
-            args.push_back(argv[i]);
-    }
+    // --spin and --oneway are ours; the rest are the options every ping-pong shares.
+    g_spin = pp_take_flag(&argc, argv, "--spin");
+    const bool oneway = pp_take_flag(&argc, argv, "--oneway");
     pp_options options;
-    int status = pp_parse_options(int(args.size()), args.data(), &options);
+    int status = pp_parse_options(argc, argv, &options);
     if (status != PP_RUN)
         return status;
+    options.oneway = oneway;
     try {
         return run(options);
     } catch (const std::exception &e) {

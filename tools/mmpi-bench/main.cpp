@@ -20,7 +20,7 @@ int usage(FILE *out, int status)
 {
     std::fprintf(out,
                  "usage: mmpirun -n 2 [--transport local|tcp] mmpi-bench pingpong [--sizes N,N,...] "
-                 "[--iterations K] [--json] [--qbytearray | --doubles]\n"
+                 "[--iterations K] [--json] [--qbytearray | --doubles] [--oneway]\n"
                  "       mmpirun -n N [--transport local|tcp|sim] mmpi-bench bcast|allreduce|barrier|alltoall "
                  "[--topology T,...] [--sizes N,N,...] [--iterations K] [--json]\n"
                  "       mmpirun -n 2 [--transport T] mmpi-bench stream [--count N] [--size BYTES] [--json]\n"
@@ -28,7 +28,8 @@ int usage(FILE *out, int status)
                  "       mmpirun -n N [--transport T] mmpi-bench canvas [--frames F] [--primitives P] [--json]\n"
                  "  pingpong   round-trip latency and one-way bandwidth between ranks 0 and 1; with\n"
                  "             --qbytearray the messages are QByteArrays (shared, never copied) instead of\n"
-                 "             a buffer each receive copies into; with --doubles, doubles (size / 8 of them)\n"
+                 "             a buffer each receive copies into; with --doubles, doubles (size / 8 of them);\n"
+                 "             with --oneway, bursts of up to 64 messages one way, each answered by a byte\n"
                  "  bcast      broadcast from rank 0 (per topology), allreduce (sum of doubles), barrier,\n"
                  "  alltoall   and alltoall: time until the last rank is done\n"
                  "             (MMPI_ALLREDUCE_ALGORITHM=ring|... forces the allreduce's; `chosen`: what ran)\n"

@@ -1,0 +1,182 @@
+# Sourced by the bench scripts (pingpong.sh, collectives.sh, formation.sh): the
+# parts they share, running one benchmark into JSON lines, installing the Debian
+# packages of a competitor, and writing the script's own section of bench/RESULTS.md.
+# The script sets `here` (the source tree) before sourcing, and calls
+# bench_start "$0" "$@" first thing. docs/guide/benchmarks.md#results
+
+errors=$(mktemp)
+trap 'rm -f "$errors"' EXIT
+
+# bench_quote WORD: WORD as a shell reads it, quoted only where it must be,
+# so that a command line reads as it was typed.
+bench_quote() {
+    if [[ $1 =~ ^[A-Za-z0-9_./,:=+@%-]+$ ]]; then
+        printf '%s' "$1"
+    else
+        printf "'%s'" "${1//\'/\'\\\'\'}"
+    fi
+}
+
+# bench_start SCRIPT ARGS...: what a section says about the run, taken before
+# it changes anything: the command line (with the MMPI_* variables set) and
+# the load of the machine.
+bench_start() {
+    local word name
+    bench_command=""
+    for name in $(compgen -e | grep '^MMPI_' | sort); do
+        bench_command+="$name=$(bench_quote "${!name}") "
+    done
+    bench_command+=bash
+    for word in "$@"; do
+        bench_command+=" $(bench_quote "$word")"
+    done
+    bench_load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+}
+
+# bench_build_dir [DIR]: sets `build` (absolute) from the script's first
+# argument, or the source tree's build/; true if DIR was one (shift it).
+bench_build_dir() {
+    build=$here/build
+    if [ $# -gt 0 ] && [[ $1 != -* ]]; then
+        build=$(cd "$1" && pwd)
+        return 0
+    fi
+    return 1
+}
+
+# bench_measure NAME COMMAND...: runs one benchmark (at most $time_limit
+# seconds) and appends its JSON line to $results with "name" (and "round",
+# while $round is set) added; a failure is reported with the start of its
+# stderr, and not fatal.
+bench_measure() {
+    local name=$1 status=0 out line
+    shift
+    echo "== $name${round:+ (run $round of $repeat)}"
+    out=$(timeout "$time_limit" "$@" 2>"$errors") || status=$?
+    line=$(printf '%s\n' "$out" | sed 's/^\[[0-9]*\] //' | grep -m1 '^{"op":' || true)
+    if [ -n "$line" ]; then
+        line=${line/#\{/\{\"name\":\"$name\",}
+        [ -n "${round:-}" ] && line="${line%\}},\"round\":$round}"
+        echo "$line" >>"$results"
+    else
+        echo "   $name failed (exit $status); its stderr begins:"
+        grep -v -e '^-*$' -e '^ *$' "$errors" | head -n 6 | sed 's/^/   | /'
+    fi
+}
+
+# bench_skip NAME WHY
+bench_skip() {
+    echo "== $1: skipped, $2"
+}
+
+# bench_ensure_packages CHECK WHAT PACKAGE...: succeeds when the command CHECK
+# does, after installing the Debian PACKAGEs with apt-get if it did not and
+# the script runs as root (not with MMPI_BENCH_INSTALL=0); otherwise sets
+# `why` to what is missing and how to install it.
+bench_ensure_packages() {
+    local check=$1 what=$2
+    shift 2
+    "$check" && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        why="$what not found; install $* (apt-get install $*; as root this script does)"
+        return 1
+    fi
+    if [ "${MMPI_BENCH_INSTALL:-1}" = 0 ]; then
+        why="$what not found and MMPI_BENCH_INSTALL=0 (apt-get install $* would install it)"
+        return 1
+    fi
+    echo "== installing $*"
+    if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "$@"; } >"$errors" 2>&1; then
+        why="apt-get install $* failed: $(tail -n 1 "$errors")"
+        return 1
+    fi
+    "$check" || { why="$what still not found after installing $*"; return 1; }
+}
+
+bench_have_openmpi() {
+    command -v mpirun >/dev/null && command -v mpicc >/dev/null
+}
+
+bench_ensure_openmpi() {
+    bench_ensure_packages bench_have_openmpi "mpirun or mpicc" openmpi-bin libopenmpi-dev
+}
+
+# The source tree's commit, and whether tracked files differ from it (but
+# for bench/RESULTS.md, which the scripts write).
+bench_commit() {
+    local commit
+    if ! commit=$(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null); then
+        echo "unknown (not a git checkout)"
+        return
+    fi
+    commit="$commit ($(git -C "$here" log -1 --format=%cs HEAD))"
+    if [ -n "$(git -C "$here" status --porcelain --untracked-files=no -- . ':(exclude)bench/RESULTS.md' 2>/dev/null)" ]; then
+        commit="$commit, with uncommitted changes"
+    fi
+    echo "$commit"
+}
+
+bench_machine() {
+    local cpu
+    cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+    echo "$(uname -srm), ${cpu:-unknown CPU}, $(grep -c '^processor' /proc/cpuinfo) CPUs" \
+        "($(nproc) usable), load average $bench_load at the start"
+}
+
+bench_build_type() {
+    sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null | head -n 1
+}
+
+# bench_write_section NAME TITLE REPORT: replaces section NAME of
+# bench/RESULTS.md (MMPI_BENCH_RESULTS=FILE: of FILE; =0: none) with TITLE,
+# the run's date, machine, command, commit and build, and the text of the
+# file REPORT; a new section goes at the end.
+bench_write_section() {
+    local name=$1 title=$2 report=$3 file=${MMPI_BENCH_RESULTS:-$here/bench/RESULTS.md} section
+    [ "$file" = 0 ] && return 0
+    section=$(mktemp)
+    {
+        echo "<!-- bench:$name -->"
+        echo "## $title"
+        echo
+        echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+        echo "- machine: $(bench_machine)"
+        echo "- command: \`$bench_command\`"
+        echo "- commit: $(bench_commit)"
+        echo "- build: $build (CMAKE_BUILD_TYPE $(bench_build_type))"
+        echo
+        echo '```text'
+        cat "$report"
+        echo '```'
+        echo "<!-- /bench:$name -->"
+    } >"$section"
+    python3 - "$file" "$name" "$section" <<'PYTHON'
+import os
+import sys
+
+path, name, section = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()
+begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+if os.path.exists(path):
+    text = open(path).read()
+else:
+    text = ("# Benchmark results\n\n"
+            "Written by the scripts in `bench/` (`bench/common.sh`), each into its own section between\n"
+            "`<!-- bench:NAME -->` markers, which a new run replaces; not edited by hand. What they\n"
+            "measure and how: [docs/guide/benchmarks.md](../docs/guide/benchmarks.md).\n")
+start = text.find(begin)
+stop = text.find(end, start)
+if start >= 0 and stop >= 0:
+    text = text[:start] + section.rstrip("\n") + text[stop + len(end):]
+else:
+    text = text.rstrip("\n") + "\n\n" + section
+if not text.endswith("\n"):
+    text += "\n"
+temporary = path + ".new"
+with open(temporary, "w") as out:
+    out.write(text)
+os.replace(temporary, path)
+PYTHON
+    rm -f "$section"
+    echo "results: section '$name' of $file"
+}
