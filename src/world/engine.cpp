@@ -62,7 +62,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     connect(this, &Engine::nodeLost, this, [this](int rank) { abandonMessageFrom(rank); });
     connect(this, &Engine::nodeLeft, this, &Engine::abandonMessageFrom);
     m_deadline.setSingleShot(true);
-    connect(&m_deadline, &QTimer::timeout, this, &Engine::handleDeadline);
+    connect(&m_deadline, &QTimer::timeout, this, [this] { handleDeadline(false); });
     m_inviteTimer.setSingleShot(true);
     connect(&m_inviteTimer, &QTimer::timeout, this, &Engine::handleInviteTimeout);
     m_discoveryTimer.setSingleShot(true);
@@ -290,12 +290,12 @@ void Engine::assignRanksAndSendTable()
 void Engine::sendRankTable()
 {
     m_peers[0].info = {0, m_nodeId, m_listenAddress};
+    setStep(Step::AwaitingMeshReady, QStringLiteral("rank table to %1 nodes").arg(m_size - 1));
     if (m_size == 1)
         return becomeFormed();
     RankTable table;
     for (const Peer &peer : std::as_const(m_peers))
         table.entries.append({peer.info.rank, peer.info.nodeId, peer.info.address});
-    setStep(Step::AwaitingMeshReady, QStringLiteral("rank table sent to %1 nodes").arg(m_size - 1));
     const Frame frame = encodeControl(table);
     for (int rank = 1; rank < m_size; ++rank)
         m_peers[rank].link->sendFrame(frame);
@@ -552,14 +552,10 @@ void Engine::handleIncomingLink(Link *link)
         return;
     }
     const bool root = m_formation.role() == FormationState::Role::LaunchedRoot;
-    auto admit = [this, root](const PeerIdentity &peer) {
+    auto *handshake = Handshake::accept(link, identity(), [this, root](const PeerIdentity &peer) {
         return root ? admitToRoot(peer) : admitToNode(peer);
-    };
-    auto *handshake = Handshake::accept(link, identity(), admit, m_config.handshakeTimeout, this);
-    if (root)
-        connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedRoot);
-    else
-        connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedNode);
+    }, m_config.handshakeTimeout, this);
+    connect(handshake, &Handshake::succeeded, this, root ? &Engine::handleJoinedRoot : &Engine::handleJoinedNode);
     connect(handshake, &Handshake::failed, this, &Engine::handleRefused);
 }
 
@@ -978,20 +974,15 @@ int Engine::linkedCount() const
     return int(std::count_if(m_peers.begin(), m_peers.end(), [](const Peer &p) { return p.link; }));
 }
 
-void Engine::handleDeadline()
+void Engine::handleDeadline(bool graceOver)
 {
     if (m_state != World::State::Forming)
         return;
     // The root knows what is missing and aborts with that reason at its own
     // deadline; a node still linked to it waits a little for that message
     // instead of failing first with a vaguer one of its own.
-    if (!m_formation.formsAsRoot() && !m_peers.isEmpty() && m_peers.at(m_contact).link)
-        return QTimer::singleShot(RootAbortGrace, this, &Engine::failTimedOut);
-    failTimedOut();
-}
-
-void Engine::failTimedOut()
-{
+    if (!graceOver && !m_formation.formsAsRoot() && !m_peers.isEmpty() && m_peers.at(m_contact).link)
+        return QTimer::singleShot(RootAbortGrace, this, [this] { handleDeadline(true); });
     const QString timedOut = QStringLiteral("formation timed out after %1 ms: %2")
                                  .arg(m_config.formationTimeout.count())
                                  .arg(describeMissing());
@@ -1259,12 +1250,10 @@ void Engine::dropAllLinks()
         if (peer.outbox)
             peer.outbox->failAll({ErrorCode::LinkClosed, QStringLiteral("this node left the world")});
     }
-    for (const auto &[link, _] : std::exchange(m_candidates, {}))
-        if (link)
-            link->deleteLater();
-    for (const auto &[link, _] : std::exchange(m_earlyMeshLinks, {}))
-        if (link)
-            link->deleteLater();
+    for (auto *links : {&m_candidates, &m_earlyMeshLinks})
+        for (const auto &[link, _] : std::exchange(*links, {}))
+            if (link)
+                link->deleteLater();
     if (m_transport) {
         m_transport->stopDiscovery();
         m_transport->stopAdvertising();

@@ -220,8 +220,8 @@ private:
     // Detach the peer's link, close it and delete it later, reporting nothing.
     void discardLink(Peer &peer);
     qint64 linkHighWater() const;
-    void handleDeadline();
-    void failTimedOut();
+    // `graceOver`: a node linked to its contact has waited RootAbortGrace more.
+    void handleDeadline(bool graceOver);
     QString describeMissing() const;
     int linkedCount() const;
     void becomeFormed();

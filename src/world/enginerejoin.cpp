@@ -33,7 +33,7 @@ Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
         return rejoinRefusal(QStringLiteral("rank %1 is still a member here (%2)")
                                  .arg(peer.rank)
                                  .arg(known.isReconnecting() ? QStringLiteral("reconnecting to it")
-                                                         : QStringLiteral("linked")));
+                                                             : QStringLiteral("linked")));
     if (known.info.nodeId == peer.nodeId)
         return rejoinRefusal(QStringLiteral("node %1 was given up as rank %2; a replacement needs a new identity")
                                  .arg(peer.nodeId).arg(peer.rank));

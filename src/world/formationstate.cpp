@@ -9,17 +9,17 @@ namespace {
 using Role = FormationState::Role;
 using Step = FormationState::Step;
 
-// Each role's way to Formed (docs/design/formation.md#roles-and-steps), by Role.
+// Each role's way through the world (docs/design/formation.md#roles-and-steps), by Role.
 const QList<Step> &wayOf(Role role)
 {
     using enum Step;
     static const QList<Step> ways[] = {
-        {OpeningTransport, AwaitingJoins, AwaitingMeshReady, Formed},
-        {OpeningTransport, Discovering, AwaitingMeshReady, Formed},
-        {OpeningTransport, ContactingRoot, AwaitingRankTable, LinkingMesh, AwaitingStart, Formed},
-        {OpeningTransport, Advertising, AwaitingRankTable, LinkingMesh, AwaitingStart, Formed},
-        {OpeningTransport, ContactingRoot, AwaitingRankTable, LinkingSurvivors, Formed},
-        {OpeningTransport, Advertising, AwaitingRankTable, LinkingSurvivors, Formed},
+        {Idle, OpeningTransport, AwaitingJoins, AwaitingMeshReady, Formed, Closing, Closed},
+        {Idle, OpeningTransport, Discovering, AwaitingMeshReady, Formed, Closing, Closed},
+        {Idle, OpeningTransport, ContactingRoot, AwaitingRankTable, LinkingMesh, AwaitingStart, Formed, Closing, Closed},
+        {Idle, OpeningTransport, Advertising, AwaitingRankTable, LinkingMesh, AwaitingStart, Formed, Closing, Closed},
+        {Idle, OpeningTransport, ContactingRoot, AwaitingRankTable, LinkingSurvivors, Formed, Closing, Closed},
+        {Idle, OpeningTransport, Advertising, AwaitingRankTable, LinkingSurvivors, Formed, Closing, Closed},
     };
     return ways[int(role)];
 }
@@ -57,20 +57,13 @@ World::State FormationState::worldState() const
 
 bool FormationState::canMoveTo(Step next) const
 {
-    switch (next) {
-    case Step::Failed:
+    if (next == Step::Failed)
         return worldState() == World::State::Forming;
-    case Step::Closing:
-        return m_step == Step::Formed;
-    case Step::Closed:
-        return m_step == Step::Idle || m_step == Step::Closing || m_step == Step::Failed;
-    default:
-        if (m_step == Step::Idle)
-            return next == Step::OpeningTransport;
-        const QList<Step> &way = wayOf(m_role);
-        const qsizetype from = way.indexOf(m_step);
-        return from >= 0 && way.indexOf(next) > from;
-    }
+    if (next == Step::Closed && (m_step == Step::Idle || m_step == Step::Failed))
+        return true;
+    const QList<Step> &way = wayOf(m_role);
+    const qsizetype from = way.indexOf(m_step);
+    return from >= 0 && from + 1 < way.size() && way.at(from + 1) == next;
 }
 
 bool FormationState::moveTo(Step next)

@@ -34,7 +34,7 @@ public:
         AwaitingMeshReady, // root: the table is out; until every node's MeshReady
         AwaitingStart,     // MeshReady sent; until the root's Start
         LinkingSurvivors,  // replacement, spare: until every member still there admits it
-        Formed,
+        Formed, // these last four are World::State's, in its order (worldState())
         Closing,
         Closed,
         Failed,
@@ -53,9 +53,8 @@ public:
     // Given the rank table by its contact (never on a root, which makes it).
     bool hasRankTable() const;
     World::State worldState() const;
-    // A step further along the role's way (steps may be skipped: a world of
-    // one waits for nobody), Failed while forming, and the ways out of the
-    // world; false, and no move, for anything else.
+    // The next step on the role's way (on to Formed, Closing, Closed), Failed
+    // while forming, Closed before forming or after failing; nothing else.
     bool canMoveTo(Step next) const;
     bool moveTo(Step next);
     // An advertising discovered member that a member invites becomes a spare.
