@@ -45,6 +45,7 @@ bool isTransient(const Error &error)
 Engine::Engine(const WorldConfig &config, const QString &nodeId)
     : m_config(config)
     , m_nodeId(nodeId)
+    , m_formation(FormationState::roleFor(config))
     // Parented so that moveToThread() takes the timers to the progress thread.
     , m_deadline(this)
     , m_discoveryTimer(this)
@@ -55,14 +56,13 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     , m_inviteTimer(this)
     , m_detector(std::make_shared<FailureDetector>(config.heartbeatInterval, config.heartbeatTimeout))
 {
-    m_rejoining = config.rejoin;
     // Connected before anyone else (slots run in connection order): a sink
     // that hears a peer is gone fails the receive its message was being
     // written into, and no byte may be written there after that.
     connect(this, &Engine::nodeLost, this, [this](int rank) { abandonMessageFrom(rank); });
     connect(this, &Engine::nodeLeft, this, &Engine::abandonMessageFrom);
     m_deadline.setSingleShot(true);
-    connect(&m_deadline, &QTimer::timeout, this, &Engine::handleDeadline);
+    connect(&m_deadline, &QTimer::timeout, this, [this] { handleDeadline(false); });
     m_inviteTimer.setSingleShot(true);
     connect(&m_inviteTimer, &QTimer::timeout, this, &Engine::handleInviteTimeout);
     m_discoveryTimer.setSingleShot(true);
@@ -85,18 +85,20 @@ Engine::~Engine() = default;
 void Engine::start()
 {
     m_clock.start();
-    setState(World::State::Forming);
+    setStep(Step::OpeningTransport, m_config.transport);
     if (auto opened = openTransport(); !opened)
         return fail(opened.error());
     m_deadline.start(m_config.formationTimeout);
     const bool discovered = m_config.mode == WorldConfig::Mode::Discovered;
     m_size = discovered ? 0 : m_config.size;
-    if (formsAsRoot()) {
+    if (m_formation.formsAsRoot()) {
         m_rank = 0;
         if (!discovered)
             m_peers.resize(m_size);
-        qCInfo(lcWorld).noquote() << "root of world" << m_config.worldName << "listening at"
-                                  << m_listenAddress << "expecting" << m_config.size << "nodes";
+        setStep(discovered ? Step::Discovering : Step::AwaitingJoins,
+                QStringLiteral("root of world %1 listening at %2, expecting %3 nodes")
+                    .arg(m_config.worldName, m_listenAddress)
+                    .arg(m_config.size));
         if (m_config.size == 1)
             return discovered ? assignRanksAndSendTable() : sendRankTable();
         if (discovered) {
@@ -114,12 +116,12 @@ void Engine::start()
         if (auto advertised = m_transport->advertise({m_config.worldName, m_nodeId, m_listenAddress});
             !advertised)
             return fail(advertised.error());
-        qCInfo(lcWorld).noquote() << "node" << m_nodeId << "advertising world"
-                                  << m_config.worldName << "at" << m_listenAddress;
-        return;
+        return setStep(Step::Advertising, QStringLiteral("node %1 advertising world %2 at %3")
+                                              .arg(m_nodeId, m_config.worldName, m_listenAddress));
     }
     m_rank = m_config.rank;
     m_peers.resize(m_size);
+    setStep(Step::ContactingRoot, QStringLiteral("joining through %1").arg(m_config.rootAddress));
     connectToRoot();
 }
 
@@ -135,9 +137,8 @@ Result<void> Engine::openTransport()
     connect(m_transport, &Transport::incomingLink, this, &Engine::handleIncomingLink);
     // Only the launched root has a fixed address; everybody else takes what
     // the transport gives and tells the others through the rank table.
-    const QString wanted = m_config.mode == WorldConfig::Mode::Launched && formsAsRoot()
-                               ? m_config.rootAddress
-                               : m_config.listenAddress;
+    const QString wanted = m_formation.role() == FormationState::Role::LaunchedRoot ? m_config.rootAddress
+                                                                                   : m_config.listenAddress;
     auto listening = m_transport->listen(wanted);
     if (!listening)
         return listening.error();
@@ -152,23 +153,43 @@ LocalIdentity Engine::identity() const
     return {m_config.worldName, m_config.worldKey, m_nodeId, m_rank, m_listenAddress};
 }
 
-void Engine::setState(World::State state)
+void Engine::setStep(Step step, const QString &reason)
 {
-    if (m_state == state)
+    const Step from = m_formation.step();
+    const char *role = FormationState::name(m_formation.role());
+    if (step == from)
         return;
-    m_state = state;
-    Q_EMIT stateChanged(state);
+    if (!m_formation.moveTo(step)) {
+        qCWarning(lcWorld).noquote() << "formation: a" << role << "cannot go from" << FormationState::name(from)
+                                     << "to" << FormationState::name(step) << "(" << reason << ")";
+        return;
+    }
+    qCInfo(lcWorld).noquote() << role << FormationState::name(from) << "->" << FormationState::name(step) << ":"
+                              << reason;
+    if (m_state == m_formation.worldState())
+        return;
+    m_state = m_formation.worldState();
+    Q_EMIT stateChanged(m_state);
+}
+
+void Engine::setPeerState(Peer &peer, PeerState state, const QString &reason)
+{
+    if (peer.state == state)
+        return;
+    qCDebug(lcWorld).noquote() << "rank" << peer.info.rank << FormationState::name(peer.state) << "->"
+                               << FormationState::name(state) << ":" << reason;
+    peer.state = state;
 }
 
 // ---------------------------------------------------------------- root side
 
 Result<void> Engine::admitToRoot(const PeerIdentity &peer) const
 {
-    if (m_config.mode != WorldConfig::Mode::Launched || !formsAsRoot())
+    if (m_formation.role() != FormationState::Role::LaunchedRoot)
         return refusal(QStringLiteral("this node does not accept joins"));
     if (peer.purpose != LinkPurpose::Join)
         return refusal(QStringLiteral("the root accepts only joins"));
-    if (m_tableSent)
+    if (m_formation.step() != Step::AwaitingJoins)
         return refusal(QStringLiteral("the world is already formed"));
     if (peer.rank < 1 || peer.rank >= m_size)
         return refusal(QStringLiteral("rank %1 is not in this world of %2").arg(peer.rank).arg(m_size));
@@ -189,7 +210,7 @@ void Engine::handleJoinedRoot(Link *link, const PeerIdentity &peer)
 
 void Engine::handlePeerDiscovered(const PeerAdvert &advert)
 {
-    if (m_tableSent || advert.nodeId == m_nodeId || m_contacted.contains(advert.nodeId)
+    if (m_formation.step() != Step::Discovering || advert.nodeId == m_nodeId || m_contacted.contains(advert.nodeId)
         || int(m_candidates.size()) + 1 >= m_config.size)
         return;
     auto link = m_transport->connectTo(advert.address);
@@ -216,7 +237,7 @@ void Engine::handlePeerDiscovered(const PeerAdvert &advert)
 
 void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
 {
-    if (m_tableSent || int(m_candidates.size()) + 1 >= m_config.size) {
+    if (m_formation.step() != Step::Discovering || int(m_candidates.size()) + 1 >= m_config.size) {
         link->close();
         link->deleteLater();
         return;
@@ -225,7 +246,7 @@ void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
     link->setParent(this);
     m_candidates.append({link, peer});
     connect(link, &Link::stateChanged, this, [this, link](Link::State state) {
-        if (state != Link::State::Closed || m_tableSent)
+        if (state != Link::State::Closed || m_formation.step() != Step::Discovering)
             return;
         m_candidates.removeIf([link](const auto &c) { return c.first == link; });
         link->deleteLater();
@@ -238,7 +259,7 @@ void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
 
 void Engine::handleDiscoveryTimeout()
 {
-    if (m_tableSent || m_state != World::State::Forming)
+    if (m_formation.step() != Step::Discovering)
         return;
     const int joined = int(m_candidates.size()) + 1;
     if (joined < m_config.effectiveMinimumSize())
@@ -268,8 +289,8 @@ void Engine::assignRanksAndSendTable()
 
 void Engine::sendRankTable()
 {
-    m_tableSent = true;
     m_peers[0].info = {0, m_nodeId, m_listenAddress};
+    setStep(Step::AwaitingMeshReady, QStringLiteral("rank table to %1 nodes").arg(m_size - 1));
     if (m_size == 1)
         return becomeFormed();
     RankTable table;
@@ -278,7 +299,6 @@ void Engine::sendRankTable()
     const Frame frame = encodeControl(table);
     for (int rank = 1; rank < m_size; ++rank)
         m_peers[rank].link->sendFrame(frame);
-    qCInfo(lcWorld) << "rank table sent to" << m_size - 1 << "nodes";
 }
 
 void Engine::handleMeshReady(int rank)
@@ -297,12 +317,13 @@ void Engine::handleMeshReady(int rank)
 
 void Engine::connectToRoot()
 {
-    if (m_state != World::State::Forming)
+    if (m_formation.step() != Step::ContactingRoot)
         return;
     auto link = m_transport->connectTo(m_config.rootAddress);
     if (!link)
         return fail(link.error());
-    auto *handshake = Handshake::connect(*link, identity(), rootPurpose(), m_config.handshakeTimeout, this);
+    const LinkPurpose purpose = m_formation.rejoining() ? LinkPurpose::RejoinVia : LinkPurpose::Join;
+    auto *handshake = Handshake::connect(*link, identity(), purpose, m_config.handshakeTimeout, this);
     connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedNode);
     connect(handshake, &Handshake::failed, this, [this](Link *l, const Error &e) {
         if (l)
@@ -316,7 +337,7 @@ void Engine::handleRootHandshakeFailed(const Error &error)
     m_lastRootError = error.message;
     noteKeyMismatch(error);
     // A replacement is refused until the root has given the old node up.
-    if (!isTransient(error) && !m_rejoining)
+    if (!isTransient(error) && !m_formation.rejoining())
         return fail(error);
     // The root may not be listening yet: mmpirun starts every rank at once.
     qCDebug(lcWorld).noquote() << "root not reachable yet:" << error.message;
@@ -325,30 +346,28 @@ void Engine::handleRootHandshakeFailed(const Error &error)
 
 Result<void> Engine::admitToNode(const PeerIdentity &peer) const
 {
-    if (formsAsRoot() && m_config.mode == WorldConfig::Mode::Launched)
-        return refusal(QStringLiteral("unexpected link to the root"));
     if (peer.purpose == LinkPurpose::Invite) {
         if (m_config.mode != WorldConfig::Mode::Discovered || m_config.isRoot())
             return refusal(QStringLiteral("only a node that advertises itself can be invited"));
-        if (m_contact < m_peers.size() && m_peers.at(m_contact).link)
+        if (m_formation.step() != Step::Advertising)
             return refusal(QStringLiteral("this node has already joined a world"));
         return success();
     }
     // A replacement dials every member itself; a member dialling it now is
     // still looking for the node it replaces.
-    if (m_rejoining)
+    if (m_formation.rejoining())
         return refusal(QStringLiteral("this node is rejoining as rank %1 and accepts no links until it has")
                            .arg(m_rank));
     if (peer.purpose == LinkPurpose::Join) {
         if (m_config.mode != WorldConfig::Mode::Discovered || peer.rank != 0)
             return refusal(QStringLiteral("only the root of a discovered world may ask to join"));
-        if (!m_peers.isEmpty() && m_peers.at(0).link)
+        if (m_formation.step() != Step::Advertising)
             return refusal(QStringLiteral("this node has already joined a root"));
         return success();
     }
     if (peer.rank < 1)
         return refusal(QStringLiteral("mesh link claims rank %1").arg(peer.rank));
-    if (!m_haveTable)
+    if (!m_formation.hasRankTable())
         return success(); // checked against the rank table when it arrives
     if (peer.rank <= m_rank || peer.rank >= m_size)
         return refusal(QStringLiteral("rank %1 should not connect to rank %2").arg(peer.rank).arg(m_rank));
@@ -362,7 +381,7 @@ Result<void> Engine::admitToNode(const PeerIdentity &peer) const
 void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
 {
     if (peer.purpose == LinkPurpose::Mesh) {
-        if (!m_haveTable) {
+        if (!m_formation.hasRankTable()) {
             link->setParent(this);
             m_earlyMeshLinks.append({link, peer});
             return;
@@ -372,22 +391,27 @@ void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
     }
     // A replacement of rank 0 may join through any survivor, a spare
     // through whichever member invited it.
+    // An invitation that comes after a root's join (or the other way round) goes unanswered.
     const bool invited = peer.purpose == LinkPurpose::Invite;
-    if (invited)
-        m_rejoining = true;
-    const bool contactRankOk = invited                       ? peer.rank >= 0 && peer.rank < WorldConfig::MaxSize
-                               : m_rejoining && m_rank == 0 ? peer.rank > 0 && peer.rank < m_size
-                                                            : peer.rank == 0;
+    if ((invited && !m_formation.becomeSpare()) || !m_formation.canMoveTo(Step::AwaitingRankTable)) {
+        link->close();
+        link->deleteLater();
+        return;
+    }
+    const bool rejoining = m_formation.rejoining();
+    const bool contactRankOk = invited                    ? peer.rank >= 0 && peer.rank < WorldConfig::MaxSize
+                               : rejoining && m_rank == 0 ? peer.rank > 0 && peer.rank < m_size
+                                                          : peer.rank == 0;
     if (!contactRankOk)
         return fail({ErrorCode::ProtocolViolation,
                      QStringLiteral("the %1 at %2 claims rank %3")
-                         .arg(m_rejoining ? QStringLiteral("member") : QStringLiteral("root"), link->peerAddress())
+                         .arg(rejoining ? QStringLiteral("member") : QStringLiteral("root"), link->peerAddress())
                          .arg(peer.rank)});
     if (m_config.mode == WorldConfig::Mode::Discovered) {
         m_transport->stopAdvertising();
         m_peers.resize(peer.rank + 1);
     }
-    qCInfo(lcWorld).noquote() << "joined rank" << peer.rank << "at" << link->peerAddress();
+    setStep(Step::AwaitingRankTable, QStringLiteral("joined rank %1 at %2").arg(peer.rank).arg(link->peerAddress()));
     m_contact = peer.rank;
     attachPeer(peer.rank, link, {peer.rank, peer.nodeId, peer.listenAddress});
 }
@@ -400,7 +424,7 @@ void Engine::handleRankTable(const Frame &frame)
     const auto &entries = table->entries;
     const auto mine = std::find_if(entries.begin(), entries.end(),
                                    [this](const RankEntry &e) { return e.nodeId == m_nodeId; });
-    if (mine == entries.end() || (mine->rank == 0 && !m_rejoining) || mine->rank == m_contact
+    if (mine == entries.end() || (mine->rank == 0 && !m_formation.rejoining()) || mine->rank == m_contact
         || (m_config.mode == WorldConfig::Mode::Launched && mine->rank != m_rank))
         return fail({ErrorCode::ProtocolViolation, QStringLiteral("the rank table does not list this node")});
     const Peer contact = m_peers.value(m_contact);
@@ -417,8 +441,8 @@ void Engine::handleRankTable(const Frame &frame)
     m_peers[m_contact] = contact;
     for (const RankEntry &e : entries)
         m_peers[e.rank].info = {e.rank, e.nodeId, e.address};
-    m_haveTable = true;
-    qCInfo(lcWorld) << "rank" << m_rank << "of" << m_size << "; building the mesh";
+    setStep(m_formation.rejoining() ? Step::LinkingSurvivors : Step::LinkingMesh,
+            QStringLiteral("rank %1 of %2").arg(m_rank).arg(m_size));
     const auto early = std::exchange(m_earlyMeshLinks, {});
     for (const auto &[link, peer] : early) {
         if (!link || link->state() != Link::State::Connected)
@@ -429,10 +453,11 @@ void Engine::handleRankTable(const Frame &frame)
         }
         attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
     }
-    if (m_rejoining)
-        return linkSurvivors();
-    for (int rank = 1; rank < m_rank; ++rank)
-        dialMember(rank);
+    // A new member dials the lower ranks but 0, a replacement every member still there.
+    const bool rejoining = m_formation.rejoining();
+    for (int rank = 0; rank < m_size; ++rank)
+        if (rejoining ? rank != m_rank && !m_peers.at(rank).info.address.isEmpty() : rank > 0 && rank < m_rank)
+            dialMember(rank);
     checkMeshComplete();
 }
 
@@ -446,7 +471,8 @@ void Engine::dialMember(int rank)
     auto link = m_transport->connectTo(m_peers.at(rank).info.address);
     if (!link)
         return fail(link.error());
-    const LinkPurpose purpose = m_rejoining ? LinkPurpose::Rejoin : LinkPurpose::Mesh;
+    setPeerState(m_peers[rank], PeerState::Linking, m_peers.at(rank).info.address);
+    const LinkPurpose purpose = m_formation.rejoining() ? LinkPurpose::Rejoin : LinkPurpose::Mesh;
     auto *handshake = Handshake::connect(*link, identity(), purpose, m_config.handshakeTimeout, this);
     connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
         // The node id (bound into the acceptor's MAC) decides who this is: the
@@ -464,7 +490,7 @@ void Engine::dialMember(int rank)
         if (l)
             l->deleteLater();
         noteKeyMismatch(e);
-        if (m_rejoining) {
+        if (m_formation.rejoining()) {
             m_lastRejoinError = e.message;
             qCDebug(lcWorld).noquote() << "rank" << rank << "did not admit this node yet:" << e.message;
         } else if (!isTransient(e)) {
@@ -474,17 +500,28 @@ void Engine::dialMember(int rank)
     });
 }
 
+// Linked to every rank (a replacement: to every member still there, which the
+// table lists with an address), a new member tells the root and waits for its
+// Start; a replacement is formed.
 void Engine::checkMeshComplete()
 {
-    if (m_rejoining)
-        return checkRejoinComplete();
-    if (!m_haveTable || m_meshReadySent)
+    const bool rejoining = m_formation.rejoining();
+    if (m_formation.step() != (rejoining ? Step::LinkingSurvivors : Step::LinkingMesh))
         return;
-    const int linked = linkedCount() + 1;
-    Q_EMIT formationProgress(linked, m_size);
-    if (linked < m_size)
+    int expected = 1;
+    int linked = 1;
+    for (int rank = 0; rank < m_size; ++rank) {
+        if (rank != m_rank && !(rejoining && m_peers.at(rank).info.address.isEmpty())) {
+            ++expected;
+            linked += m_peers.at(rank).link ? 1 : 0;
+        }
+    }
+    Q_EMIT formationProgress(linked, expected);
+    if (linked < expected)
         return;
-    m_meshReadySent = true;
+    if (rejoining)
+        return becomeFormed();
+    setStep(Step::AwaitingStart, QStringLiteral("linked to every rank; MeshReady sent"));
     m_peers[0].link->sendFrame(encodeControl(MeshReady{}));
 }
 
@@ -514,15 +551,11 @@ void Engine::handleIncomingLink(Link *link)
         link->deleteLater();
         return;
     }
-    const bool root = formsAsRoot() && m_config.mode == WorldConfig::Mode::Launched;
-    auto admit = [this, root](const PeerIdentity &peer) {
+    const bool root = m_formation.role() == FormationState::Role::LaunchedRoot;
+    auto *handshake = Handshake::accept(link, identity(), [this, root](const PeerIdentity &peer) {
         return root ? admitToRoot(peer) : admitToNode(peer);
-    };
-    auto *handshake = Handshake::accept(link, identity(), admit, m_config.handshakeTimeout, this);
-    if (root)
-        connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedRoot);
-    else
-        connect(handshake, &Handshake::succeeded, this, &Engine::handleJoinedNode);
+    }, m_config.handshakeTimeout, this);
+    connect(handshake, &Handshake::succeeded, this, root ? &Engine::handleJoinedRoot : &Engine::handleJoinedNode);
     connect(handshake, &Handshake::failed, this, &Engine::handleRefused);
 }
 
@@ -535,11 +568,11 @@ void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
 {
     Peer &peer = m_peers[rank];
     peer.info = info;
-    // Enough queued on the link to keep the socket busy between wake-ups.
     // Made with the link: a peer formed before us may send messages (numbered
     // from 1) before our Start.
     ensurePeerState(rank);
     connectLink(rank, link);
+    setPeerState(peer, PeerState::Linked, link->peerAddress());
 }
 
 void Engine::ensurePeerState(int rank)
@@ -586,7 +619,7 @@ void Engine::connectLink(int rank, Link *link)
 void Engine::pump(int rank)
 {
     Peer &peer = m_peers[rank];
-    if (peer.link && !peer.awaitingResume && peer.outbox)
+    if (peer.link && !peer.isResuming() && peer.outbox)
         peer.outbox->pump(peer.link, *peer.stream);
 }
 
@@ -613,7 +646,7 @@ void Engine::handleLinkFrame(int rank, const Frame &frame)
     case FrameKind::Data:
         return handleDataFrame(rank, frame);
     case FrameKind::Goodbye:
-        m_peers[rank].saidGoodbye = true;
+        setPeerState(m_peers[rank], PeerState::Left, QStringLiteral("it said goodbye"));
         qCInfo(lcWorld) << "rank" << rank << "said goodbye";
         Q_EMIT nodeLeft(rank);
         if (m_detector->release(rank, World::NodeStatus::Left))
@@ -642,7 +675,7 @@ void Engine::handleAck(int rank, const Frame &frame)
 void Engine::sendAck(int rank)
 {
     Peer &peer = m_peers[rank];
-    if (!peer.link || peer.awaitingResume || peer.link->state() != Link::State::Connected)
+    if (!peer.link || peer.isResuming() || peer.link->state() != Link::State::Connected)
         return;
     const auto received = peer.stream->takeAck();
     if (!received)
@@ -678,14 +711,15 @@ void Engine::handleControlFrame(int rank, const Frame &frame)
 {
     const auto type = controlType(frame);
     const bool fromRoot = rank == m_contact && rank != m_rank;
-    if (type && *type == ControlType::Resume && m_peers[rank].awaitingResume)
+    const Step step = m_formation.step();
+    if (type && *type == ControlType::Resume && m_peers[rank].isResuming())
         return handleResume(rank, frame);
     if (type && m_state == World::State::Forming) {
-        if (*type == ControlType::RankTable && fromRoot && !m_haveTable)
+        if (*type == ControlType::RankTable && fromRoot && step == Step::AwaitingRankTable)
             return handleRankTable(frame);
-        if (*type == ControlType::MeshReady && formsAsRoot() && m_tableSent)
+        if (*type == ControlType::MeshReady && step == Step::AwaitingMeshReady)
             return handleMeshReady(rank);
-        if (*type == ControlType::Start && fromRoot && m_meshReadySent)
+        if (*type == ControlType::Start && fromRoot && step == Step::AwaitingStart)
             return becomeFormed();
         if (*type == ControlType::Abort && fromRoot) {
             const auto abort = decodeControl<Abort>(frame);
@@ -726,9 +760,12 @@ void Engine::handleLinkClosed(int rank, Link *link)
                              : Error{ErrorCode::LinkClosed, QStringLiteral("rank %1 closed its link").arg(rank)};
     detachLink(peer);
     link->deleteLater();
-    if (m_state == World::State::Formed && !peer.saidGoodbye && tryReconnect(rank, reason))
+    const bool left = peer.state == PeerState::Left;
+    if (m_state == World::State::Formed && !left && tryReconnect(rank, reason))
         return;
-    if (!peer.saidGoodbye && m_detector->release(rank, World::NodeStatus::Lost))
+    if (!left)
+        setPeerState(peer, PeerState::Lost, reason.message);
+    if (!left && m_detector->release(rank, World::NodeStatus::Lost))
         Q_EMIT linkQualityChanged(rank);
     if (peer.outbox)
         peer.outbox->failAll({ErrorCode::LinkClosed,
@@ -739,7 +776,7 @@ void Engine::handleLinkClosed(int rank, Link *link)
                                       .arg(rank)
                                       .arg(reason.message)});
     case World::State::Formed:
-        if (!peer.saidGoodbye) {
+        if (!left) {
             qCWarning(lcWorld).noquote() << "lost rank" << rank << ":" << reason.message;
             Q_EMIT nodeLost(rank, failureClassOf(reason), reason);
         }
@@ -804,7 +841,7 @@ void Engine::handleHeartbeatCheck()
         return m_heartbeatTimer.stop();
     const auto verdicts = m_detector->check(FailureDetector::Clock::now(), [this](int rank) {
         const Link *link = m_peers.value(rank).link;
-        if (!link || link->state() != Link::State::Connected || m_peers.value(rank).awaitingResume)
+        if (!link || link->state() != Link::State::Connected || m_peers.value(rank).isResuming())
             return std::optional<FailureDetector::Activity>();
         // framesSent counts frames from every thread, direct sends included.
         return std::optional(FailureDetector::Activity{link->counters().framesSent, link->bytesToWrite()});
@@ -828,7 +865,8 @@ void Engine::handleHeartbeatCheck()
 
 void Engine::detachLink(Peer &peer)
 {
-    peer.awaitingResume = false;
+    if (peer.isResuming())
+        setPeerState(peer, PeerState::Unreachable, QStringLiteral("its new link went"));
     peer.link = nullptr;
 }
 
@@ -872,18 +910,15 @@ int Engine::linkedCount() const
     return int(std::count_if(m_peers.begin(), m_peers.end(), [](const Peer &p) { return p.link; }));
 }
 
-void Engine::handleDeadline()
+void Engine::handleDeadline(bool graceOver)
 {
     if (m_state != World::State::Forming)
         return;
     // The root knows what is missing and aborts with that reason at its own
     // deadline; a node still linked to it waits a little for that message
     // instead of failing first with a vaguer one of its own.
-    if (!formsAsRoot() && !m_deadlineGraceUsed && !m_peers.isEmpty() && m_peers.at(m_contact).link) {
-        m_deadlineGraceUsed = true;
-        m_deadline.start(RootAbortGrace);
-        return;
-    }
+    if (!graceOver && !m_formation.formsAsRoot() && !m_peers.isEmpty() && m_peers.at(m_contact).link)
+        return QTimer::singleShot(RootAbortGrace, this, [this] { handleDeadline(true); });
     const QString timedOut = QStringLiteral("formation timed out after %1 ms: %2")
                                  .arg(m_config.formationTimeout.count())
                                  .arg(describeMissing());
@@ -901,49 +936,53 @@ void Engine::handleDeadline()
 
 QString Engine::describeMissing() const
 {
-    QList<int> missing;
-    for (int r = 0; r < m_peers.size(); ++r)
-        if (r != m_rank && !m_peers.at(r).link)
-            missing.append(r);
-    const bool discovered = m_config.mode == WorldConfig::Mode::Discovered;
-    if (formsAsRoot() && discovered && !m_tableSent)
+    const auto ranks = [this](auto missing) {
+        QList<int> found;
+        for (int r = 0; r < m_peers.size(); ++r)
+            if (r != m_rank && missing(m_peers.at(r), r))
+                found.append(r);
+        return rankList(found);
+    };
+    const auto unlinked = [](const Peer &peer, int) { return !peer.link; };
+    switch (m_formation.step()) {
+    case Step::AwaitingJoins:
+        return QStringLiteral("rank(s) %1 never joined (expected %2 nodes)").arg(ranks(unlinked)).arg(m_size);
+    case Step::Discovering:
         return QStringLiteral("only %1 of %2 nodes joined (at least %3 needed)")
             .arg(m_candidates.size() + 1)
             .arg(m_config.size)
             .arg(m_config.effectiveMinimumSize());
-    if (formsAsRoot() && !m_tableSent)
-        return QStringLiteral("rank(s) %1 never joined (expected %2 nodes)").arg(rankList(missing)).arg(m_size);
-    if (formsAsRoot()) {
-        QList<int> notReady;
-        for (int r = 1; r < m_size; ++r)
-            if (!m_meshReady.contains(r))
-                notReady.append(r);
-        return QStringLiteral("rank(s) %1 did not complete their links to every node").arg(rankList(notReady));
-    }
-    if (m_peers.isEmpty() || m_contact == m_rank || !m_peers.at(m_contact).link)
-        return discovered ? (m_keyMismatches > 0
-                                 ? QStringLiteral("no root of world '%1' with this node's world key contacted it")
-                                 : QStringLiteral("no root of world '%1' contacted this node"))
-                                .arg(m_config.worldName)
-                          : QStringLiteral("could not join the %1 at %2 (%3)")
-                                .arg(m_rejoining ? QStringLiteral("member") : QStringLiteral("root"),
-                                     m_config.rootAddress,
-                                     m_lastRootError.isEmpty() ? QStringLiteral("no answer") : m_lastRootError);
-    if (!m_haveTable)
+    case Step::AwaitingMeshReady:
+        return QStringLiteral("rank(s) %1 did not complete their links to every node")
+            .arg(ranks([this](const Peer &, int r) { return !m_meshReady.contains(r); }));
+    case Step::ContactingRoot:
+        return QStringLiteral("could not join the %1 at %2 (%3)")
+            .arg(m_formation.rejoining() ? QStringLiteral("member") : QStringLiteral("root"), m_config.rootAddress,
+                 m_lastRootError.isEmpty() ? QStringLiteral("no answer") : m_lastRootError);
+    case Step::Advertising:
+        return (m_keyMismatches > 0 ? QStringLiteral("no root of world '%1' with this node's world key contacted it")
+                                    : QStringLiteral("no root of world '%1' contacted this node"))
+            .arg(m_config.worldName);
+    case Step::AwaitingRankTable:
         return QStringLiteral("the root sent no rank table");
-    if (m_rejoining && !missing.isEmpty()) {
-        QList<int> refusing;
-        for (int r : std::as_const(missing))
-            if (!m_peers.at(r).info.address.isEmpty())
-                refusing.append(r);
+    case Step::LinkingMesh:
+        return QStringLiteral("rank %1 has no link to rank(s) %2").arg(m_rank).arg(ranks(unlinked));
+    case Step::LinkingSurvivors:
         return QStringLiteral("rank(s) %1 did not admit this node as rank %2 (last answer: %3)")
-            .arg(rankList(refusing))
+            .arg(ranks([](const Peer &peer, int) { return peer.state == PeerState::Linking; }))
             .arg(m_rank)
             .arg(m_lastRejoinError.isEmpty() ? QStringLiteral("none") : m_lastRejoinError);
+    case Step::AwaitingStart:
+        return QStringLiteral("the root did not start the world");
+    case Step::Idle:
+    case Step::OpeningTransport:
+    case Step::Formed:
+    case Step::Closing:
+    case Step::Closed:
+    case Step::Failed:
+        break;
     }
-    if (!missing.isEmpty())
-        return QStringLiteral("rank %1 has no link to rank(s) %2").arg(m_rank).arg(rankList(missing));
-    return QStringLiteral("the root did not start the world");
+    return QStringLiteral("nothing (the world is not forming)");
 }
 
 void Engine::becomeFormed()
@@ -964,15 +1003,14 @@ void Engine::becomeFormed()
         m_streams[rank] = m_peers[rank].stream;
     }
     m_ackTimer.start();
-    qCInfo(lcWorld) << "world formed: rank" << m_rank << "of" << m_size << "in" << m_clock.elapsed() << "ms";
     startFailureDetector();
     // formed() first: World publishes rank and size before the state.
-    Q_EMIT formed(m_rank, nodes, m_rejoining);
-    setState(World::State::Formed);
+    Q_EMIT formed(m_rank, nodes, m_formation.rejoining());
+    setStep(Step::Formed, QStringLiteral("rank %1 of %2 in %3 ms").arg(m_rank).arg(m_size).arg(m_clock.elapsed()));
     for (Frame &frame : std::exchange(m_earlyFrames, {}))
         Q_EMIT frameReceived(frame);
     m_earlyBytes = 0;
-    if (m_rejoining)
+    if (m_formation.rejoining())
         reportAbsentMembers();
 }
 
@@ -981,7 +1019,7 @@ void Engine::fail(const Error &error)
     if (m_state != World::State::Forming)
         return;
     qCWarning(lcWorld).noquote() << "formation failed:" << error.toString();
-    if (formsAsRoot()) {
+    if (m_formation.formsAsRoot()) {
         const Frame abort = encodeControl(Abort{error.message});
         for (const Peer &peer : std::as_const(m_peers))
             if (peer.link)
@@ -991,7 +1029,7 @@ void Engine::fail(const Error &error)
     m_discoveryTimer.stop();
     // The error first: World holds it by the time its state says Failed.
     Q_EMIT failed(error);
-    setState(World::State::Failed);
+    setStep(Step::Failed, error.message);
     dropAllLinks();
 }
 
@@ -1022,7 +1060,7 @@ void Engine::sendFrame(int destination, Frame frame, SendCallback done)
     }
     Peer &peer = m_peers[destination];
     // While reconnecting, frames wait in the outbox for the new link.
-    if (!peer.reconnecting && (!peer.link || peer.link->state() != Link::State::Connected))
+    if (!peer.isReconnecting() && (!peer.link || peer.link->state() != Link::State::Connected))
         return refuse(QStringLiteral("it has no link (it left or was lost)"));
     peer.outbox->enqueue(std::move(frame), std::move(done));
     pump(destination);
@@ -1060,7 +1098,7 @@ void Engine::close()
 {
     if (m_state == World::State::Forming) {
         fail({ErrorCode::Cancelled, QStringLiteral("formation cancelled by close()")});
-        return setState(World::State::Closed);
+        return setStep(Step::Closed, QStringLiteral("close() while forming"));
     }
     // Closing already: the first close() finishes sending what was queued
     // before it (FaultTolerance closes the world on ABORT, and the app's own
@@ -1069,9 +1107,9 @@ void Engine::close()
         return;
     if (m_state != World::State::Formed) {
         dropAllLinks();
-        return setState(World::State::Closed);
+        return setStep(Step::Closed, QStringLiteral("close() of a world that did not form"));
     }
-    setState(World::State::Closing);
+    setStep(Step::Closing, QStringLiteral("close()"));
     // The goodbye is the last frame on every link; the detector keeps timing
     // the peers whose goodbye has not come yet.
     m_detector->stopSending();
@@ -1080,7 +1118,7 @@ void Engine::close()
     goodbye.header.source = m_rank;
     for (int rank = 0; rank < m_peers.size(); ++rank) {
         Peer &peer = m_peers[rank];
-        if (peer.reconnecting)
+        if (peer.isReconnecting())
             giveUp(rank, peer.failureClass, {ErrorCode::LinkClosed,
                                              QStringLiteral("this node left the world while rank %1 was unreachable")
                                                  .arg(rank)});
@@ -1100,7 +1138,7 @@ void Engine::checkCloseDone()
     if (m_state != World::State::Closing || m_flushTimer.isActive())
         return;
     const bool everyoneLeft = std::all_of(m_peers.begin(), m_peers.end(), [](const Peer &p) {
-        return !p.link || p.saidGoodbye;
+        return !p.link || p.state == PeerState::Left;
     });
     if (everyoneLeft)
         m_flushTimer.start();
@@ -1115,28 +1153,29 @@ void Engine::finishClose()
     });
     if (!flushed && m_closeTimer.isActive())
         return;
+    const QString reason = m_closeTimer.isActive() ? QStringLiteral("goodbyes said") : QStringLiteral("close timeout");
     m_flushTimer.stop();
     m_closeTimer.stop();
     m_heartbeatTimer.stop();
     m_ackTimer.stop();
     dropAllLinks();
-    setState(World::State::Closed);
+    setStep(Step::Closed, reason);
 }
 
 void Engine::dropAllLinks()
 {
     for (Peer &peer : m_peers) {
+        if (peer.isReconnecting())
+            setPeerState(peer, PeerState::Lost, QStringLiteral("this node left the world"));
         stopReconnecting(peer);
         discardLink(peer);
         if (peer.outbox)
             peer.outbox->failAll({ErrorCode::LinkClosed, QStringLiteral("this node left the world")});
     }
-    for (const auto &[link, _] : std::exchange(m_candidates, {}))
-        if (link)
-            link->deleteLater();
-    for (const auto &[link, _] : std::exchange(m_earlyMeshLinks, {}))
-        if (link)
-            link->deleteLater();
+    for (auto *links : {&m_candidates, &m_earlyMeshLinks})
+        for (const auto &[link, _] : std::exchange(*links, {}))
+            if (link)
+                link->deleteLater();
     if (m_transport) {
         m_transport->stopDiscovery();
         m_transport->stopAdvertising();

@@ -1,12 +1,13 @@
 // Engine: the progress engine behind mmpi::World. It lives on the progress
-// thread and owns the transport and every link. It runs the one formation state
-// machine for both ways in (launched and discovered), then routes
+// thread and owns the transport and every link. It runs the formation state
+// machine (FormationState) for every way in, then routes
 // frames between the app and the mesh, reconnects to peers whose links broke
 // and resumes their streams (engineresume.cpp), and says goodbye on close.
 #pragma once
 
 #include "handshake.h"
 #include "failuredetector.h"
+#include "formationstate.h"
 #include "outbox.h"
 #include "peerstream.h"
 #include "sendqueue.h"
@@ -65,6 +66,18 @@ public:
     using PlacedProgress = std::function<void(int rank, qint64 bytes)>;
     void setPlacedProgress(PlacedProgress progress) { m_placedProgress = std::move(progress); }
 
+    // What this node knows of a peer; setPeerState() changes it.
+    enum class PeerState {
+        Absent,      // not linked yet, or (to a replacement) gone before it came
+        Linking,     // dialled while forming; refusals are retried
+        Linked,
+        Unreachable, // its link broke: reconnecting within the grace period
+        Resuming,    // a new link waits for the peer's Resume
+        Left,        // said goodbye
+        Lost,        // its link closed and was not made again, or it was given up
+    };
+    Q_ENUM(PeerState)
+
 Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
     void formationProgress(int joined, int expected);
@@ -93,24 +106,25 @@ Q_SIGNALS:
     void spareNotFound(int rank, const mmpi::Error &reason);
 
 private:
+    using Step = FormationState::Step;
     struct Peer
     {
         // Linked, or being reconnected to: not given up (REBUILD waits for that).
-        bool isMember() const { return link || reconnecting; }
+        bool isMember() const { return state == PeerState::Linked || isReconnecting(); }
+        bool isReconnecting() const { return state == PeerState::Unreachable || isResuming(); }
+        bool isResuming() const { return state == PeerState::Resuming; }
 
         QPointer<Link> link;
         NodeInfo info;
-        bool saidGoodbye = false;
+        PeerState state = PeerState::Absent;
         std::shared_ptr<Outbox> outbox;
         std::shared_ptr<PeerStream> stream;
         bool receiving = true;
         MessagePlacement placement; // the receivers' places for this peer's messages (placeMessage)
         // Why this node closed the link itself (reported instead of the link's own error).
         Error closeReason;
-        // Reconnection (engineresume.cpp): while `reconnecting`, frames for
+        // Reconnection (engineresume.cpp): while reconnecting, frames for
         // the peer wait in the outbox; a new link waits for the peer's Resume.
-        bool reconnecting = false;
-        bool awaitingResume = false;
         World::FailureClass failureClass = World::FailureClass::Normal;
         Error unreachableReason;
         QElapsedTimer unreachableFor;
@@ -122,7 +136,10 @@ private:
     // set-up
     Result<void> openTransport();
     LocalIdentity identity() const;
-    void setState(World::State state);
+    // The one place the step changes: logged with `reason`, and stateChanged()
+    // when World's state follows.
+    void setStep(Step step, const QString &reason);
+    void setPeerState(Peer &peer, PeerState state, const QString &reason);
     // root side
     Result<void> admitToRoot(const PeerIdentity &peer) const;
     void handleJoinedRoot(Link *link, const PeerIdentity &peer);
@@ -180,10 +197,6 @@ private:
     void giveUp(int rank, World::FailureClass failureClass, const Error &reason);
     void stopReconnecting(Peer &peer);
     // rejoining a formed world in a lost member's place (enginerejoin.cpp)
-    LinkPurpose rootPurpose() const;
-    // Rank 0 of a launched world forms it, except a replacement of rank 0,
-    // which joins the formed world through a survivor like any replacement.
-    bool formsAsRoot() const { return m_config.isRoot() && !m_config.rejoin; }
     Result<void> admitRejoin(const PeerIdentity &peer) const;
     void handleRejoinLink(Link *link, const PeerIdentity &id);
     void handleSpareAdvert(const PeerAdvert &advert);
@@ -191,8 +204,6 @@ private:
     void handleInviteTimeout();
     void stopInviting();
     RankTable currentRankTable() const;
-    void linkSurvivors();
-    void checkRejoinComplete();
     void reportAbsentMembers();
     void ensurePeerState(int rank);
     void handleHeartbeat(int rank, const Frame &frame);
@@ -205,7 +216,8 @@ private:
     // Detach the peer's link, close it and delete it later, reporting nothing.
     void discardLink(Peer &peer);
     qint64 linkHighWater() const;
-    void handleDeadline();
+    // `graceOver`: a node linked to its contact has waited RootAbortGrace more.
+    void handleDeadline(bool graceOver);
     QString describeMissing() const;
     int linkedCount() const;
     void becomeFormed();
@@ -220,7 +232,8 @@ private:
     MessagePlacement m_placement;
     PlacedProgress m_placedProgress;
     QString m_nodeId;
-    World::State m_state = World::State::Idle;
+    FormationState m_formation;
+    World::State m_state = World::State::Idle; // m_formation's, as World sees it
     Transport *m_transport = nullptr;
     LinkMedium m_expectedLink = LinkMedium::wifi();
     QString m_listenAddress;
@@ -233,27 +246,19 @@ private:
     // root, discovered: adverts being contacted or refused, authenticated candidates
     QSet<QString> m_contacted;
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_candidates;
-    bool m_tableSent = false;
     QSet<int> m_meshReady;
     // node
-    bool m_haveTable = false;
-    bool m_meshReadySent = false;
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_earlyMeshLinks;
     QString m_lastRootError;
     // The rank this node joined through: the root, or whichever survivor a
     // replacement of rank 0 reached at WorldConfig::rootAddress.
     int m_contact = 0;
-    // Joining a formed world in a lost member's place: launched so
-    // (WorldConfig::rejoin), or a spare that a member invited.
-    bool m_rejoining = false;
     // A member looking for spares (inviteSpare): the ranks still offered,
     // and the spares already asked (each is asked once per search).
     QSet<int> m_invited;
     QSet<QString> m_sparesAsked;
-    bool m_inviting = false;
     int m_rootAttempts = 0;
     QString m_lastRejoinError;
-    bool m_deadlineGraceUsed = false;
     // Links refused while forming because the other end holds another world
     // key, and the last such refusal: a formation that then runs out of time
     // fails with WorldKeyMismatch, saying so, instead of only naming who is missing.
@@ -270,7 +275,7 @@ private:
     QTimer m_flushTimer;
     QTimer m_heartbeatTimer;
     QTimer m_ackTimer;
-    QTimer m_inviteTimer;
+    QTimer m_inviteTimer; // active while this node looks for spares
     QElapsedTimer m_clock;
     std::shared_ptr<FailureDetector> m_detector;
 };

@@ -23,11 +23,6 @@ Error rejoinRefusal(const QString &message)
 
 } // namespace
 
-LinkPurpose Engine::rootPurpose() const
-{
-    return m_rejoining ? LinkPurpose::RejoinVia : LinkPurpose::Join;
-}
-
 Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
 {
     if (peer.rank < 0 || peer.rank >= m_size || peer.rank == m_rank)
@@ -37,8 +32,8 @@ Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
     if (known.isMember())
         return rejoinRefusal(QStringLiteral("rank %1 is still a member here (%2)")
                                  .arg(peer.rank)
-                                 .arg(known.reconnecting ? QStringLiteral("reconnecting to it")
-                                                         : QStringLiteral("linked")));
+                                 .arg(known.isReconnecting() ? QStringLiteral("reconnecting to it")
+                                                             : QStringLiteral("linked")));
     if (known.info.nodeId == peer.nodeId)
         return rejoinRefusal(QStringLiteral("node %1 was given up as rank %2; a replacement needs a new identity")
                                  .arg(peer.nodeId).arg(peer.rank));
@@ -54,12 +49,12 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     stopReconnecting(peer);
     discardLink(peer);
     peer.info = {rank, id.nodeId, id.listenAddress};
-    peer.saidGoodbye = false;
     peer.closeReason = {};
     peer.failureClass = World::FailureClass::Normal;
     peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
     peer.stream->restart();
     connectLink(rank, link);
+    setPeerState(peer, PeerState::Linked, QStringLiteral("node %1 rejoined").arg(id.nodeId));
     if (!peer.receiving)
         link->setReading(false);
     m_detector->watch(rank, FailureDetector::Clock::now(), link->counters().framesSent);
@@ -85,13 +80,12 @@ void Engine::inviteSpare(int rank)
     if (m_peers.at(rank).isMember())
         return refuse(ErrorCode::InvalidRank, QStringLiteral("rank %1 is still a member here").arg(rank));
     m_invited.insert(rank);
-    if (!m_inviting) {
+    if (!m_inviteTimer.isActive()) {
         connect(m_transport, &Transport::peerDiscovered, this, &Engine::handleSpareAdvert, Qt::UniqueConnection);
         if (auto started = m_transport->startDiscovery(m_config.worldName); !started) {
             m_invited.remove(rank);
             return refuse(started.error().code, started.error().message);
         }
-        m_inviting = true;
         m_sparesAsked.clear();
         qCInfo(lcWorld).noquote() << "looking for a spare of world" << m_config.worldName << "to take rank" << rank;
     }
@@ -117,7 +111,7 @@ void Engine::offerRank(int rank, const PeerAdvert &spare)
 {
     const auto offerAgain = [this, rank, spare](const QString &why) {
         qCInfo(lcWorld).noquote() << "the spare at" << spare.address << "did not take rank" << rank << ":" << why;
-        if (m_inviting && !m_peers.at(rank).isMember())
+        if (m_inviteTimer.isActive() && !m_peers.at(rank).isMember())
             m_invited.insert(rank);
     };
     auto link = m_transport->connectTo(spare.address);
@@ -156,9 +150,6 @@ void Engine::handleInviteTimeout()
 
 void Engine::stopInviting()
 {
-    if (!m_inviting)
-        return;
-    m_inviting = false;
     m_inviteTimer.stop();
     m_transport->stopDiscovery();
     disconnect(m_transport, &Transport::peerDiscovered, this, &Engine::handleSpareAdvert);
@@ -180,34 +171,6 @@ RankTable Engine::currentRankTable() const
     return table;
 }
 
-// Replacement side, with the contact's table: link to every other member.
-void Engine::linkSurvivors()
-{
-    qCInfo(lcWorld) << "rejoining as rank" << m_rank << "of" << m_size << "; linking to the members";
-    for (int rank = 0; rank < m_size; ++rank)
-        if (rank != m_rank && !m_peers.at(rank).info.address.isEmpty())
-            dialMember(rank);
-    checkRejoinComplete();
-}
-
-void Engine::checkRejoinComplete()
-{
-    if (!m_haveTable || m_state != World::State::Forming)
-        return;
-    int members = 0;
-    int linked = 0;
-    for (int rank = 0; rank < m_size; ++rank) {
-        if (rank == m_rank || m_peers.at(rank).info.address.isEmpty())
-            continue;
-        ++members;
-        if (m_peers.at(rank).link)
-            ++linked;
-    }
-    Q_EMIT formationProgress(linked + 1, members + 1);
-    if (linked == members)
-        becomeFormed();
-}
-
 // Members gone before this node rejoined are lost to it from the start, so
 // that everything above (communicators, fault tolerance) sees the same world
 // as the survivors.
@@ -219,6 +182,7 @@ void Engine::reportAbsentMembers()
         m_detector->release(rank, World::NodeStatus::Lost);
         const Error reason{ErrorCode::NodeLost,
                            QStringLiteral("rank %1 was already gone when rank %2 rejoined").arg(rank).arg(m_rank)};
+        setPeerState(m_peers[rank], PeerState::Lost, reason.message);
         Q_EMIT linkQualityChanged(rank);
         Q_EMIT nodeLost(rank, World::FailureClass::NodeTerm, reason);
     }

@@ -36,8 +36,8 @@ bool Engine::tryReconnect(int rank, const Error &reason)
     Peer &peer = m_peers[rank];
     if (m_config.reconnectGracePeriod.count() == 0 || peer.info.address.isEmpty())
         return false;
-    if (!peer.reconnecting) {
-        peer.reconnecting = true;
+    if (!peer.isReconnecting()) {
+        setPeerState(peer, PeerState::Unreachable, reason.message);
         peer.failureClass = failureClassOf(reason);
         peer.unreachableReason = reason;
         peer.unreachableFor.start();
@@ -49,7 +49,7 @@ bool Engine::tryReconnect(int rank, const Error &reason)
                                      << m_config.reconnectGracePeriod.count() << "ms";
         QTimer::singleShot(m_config.reconnectGracePeriod, this, [this, rank, epoch] {
             const Peer &p = m_peers.at(rank);
-            if (p.reconnecting && p.epoch == epoch)
+            if (p.isReconnecting() && p.epoch == epoch)
                 giveUp(rank, World::FailureClass::NodeTerm,
                        {ErrorCode::NodeLost, QStringLiteral("no link to rank %1 again within the %2 ms grace period "
                                                             "(unreachable since: %3)")
@@ -81,7 +81,7 @@ void Engine::scheduleAttempt(int rank)
 void Engine::attemptReconnect(int rank)
 {
     Peer &peer = m_peers[rank];
-    if (!peer.reconnecting || peer.attemptLink || peer.link)
+    if (!peer.isReconnecting() || peer.attemptLink || peer.link)
         return;
     ++peer.attempt;
     if (m_rank > rank)
@@ -102,11 +102,11 @@ void Engine::dialPeer(int rank)
     connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &id) {
         Peer &p = m_peers[rank];
         p.attemptLink = nullptr;
-        if (p.reconnecting && !p.link && id.nodeId == p.info.nodeId)
+        if (p.isReconnecting() && !p.link && id.nodeId == p.info.nodeId)
             return resumeOn(rank, l);
         l->close();
         l->deleteLater();
-        if (p.reconnecting && !p.link)
+        if (p.isReconnecting() && !p.link)
             handleAttemptFailed(rank, {ErrorCode::ProtocolViolation,
                                        QStringLiteral("the node at %1 is not rank %2").arg(p.info.address).arg(rank)});
     });
@@ -148,7 +148,7 @@ void Engine::probePeer(int rank)
 void Engine::handleAttemptFailed(int rank, const Error &error)
 {
     Peer &peer = m_peers[rank];
-    if (!peer.reconnecting || peer.link)
+    if (!peer.isReconnecting() || peer.link)
         return;
     if (error.code == ErrorCode::ConnectionRefused)
         return giveUp(rank, World::FailureClass::NodeTerm,
@@ -176,7 +176,7 @@ Result<void> Engine::admitResume(const PeerIdentity &peer) const
     if (known.info.nodeId != peer.nodeId)
         return Error(ErrorCode::AuthenticationFailed,
                      QStringLiteral("node %1 is not rank %2").arg(peer.nodeId).arg(peer.rank));
-    if (known.saidGoodbye || !known.isMember())
+    if (!known.isMember())
         return Error(ErrorCode::AuthenticationFailed,
                      QStringLiteral("rank %1 has left or was given up").arg(peer.rank));
     return success();
@@ -192,7 +192,7 @@ void Engine::handleResumeLink(Link *link, const PeerIdentity &id)
         discardLink(peer);
         tryReconnect(rank, {ErrorCode::LinkError, QStringLiteral("rank %1 reconnected: its old link is broken").arg(rank)});
     }
-    if (!peer.reconnecting) {
+    if (!peer.isReconnecting()) {
         link->close();
         link->deleteLater();
         return;
@@ -217,7 +217,7 @@ void Engine::resumeOn(int rank, Link *link)
 {
     Peer &peer = m_peers[rank];
     connectLink(rank, link);
-    peer.awaitingResume = true;
+    setPeerState(peer, PeerState::Resuming, link->peerAddress());
     link->sendFrame(encodeControl(Resume{peer.stream->received()}));
 }
 
@@ -232,7 +232,7 @@ void Engine::handleResume(int rank, const Frame &frame)
         return giveUp(rank, World::FailureClass::NodeTerm,
                       {ErrorCode::ProtocolViolation,
                        QStringLiteral("cannot resume the stream to rank %1: %2").arg(rank).arg(resent.error().message)});
-    peer.awaitingResume = false;
+    setPeerState(peer, PeerState::Linked, QStringLiteral("resumed"));
     const qint64 away = peer.unreachableFor.elapsed();
     stopReconnecting(peer);
     m_detector->watch(rank, FailureDetector::Clock::now(), peer.link->counters().framesSent);
@@ -250,6 +250,7 @@ void Engine::giveUp(int rank, World::FailureClass failureClass, const Error &rea
     Peer &peer = m_peers[rank];
     stopReconnecting(peer);
     discardLink(peer);
+    setPeerState(peer, PeerState::Lost, reason.message);
     if (!m_detector->giveUp(rank))
         m_detector->release(rank, World::NodeStatus::Lost);
     if (peer.outbox)
@@ -262,7 +263,6 @@ void Engine::giveUp(int rank, World::FailureClass failureClass, const Error &rea
 
 void Engine::stopReconnecting(Peer &peer)
 {
-    peer.reconnecting = false;
     ++peer.epoch;
     if (Link *attempt = peer.attemptLink) {
         attempt->disconnect(this);
