@@ -19,8 +19,9 @@
 # 4) and rank 1 answers the last with one byte; the rule above counts a burst
 # as window x size bytes; MB/s = window x size / median burst.
 #
-# MMPI runs with busy-polling off (MMPI_WAIT_SPIN_US=0 MMPI_WAIT_SPIN_MAX_US=0
-# unless set otherwise), the phone configuration the targets are for.
+# MMPI has no busy-polling: its progress thread sleeps in the event loop and
+# application threads sleep until their requests complete, the phone
+# configuration the targets are for.
 #
 # --repeat N (default 3) runs the whole line-up N times, one round after the
 # other, so that a slow minute of the machine hits every implementation alike;
@@ -54,7 +55,6 @@ time_limit=${MMPI_BENCH_TIMEOUT:-600}
 # Busy-polling off: today these turn off the spin of a thread waiting in
 # wait(), on by default on desktops. Issue 43 (item 1) removes them with the
 # spin; what stays is off by default, and then these variables do nothing.
-mmpi_env=(env MMPI_WAIT_SPIN_US="${MMPI_WAIT_SPIN_US:-0}" MMPI_WAIT_SPIN_MAX_US="${MMPI_WAIT_SPIN_MAX_US:-0}")
 
 usage() {
     echo "usage: bash bench/pingpong.sh [build dir] [--sizes N,N,...] [--oneway-sizes N,N,...|none]" \
@@ -94,11 +94,11 @@ run_mmpi() {
     fi
     [ $# -gt 0 ] && transports=(tcp)
     for transport in "${transports[@]}"; do
-        bench_measure "mmpi $transport" "${mmpi_env[@]}" "$bin/mmpirun" -n 2 --transport "$transport" --no-prefix \
+        bench_measure "mmpi $transport" "$bin/mmpirun" -n 2 --transport "$transport" --no-prefix \
             --timeout "$time_limit" -- "$bin/mmpi-bench" pingpong "${bench_args[@]}" ${args[@]+"${args[@]}"}
     done
     # QByteArray messages: MMPI neither copies them in nor out.
-    bench_measure "mmpi tcp qba" "${mmpi_env[@]}" "$bin/mmpirun" -n 2 --transport tcp --no-prefix \
+    bench_measure "mmpi tcp qba" "$bin/mmpirun" -n 2 --transport tcp --no-prefix \
         --timeout "$time_limit" -- "$bin/mmpi-bench" pingpong "${bench_args[@]}" --qbytearray ${args[@]+"${args[@]}"}
 }
 
