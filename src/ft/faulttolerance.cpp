@@ -198,6 +198,7 @@ void FaultTolerance::revokeOld(const Error &revoked)
 
 void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, quint32 id)
 {
+    startReconfiguring();
     m_reconfiguring = false;
     QList<int> newly;
     for (int rank : failed)

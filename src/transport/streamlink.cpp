@@ -27,6 +27,20 @@ constexpr int LingerTimeoutMs = 10000;
 // flight.
 constexpr qint64 ReadAheadLimit = 1024 * 1024;
 
+// The peer's end came (or the socket object gave up on it) before the link
+// heard: a write then fails, and it is the peer closing, not an I/O error.
+bool peerHasClosed(const QIODevice *device)
+{
+    if (!device->isOpen())
+        return true;
+    if (const auto *socket = qobject_cast<const QAbstractSocket *>(device))
+        return socket->error() == QAbstractSocket::RemoteHostClosedError
+               || socket->state() == QAbstractSocket::UnconnectedState;
+    if (const auto *local = qobject_cast<const QLocalSocket *>(device))
+        return local->error() == QLocalSocket::PeerClosedError || local->state() == QLocalSocket::UnconnectedState;
+    return false;
+}
+
 void limitReadAhead(QIODevice *device)
 {
     if (auto *socket = qobject_cast<QAbstractSocket *>(device))
@@ -74,6 +88,8 @@ void StreamLink::sendFrame(const Frame &frame)
                                        << ": the link is" << state();
         return;
     }
+    if (peerHasClosed(m_device))
+        return handleDisconnected();
     // Header and payload go separately: the device copies bytes into its own
     // buffer anyway, and concatenating them first would copy a payload twice.
     FrameHeader header = frame.header;
@@ -82,6 +98,8 @@ void StreamLink::sendFrame(const Frame &frame)
     const qint64 size = head.size() + frame.payload.size();
     const qint64 written = m_device->write(head)
                            + (frame.payload.isEmpty() ? 0 : m_device->write(frame.payload));
+    if (written != size && peerHasClosed(m_device))
+        return handleDisconnected();
     if (written != size)
         return failWith(Error(ErrorCode::LinkError, QStringLiteral("cannot queue a frame of %1 bytes: %2")
                                                         .arg(size).arg(m_device->errorString())));

@@ -67,6 +67,8 @@ Q_SIGNALS:
     // protect() is done: failures are handled from now on.
     void ready();
     // A member was lost; the survivors agree on what failed before acting.
+    // Once per round, before its outcome, also on a node that hears of the
+    // failure only through the agreement (the others' proposals came first).
     void reconfiguring();
     // The policy was applied: `failed` holds the members that failed this
     // time, as ranks of the communicator before (for Shrink, the old one).
