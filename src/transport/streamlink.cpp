@@ -89,7 +89,7 @@ void StreamLink::sendFrame(const Frame &frame)
         return;
     }
     if (peerHasClosed(m_device))
-        return handleDisconnected();
+        return noticePeerClosed();
     // Header and payload go separately: the device copies bytes into its own
     // buffer anyway, and concatenating them first would copy a payload twice.
     FrameHeader header = frame.header;
@@ -99,7 +99,7 @@ void StreamLink::sendFrame(const Frame &frame)
     const qint64 written = m_device->write(head)
                            + (frame.payload.isEmpty() ? 0 : m_device->write(frame.payload));
     if (written != size && peerHasClosed(m_device))
-        return handleDisconnected();
+        return noticePeerClosed();
     if (written != size)
         return failWith(Error(ErrorCode::LinkError, QStringLiteral("cannot queue a frame of %1 bytes: %2")
                                                         .arg(size).arg(m_device->errorString())));
@@ -166,10 +166,22 @@ void StreamLink::applySocketBufferSize()
 #endif
 }
 
+// Later, not from inside sendFrame(): a sender may be in the middle of
+// handling a received frame, and the frames still to deliver must not
+// overtake it.
+void StreamLink::noticePeerClosed()
+{
+    QMetaObject::invokeMethod(this, &StreamLink::handleDisconnected, Qt::QueuedConnection);
+}
+
 void StreamLink::handleDisconnected()
 {
     if (state() == State::Closed)
         return;
+    // From a slot of frameReceived (a write that met the peer's end): the
+    // delivery under way goes on first.
+    if (m_delivering)
+        return noticePeerClosed();
     QPointer<StreamLink> self(this);
     // Frames that arrived just before the end are still delivered.
     handleReadyRead();
@@ -196,12 +208,24 @@ void StreamLink::handleDeviceError(ErrorCode code, const QString &message)
 // with deleteLater(); the guard also keeps a plain delete from making this
 // loop touch freed memory, though Qt itself does not promise to survive that.
 // Frames a pause held back in the decoder go first, so that a resumed link
-// delivers them even when the socket has nothing new.
+// delivers them even when the socket has nothing new. Not re-entered: a slot
+// that writes may meet the peer's end (handleDisconnected() then waits), and
+// the delivery under way reads on by itself.
 void StreamLink::handleReadyRead()
 {
+    if (m_delivering)
+        return;
+    m_delivering = true;
     QPointer<StreamLink> self(this);
-    const auto delivering = [&] { return self && m_reading && state() != State::Closed; };
-    while (delivering()) {
+    deliverAvailable(self);
+    if (self)
+        m_delivering = false;
+}
+
+void StreamLink::deliverAvailable(const QPointer<StreamLink> &self)
+{
+    const auto open = [&] { return self && m_reading && state() != State::Closed; };
+    while (open()) {
         auto next = m_decoder.next();
         if (!next)
             return failWith(next.error());

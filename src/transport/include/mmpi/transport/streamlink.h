@@ -46,13 +46,16 @@ protected:
 
 private:
     void applySocketBufferSize();
+    void noticePeerClosed();
     void handleReadyRead();
+    void deliverAvailable(const QPointer<StreamLink> &self);
     void handleBytesWritten(qint64 bytes);
     void failWith(const Error &error);
 
     QPointer<QIODevice> m_device;
     FrameDecoder m_decoder;
     bool m_reading = true;
+    bool m_delivering = false; // in handleReadyRead(): its slots must not read or close under it
     int m_socketBuffer = 0;
 };
 
