@@ -3,6 +3,7 @@
 #include <mmpi/core/logging.h>
 
 #include <QAbstractSocket>
+#include <QScopedValueRollback>
 #include <QLocalSocket>
 #include <QTimer>
 
@@ -90,6 +91,8 @@ void StreamLink::sendFrame(const Frame &frame)
     }
     if (peerHasClosed(m_device))
         return noticePeerClosed();
+    // Whatever the write meets is reported after it (see handleDeviceError()).
+    const QScopedValueRollback writing(m_writing, true);
     // Header and payload go separately: the device copies bytes into its own
     // buffer anyway, and concatenating them first would copy a payload twice.
     FrameHeader header = frame.header;
@@ -101,8 +104,8 @@ void StreamLink::sendFrame(const Frame &frame)
     if (written != size && peerHasClosed(m_device))
         return noticePeerClosed();
     if (written != size)
-        return failWith(Error(ErrorCode::LinkError, QStringLiteral("cannot queue a frame of %1 bytes: %2")
-                                                        .arg(size).arg(m_device->errorString())));
+        return handleDeviceError(ErrorCode::LinkError, QStringLiteral("cannot queue a frame of %1 bytes: %2")
+                                                           .arg(size).arg(m_device->errorString()));
     ++mutableCounters().framesSent;
     flushDevice();
 }
@@ -166,9 +169,9 @@ void StreamLink::applySocketBufferSize()
 #endif
 }
 
-// Later, not from inside sendFrame(): a sender may be in the middle of
-// handling a received frame, and the frames still to deliver must not
-// overtake it.
+// Later, not from inside sendFrame() or a delivery: the sender may be in the
+// middle of its own queue, or of handling a received frame that the frames
+// still to deliver must not overtake.
 void StreamLink::noticePeerClosed()
 {
     QMetaObject::invokeMethod(this, &StreamLink::handleDisconnected, Qt::QueuedConnection);
@@ -178,9 +181,7 @@ void StreamLink::handleDisconnected()
 {
     if (state() == State::Closed)
         return;
-    // From a slot of frameReceived (a write that met the peer's end): the
-    // delivery under way goes on first.
-    if (m_delivering)
+    if (m_delivering || m_writing)
         return noticePeerClosed();
     QPointer<StreamLink> self(this);
     // Frames that arrived just before the end are still delivered.
@@ -196,10 +197,19 @@ void StreamLink::handleDisconnected()
     close();
 }
 
+// A socket reports trouble from inside a write or a flush: the link's owner
+// then hears of it once that call has returned, never in the middle of it.
 void StreamLink::handleDeviceError(ErrorCode code, const QString &message)
 {
     if (state() == State::Closed)
         return;
+    if (m_delivering || m_writing) {
+        QMetaObject::invokeMethod(this, [this, error = Error(code, message)] {
+            if (state() != State::Closed)
+                failWith(error);
+        }, Qt::QueuedConnection);
+        return;
+    }
     failWith(Error(code, message));
 }
 

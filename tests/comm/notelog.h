@@ -7,8 +7,6 @@
 #include <QString>
 
 #include <atomic>
-#include <functional>
-#include <utility>
 
 namespace mmpi::test {
 
@@ -35,25 +33,18 @@ public:
     NoteLog &operator=(const NoteLog &) = delete;
 
     int count() const { return s_count.load(); }
-    // Runs on the thread that reads the message, once the note is given
-    // (before its payload is read into place).
-    void onPlaced(std::function<void()> action) { s_onNote = std::move(action); }
 
 private:
     static void handle(QtMsgType type, const QMessageLogContext &context, const QString &message)
     {
-        if (message.contains(s_note)) {
+        if (message.contains(s_note))
             ++s_count;
-            if (s_onNote)
-                std::exchange(s_onNote, {})();
-        } else if (type != QtDebugMsg && s_previous) {
+        else if (type != QtDebugMsg && s_previous)
             s_previous(type, context, message);
-        }
     }
     static inline std::atomic<bool> s_active = false;
     static inline QLatin1String s_note;
     static inline std::atomic<int> s_count = 0;
-    static inline std::function<void()> s_onNote;
     static inline QtMessageHandler s_previous = nullptr;
 };
 

@@ -55,7 +55,10 @@ private:
     QPointer<QIODevice> m_device;
     FrameDecoder m_decoder;
     bool m_reading = true;
-    bool m_delivering = false; // in handleReadyRead(): its slots must not read or close under it
+    // In handleReadyRead() or sendFrame(): what the device reports meanwhile
+    // is handled after it.
+    bool m_delivering = false;
+    bool m_writing = false;
     int m_socketBuffer = 0;
 };
 
