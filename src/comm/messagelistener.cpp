@@ -4,8 +4,8 @@
 
 namespace mmpi {
 
-MessageListener::MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler)
-    : m_comm(comm), m_owner(owner), m_name(std::move(name)), m_handler(std::move(handler))
+MessageListener::MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler, int tag)
+    : m_comm(comm), m_owner(owner), m_name(std::move(name)), m_handler(std::move(handler)), m_tag(tag)
 {
     post();
 }
@@ -20,7 +20,7 @@ MessageListener::~MessageListener()
 // deliverPending() may have handed its message over already.
 void MessageListener::post()
 {
-    const Request request = m_posted = m_comm.irecv(AnySource, AnyTag);
+    const Request request = m_posted = m_comm.irecv(AnySource, m_tag);
     const quint64 post = ++m_posts;
     request.onFinished(m_owner, [this, post, alive = std::weak_ptr<void>(m_alive)] {
         if (!alive.expired() && post == m_posts)

@@ -53,6 +53,14 @@ Request::Request(std::shared_ptr<detail::RequestState> state)
 {
 }
 
+Request::Pending Request::pending()
+{
+    auto state = std::make_shared<detail::RequestState>(detail::RequestState::Kind::Send, 0, AnySource, AnyTag);
+    return {Request(state), [state](const Error &error) {
+                state->complete(error.isError() ? Result<Status>(error) : Result<Status>(Status{}));
+            }};
+}
+
 bool Request::isFinished() const
 {
     return !m_state || m_state->isFinished();

@@ -40,6 +40,9 @@ public:
 
     // A member (rank of the control communicator) failed, as seen here.
     void reportFailure(int rank);
+    // A round although nothing new failed (FaultTolerance::reconfigure());
+    // nothing if one is under way.
+    void requestRound() { learn({}); }
     // Take the messages that have arrived but wait in the event queue, before
     // a loss report: a decision among them must not be decided over again.
     void deliverPending() { m_inbox.deliverPending(); }

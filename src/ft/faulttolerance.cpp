@@ -87,6 +87,7 @@ void FaultTolerance::adopt(const Communicator &comm, const Communicator &control
     m_comm = comm;
     m_blank.clear();
     startAgreement(control);
+    listenForRebuild();
     Q_EMIT ready();
 }
 
@@ -131,6 +132,8 @@ void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureCl
 {
     m_lost.insert(worldRank, {failureClass, reason});
     m_rejoined.remove(worldRank);
+    if (m_awaited.contains(worldRank))
+        m_joined.clear(); // the other replacements link to the next one anew
     if (!m_agreement || m_aborting)
         return;
     const int rank = m_control.rankOfWorldRank(worldRank);
@@ -152,6 +155,17 @@ void FaultTolerance::handleNodeLost(int worldRank, World::FailureClass failureCl
         m_agreement->reportFailure(rank);
 }
 
+void FaultTolerance::reconfigure()
+{
+    if (!m_agreement || m_aborting) {
+        qCWarning(lcFt) << "reconfigure(): nothing to agree on (not protecting a communicator, or aborted)";
+        return;
+    }
+    qCWarning(lcFt) << "the app asks for a new agreement";
+    startReconfiguring();
+    m_agreement->requestRound();
+}
+
 void FaultTolerance::startReconfiguring()
 {
     if (!std::exchange(m_reconfiguring, true))
@@ -160,6 +174,8 @@ void FaultTolerance::startReconfiguring()
 
 Policy FaultTolerance::choose(const QList<int> &failed) const
 {
+    if (failed.isEmpty())
+        return m_lastPolicy; // reconfigure() with every member there: the same again, with new ids
     Policy chosen = Policy::Blank;
     for (int rank : failed) {
         const int worldRank = m_control.worldRank(rank);
@@ -187,6 +203,28 @@ Error FaultTolerance::abortReason(const QList<int> &failed) const
     return {ErrorCode::NodeLost, QStringLiteral("aborting: lost %1; the policy is ABORT").arg(parts.join(u", "))};
 }
 
+// Every member makes the same from the same decision: no collective on the
+// communicator whose members are blank.
+void FaultTolerance::makeSurvivors(quint32 id)
+{
+    if (!m_survivors.isNull())
+        m_survivors.revoke({ErrorCode::Revoked, QStringLiteral("the survivors' communicator %1 was replaced after a "
+                                                               "later decision: use FaultTolerance::survivors()")
+                                                    .arg(m_survivors.id())},
+                           RevokeScope::ThisNode);
+    m_survivors = {};
+    if (m_blank.isEmpty() || id == 0)
+        return;
+    QList<int> live;
+    for (int rank = 0; rank < m_comm.size(); ++rank)
+        if (!m_blank.contains(m_comm.worldRank(rank)))
+            live.append(rank);
+    if (auto comm = m_comm.createGroup(live, id))
+        m_survivors = *comm;
+    else
+        qCCritical(lcFt).noquote() << "cannot make the survivors' communicator:" << comm.error().message;
+}
+
 // The old communicator everywhere: a member still blocked in an operation on
 // it is woken. The control one only here, where its agreement is done;
 // elsewhere the decision may still wait unread on it.
@@ -206,6 +244,7 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
             newly.append(rank);
     qCWarning(lcFt).noquote() << "round" << round << ": the survivors agree that rank(s)" << failed
                               << "failed; policy" << nameOf(policy);
+    m_lastPolicy = policy;
     switch (policy) {
     case Policy::Abort: {
         // Once: losses heard while the world closes would start new rounds.
@@ -227,10 +266,9 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
             prepareRebuild(newly, id);
         else
             dropPendingRebuild();
+        makeSurvivors(id + 2); // id and id + 1: the rebuilt communicator and its control
         Q_EMIT worldReconfigured(policy, newly);
-        if (policy == Policy::Rebuild && !m_rebuiltComm.isNull() && !m_awaited.isEmpty()
-            && (m_awaited - m_rejoined).isEmpty())
-            finishRebuild(); // the replacements came before the decision
+        advanceRebuild();
         return;
     case Policy::Shrink:
         dropPendingRebuild();
@@ -260,6 +298,7 @@ void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, q
     revokeOld(revoked);
     m_comm = *shrunk;
     m_blank.clear();
+    makeSurvivors(0);
     startAgreement(*control);
     qCWarning(lcFt).noquote() << "shrunk to" << m_comm.size() << "rank(s); this node is now rank" << m_comm.rank();
     Q_EMIT worldReconfigured(Policy::Shrink, newly);

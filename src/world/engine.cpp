@@ -353,11 +353,8 @@ Result<void> Engine::admitToNode(const PeerIdentity &peer) const
             return refusal(QStringLiteral("this node has already joined a world"));
         return success();
     }
-    // A replacement dials every member itself; a member dialling it now is
-    // still looking for the node it replaces.
     if (m_formation.rejoining())
-        return refusal(QStringLiteral("this node is rejoining as rank %1 and accepts no links until it has")
-                           .arg(m_rank));
+        return admitFellowReplacement(peer);
     if (peer.purpose == LinkPurpose::Join) {
         if (m_config.mode != WorldConfig::Mode::Discovered || peer.rank != 0)
             return refusal(QStringLiteral("only the root of a discovered world may ask to join"));
@@ -380,13 +377,13 @@ Result<void> Engine::admitToNode(const PeerIdentity &peer) const
 
 void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
 {
-    if (peer.purpose == LinkPurpose::Mesh) {
+    if (peer.purpose == LinkPurpose::Mesh || peer.purpose == LinkPurpose::Rejoin) {
         if (!m_formation.hasRankTable()) {
             link->setParent(this);
             m_earlyMeshLinks.append({link, peer});
             return;
         }
-        attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
+        attachAccepted(link, peer);
         return checkMeshComplete();
     }
     // A replacement of rank 0 may join through any survivor, a spare
@@ -451,7 +448,7 @@ void Engine::handleRankTable(const Frame &frame)
             handleRefused(link, ok.error());
             continue;
         }
-        attachPeer(peer.rank, link, m_peers.at(peer.rank).info);
+        attachAccepted(link, peer);
     }
     // A new member dials the lower ranks but 0, a replacement every member still there.
     const bool rejoining = m_formation.rejoining();
@@ -477,13 +474,21 @@ void Engine::dialMember(int rank)
     connect(handshake, &Handshake::succeeded, this, [this, rank](Link *l, const PeerIdentity &peer) {
         // The node id (bound into the acceptor's MAC) decides who this is: the
         // acceptor may not have its rank table yet and then claims no rank.
-        if (peer.nodeId != m_peers.at(rank).info.nodeId) {
+        // A rejoining node may find a new node in the rank instead (another
+        // replacement, at the rank's fixed address), which claims it.
+        const bool fellow = m_formation.rejoining() && peer.rank == rank;
+        if (peer.nodeId != m_peers.at(rank).info.nodeId && !fellow) {
             l->close();
             l->deleteLater();
             return fail({ErrorCode::ProtocolViolation,
                          QStringLiteral("the node at %1 is not rank %2").arg(l->peerAddress()).arg(rank)});
         }
-        attachPeer(rank, l, m_peers.at(rank).info);
+        if (m_peers.at(rank).link) { // the other end's link came first (admitFellowReplacement)
+            l->close();
+            l->deleteLater();
+            return;
+        }
+        attachPeer(rank, l, fellow ? NodeInfo{rank, peer.nodeId, peer.listenAddress} : m_peers.at(rank).info);
         checkMeshComplete();
     });
     connect(handshake, &Handshake::failed, this, [this, rank](Link *l, const Error &e) {
@@ -562,6 +567,14 @@ void Engine::handleIncomingLink(Link *link)
 qint64 Engine::linkHighWater() const
 {
     return qMax<qint64>(4LL * m_config.chunkSize, 256 * 1024);
+}
+
+// An accepted mesh link is the rank-table entry's node; a fellow
+// replacement's is a new node in its rank, known by what it said.
+void Engine::attachAccepted(Link *link, const PeerIdentity &peer)
+{
+    const bool fellow = peer.purpose == LinkPurpose::Rejoin;
+    attachPeer(peer.rank, link, fellow ? NodeInfo{peer.rank, peer.nodeId, peer.listenAddress} : m_peers.at(peer.rank).info);
 }
 
 void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)

@@ -157,6 +157,7 @@ private:
     void handleRankTable(const Frame &frame);
     void dialMember(int rank);
     void checkMeshComplete();
+    void attachAccepted(Link *link, const PeerIdentity &peer);
     // both
     void handleIncomingLink(Link *link);
     void attachPeer(int rank, Link *link, const NodeInfo &info);
@@ -198,6 +199,7 @@ private:
     void stopReconnecting(Peer &peer);
     // rejoining a formed world in a lost member's place (enginerejoin.cpp)
     Result<void> admitRejoin(const PeerIdentity &peer) const;
+    Result<void> admitFellowReplacement(const PeerIdentity &peer) const;
     void handleRejoinLink(Link *link, const PeerIdentity &id);
     void handleSpareAdvert(const PeerAdvert &advert);
     void offerRank(int rank, const PeerAdvert &spare);

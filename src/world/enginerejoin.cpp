@@ -40,6 +40,32 @@ Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
     return success();
 }
 
+// Replacements rejoining at overlapping times (members lost together or one
+// after the other) link to each other as they link to the survivors: a later
+// one finds an earlier one in its rank table, or at the fixed address of the
+// rank, and dials it. When two of them dial each other at once, the lower
+// rank's link stays: the higher one accepts it even while dialling, the lower
+// one refuses while it dials, and a dial that finds the rank linked is closed.
+Result<void> Engine::admitFellowReplacement(const PeerIdentity &peer) const
+{
+    if (peer.purpose != LinkPurpose::Rejoin)
+        return rejoinRefusal(QStringLiteral("this node is rejoining as rank %1 and accepts links only from other new "
+                                      "nodes until it has")
+                           .arg(m_rank));
+    if (!m_formation.hasRankTable())
+        return success(); // checked against the rank table when it arrives
+    if (peer.rank < 0 || peer.rank >= m_size || peer.rank == m_rank)
+        return rejoinRefusal(QStringLiteral("rank %1 cannot rejoin this world of %2 through rank %3")
+                           .arg(peer.rank).arg(m_size).arg(m_rank));
+    const Peer &known = m_peers.at(peer.rank);
+    if (known.link)
+        return rejoinRefusal(QStringLiteral("rank %1 is already linked").arg(peer.rank));
+    if (m_rank < peer.rank && known.state == PeerState::Linking)
+        return rejoinRefusal(QStringLiteral("rank %1 dials rank %2 itself (the lower rank's link stays)")
+                           .arg(m_rank).arg(peer.rank));
+    return success();
+}
+
 // Survivor side: the lost member's rank gets the new node, with fresh
 // streams, and (on the root) the replacement learns who else is there.
 void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)

@@ -1,7 +1,7 @@
 // mmpirun_ftapp: a computation that survives the loss of nodes, for the
 // fault tests under mmpirun. Every iteration i sums (rank + 1) * i over the
-// communicator (allreduce, or point to point around BLANK ranks) and checks
-// the result. When a node is lost the collective fails, FaultTolerance
+// communicator (an allreduce over FaultTolerance::survivors(), which leaves
+// BLANK ranks out) and checks the result. When a node is lost the collective fails, FaultTolerance
 // applies --policy, and the survivors resume from the last iteration all of
 // them finished. Prints, one line each:
 //   event=ready rank=R size=N
@@ -38,36 +38,12 @@ QString list(const QList<int> &ranks)
 enum class Combine { Sum, Min };
 
 // The sum or minimum of `value` over the members of `comm` that are not
-// blank: an allreduce when there is no blank, else to the lowest member and
-// back, point to point.
+// blank: an allreduce over the survivors' communicator, which every survivor
+// made from the agreed decision (no exchange of the app's own). A failure
+// while it runs fails it on every survivor (lost, or Reconfigured).
 Result<qint64> combine(const FaultTolerance &ft, qint64 value, Combine how)
 {
-    const Communicator comm = ft.communicator();
-    const QList<int> blank = ft.blankRanks();
-    if (blank.isEmpty())
-        return comm.allreduce(value, how == Combine::Sum ? Op::Sum : Op::Min).wait();
-    QList<int> members;
-    for (int r = 0; r < comm.size(); ++r)
-        if (!blank.contains(r))
-            members << r;
-    constexpr int UpTag = 700, DownTag = 701;
-    const int root = members.first();
-    if (comm.rank() != root) {
-        if (auto sent = comm.send(root, UpTag, value).wait(); !sent)
-            return sent.error();
-        return comm.recv<qint64>(root, DownTag).wait();
-    }
-    qint64 total = value;
-    for (int r : members.mid(1)) {
-        auto got = comm.recv<qint64>(r, UpTag).wait();
-        if (!got)
-            return got.error();
-        total = how == Combine::Sum ? total + *got : std::min(total, *got);
-    }
-    for (int r : members.mid(1))
-        if (auto sent = comm.send(r, DownTag, total).wait(); !sent)
-            return sent.error();
-    return total;
+    return ft.survivors().allreduce(value, how == Combine::Sum ? Op::Sum : Op::Min).wait();
 }
 
 qint64 expectedSum(const FaultTolerance &ft, qint64 iteration)

@@ -13,6 +13,7 @@
 // once iteration I is done, a failure at a known point of the run. Prints:
 //   event=ready rank=R size=N replacement=0|1 dir=D
 //   event=failed iteration=I reason=...
+//   event=failed recover reason=...   (then FaultTolerance::reconfigure() and again)
 //   event=recovered epoch=E iteration=I rank=R held=H  (H: epochs on disk before)
 //   event=done iterations=N total=T rank=R     (exit 0)
 // Exit 4: a wrong sum; 6: no rebuild within 60 s; 1: other errors.
@@ -141,8 +142,18 @@ int main(int argc, char *argv[])
             const qsizetype held = store.epochs().size();
             const auto outcome = QCoro::waitFor(CoordinatedCheckpoint::recover(comm, &store));
             if (outcome.error.isError()) {
+                // The way out (docs/guide/fault-tolerance.md#when-recovery-fails):
+                // a new agreement, then the recovery again on its communicator.
                 say(QStringLiteral("event=failed recover reason=%1").arg(outcome.error.message));
-                return 1;
+                const ErrorCode code = outcome.error.code;
+                if (code == ErrorCode::NoCheckpoint || code == ErrorCode::CheckpointFailed)
+                    return 1; // the state is not there: agreeing again brings it no closer
+                ft.reconfigure();
+                if (!awaitRebuild(ft, rebuilds, handled)) {
+                    say(QStringLiteral("event=failed reason=no rebuild within 60 s"));
+                    return 6;
+                }
+                continue;
             }
             say(QStringLiteral("event=recovered epoch=%1 iteration=%2 rank=%3 held=%4")
                     .arg(outcome.epoch).arg(state.iteration).arg(comm.rank()).arg(held));

@@ -4,6 +4,7 @@
 // BLANK on the 3 around the blank, each sum right; with ABORT every survivor
 // exits non-zero with the reason. Every run: a sum per millisecond, the
 // kill 1 s in, so it lands inside a collective most of the time.
+#include "overlappingfailures.h"
 #include "processrun.h"
 
 #include <QDir>
@@ -50,9 +51,6 @@ private Q_SLOTS:
             QVERIFY2(r.lines(rank, u"event=wrong"_s).isEmpty(), qPrintable(r.dump()));
         }
         QVERIFY2(r.lines(2, u"event=done"_s).isEmpty(), qPrintable(r.dump()));
-        // The loss was known long before the 10 s heartbeat timeout: the
-        // killed node's sockets closed, and nothing listened there any more.
-        QVERIFY2(r.elapsedMs < 10000, qPrintable(QString::number(r.elapsedMs)));
         qInfo().noquote() << "collectives that failed on the survivors:"
                           << (r.lines(0, u"event=failed"_s) + r.lines(1, u"event=failed"_s) + r.lines(3, u"event=failed"_s));
     }
@@ -80,6 +78,64 @@ private Q_SLOTS:
             QVERIFY2(r.err.contains(u"node %1 exited with status 5"_s.arg(rank)), qPrintable(r.dump()));
             QVERIFY2(r.lines(rank, u"event=done"_s).isEmpty(), qPrintable(r.dump()));
         }
+    }
+
+    // Issue 44: two ranks killed from outside (SIGKILL by mmpirun --kill)
+    // `gap` ms apart, the second often while the survivors still agree on
+    // the first or wait for its replacement. Every policy ends as it would
+    // after both losses at once.
+    void overlappingFailures_data()
+    {
+        QTest::addColumn<QString>("policy");
+        QTest::addColumn<int>("first");
+        QTest::addColumn<int>("second");
+        QTest::addColumn<int>("gap");
+        for (const QString policy : {u"shrink"_s, u"blank"_s, u"abort"_s, u"rebuild"_s}) {
+            QTest::addRow("%s: 2 then 3, 5 ms", qPrintable(policy)) << policy << 2 << 3 << 5;
+            QTest::addRow("%s: 2 then 3, 200 ms", qPrintable(policy)) << policy << 2 << 3 << 200;
+            QTest::addRow("%s: 0 then 1, 5 ms", qPrintable(policy)) << policy << 0 << 1 << 5;
+        }
+    }
+
+    void overlappingFailures()
+    {
+        QFETCH(QString, policy);
+        QFETCH(int, first);
+        QFETCH(int, second);
+        QFETCH(int, gap);
+        if (policy == u"rebuild"_s) {
+            QTemporaryDir home;
+            const ProcessRun r = runRebuildWithTwoKills(first, second, gap, home.path());
+            const QString problem = rebuildProblem(r, first, second);
+            QVERIFY2(problem.isEmpty(), qPrintable(problem + u'\n' + r.dump()));
+            return;
+        }
+        const ProcessRun r = runPolicyWithTwoKills(policy, first, second, gap);
+        for (int victim : {first, second})
+            QVERIFY2(r.err.contains(u"node %1 crashed with signal 9 (SIGKILL"_s.arg(victim)), qPrintable(r.dump()));
+        QList<int> survivors;
+        for (int rank = 0; rank < 4; ++rank)
+            if (rank != first && rank != second)
+                survivors << rank;
+        for (int rank : survivors) {
+            QVERIFY2(r.lines(rank, u"event=wrong"_s).isEmpty(), qPrintable(r.dump()));
+            if (policy == u"abort"_s) {
+                const QStringList aborted = r.lines(rank, u"event=aborted reason=aborting: lost rank "_s);
+                QVERIFY2(aborted.size() == 1 && aborted.first().contains(u"the policy is ABORT"_s), qPrintable(r.dump()));
+                QVERIFY2(r.err.contains(u"node %1 exited with status 5"_s.arg(rank)), qPrintable(r.dump()));
+            } else if (policy == u"shrink"_s) {
+                const int renumbered = int(survivors.indexOf(rank));
+                QVERIFY2(r.lines(rank, u"event=done iterations=2500 size=2 rank=%1 "_s.arg(renumbered)).size() == 1,
+                         qPrintable(r.dump()));
+            } else {
+                const QString blank = u"%1,%2"_s.arg(first).arg(second);
+                QVERIFY2(r.lines(rank, u"event=done iterations=2500 size=4 rank=%1 blank=%2"_s.arg(rank).arg(blank))
+                                 .size() == 1,
+                         qPrintable(r.dump()));
+            }
+        }
+        if (policy != u"abort"_s)
+            QVERIFY2(r.exitCode != 124, qPrintable(r.dump())); // nothing hung
     }
 
     // Issue 6: a work pool of 4 workers, 2 of them killed at random times:
@@ -118,7 +174,7 @@ private Q_SLOTS:
     void rebuildResumesFromThePartnerCopy()
     {
         QFETCH(int, victim);
-        QTemporaryDir devices;
+        QTemporaryDir home;
         constexpr qint64 Iterations = 300;
         const ProcessRun r = runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s,
                                          u"--fault"_s, u"rank %1 terminates at 1000ms"_s.arg(victim),

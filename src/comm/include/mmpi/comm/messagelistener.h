@@ -21,10 +21,11 @@ public:
     // request.value<T>()).
     using Handler = std::function<void(const Status &status, const Request &request)>;
 
-    // Listens on `comm` until destroyed or the communicator stops (the world
-    // closed, it was revoked: logged at debug level with `name`). `handler`
-    // runs on `owner`'s thread, and never after `owner` is gone.
-    MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler);
+    // Listens on `comm` (for messages with `tag` only, unless AnyTag) until
+    // destroyed or the communicator stops (the world closed, it was revoked:
+    // logged at debug level with `name`). `handler` runs on `owner`'s
+    // thread, and never after `owner` is gone.
+    MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler, int tag = AnyTag);
     ~MessageListener();
     MessageListener(const MessageListener &) = delete;
     MessageListener &operator=(const MessageListener &) = delete;
@@ -43,6 +44,7 @@ private:
     QObject *m_owner;
     QString m_name;
     Handler m_handler;
+    int m_tag;
     Request m_posted;
     quint64 m_posts = 0; // a queued delivery of an earlier post was made by deliverPending()
     bool m_stopped = false;

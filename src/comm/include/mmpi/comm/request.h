@@ -32,6 +32,13 @@ public:
     Request() = default; // a null request: already complete, with no status
     explicit Request(std::shared_ptr<detail::RequestState> state);
 
+    // A request that the layer above finishes itself, once, with `finish`
+    // (no error: success with an empty status): an operation made of a
+    // protocol rather than of one message (FaultTolerance::protect() on a
+    // replacement node). Waiting, polling and co_await work as on any other.
+    struct Pending;
+    static Pending pending();
+
     bool isNull() const { return !m_state; }
     bool isFinished() const;
     // The outcome if finished, nullopt otherwise (MPI_Test).
@@ -126,6 +133,12 @@ private:
     static Error placedElsewhere();
     static Result<void> checkPlacedCopy(const Payload &p, bool decodes, ItemType wanted, qint64 capacity);
     std::shared_ptr<detail::RequestState> m_state;
+};
+
+struct Request::Pending
+{
+    Request request;
+    std::function<void(const Error &error)> finish; // later calls are ignored
 };
 
 // Emits finished() on its own thread when the watched request completes.

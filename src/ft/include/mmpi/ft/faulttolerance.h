@@ -6,6 +6,7 @@
 #pragma once
 
 #include <mmpi/comm/communicator.h>
+#include <mmpi/comm/messagelistener.h>
 #include <mmpi/ft/policy.h>
 #include <mmpi/world/world.h>
 
@@ -53,6 +54,12 @@ public:
 
     // The communicator to use now: after SHRINK, the survivors'.
     Communicator communicator() const { return m_comm; }
+    // The live members of communicator(), without its blank ranks (BLANK,
+    // and REBUILD until the replacements arrive): made by every survivor
+    // from the agreed decision, so getting it needs no collective on the
+    // broken communicator (ULFM's MPI_Comm_shrink). Each new decision
+    // replaces (and revokes) the last one; communicator() when none is blank.
+    Communicator survivors() const { return m_survivors.isNull() ? m_comm : m_survivors; }
     // World rank of each rank of communicator(): the rank map SHRINK publishes.
     QList<int> rankMap() const { return m_comm.group(); }
     // Ranks of communicator() that failed and were kept (BLANK, and REBUILD
@@ -62,6 +69,14 @@ public:
     QList<int> awaitedRanks() const;
     // The survivors are agreeing on the failed set (no policy applied yet).
     bool isReconfiguring() const { return m_reconfiguring; }
+    // Ask the members for a new agreement although nobody new failed: the
+    // way out when the app's recovery failed on some member (a
+    // CoordinatedCheckpoint::recover() that a later loss or an interrupted
+    // collective broke). One member's call starts the round for all; its
+    // outcome comes as usual (worldReconfigured(), and after REBUILD
+    // ranksRebuilt() with the ranks still to restore, none if all are
+    // there), on a communicator with a new id. Harmless while a round runs.
+    void reconfigure();
 
 Q_SIGNALS:
     // protect() is done: failures are handled from now on.
@@ -88,16 +103,37 @@ private:
     void handleNodeLost(int worldRank, World::FailureClass failureClass, const Error &reason);
     void startReconfiguring(); // reconfiguring() once per round
     void revokeOld(const Error &revoked);
+    void makeSurvivors(quint32 id);
     // REBUILD (faulttolerancerebuild.cpp)
+    struct Prepared
+    {
+        Communicator comm, control; // made from the decision's id
+        QSet<int> awaited, blank;   // world ranks, as the decision left them
+    };
+    struct Welcome
+    {
+        quint32 commId = 0;
+        quint32 controlId = 0;
+        QList<int> group, blank, replaced;
+    };
+    void listenForRebuild();
+    void handleRebuildMessage(int source, const QList<qint64> &items);
     Operation<void> awaitWelcome(const Communicator &comm);
-    Result<void> adoptWelcome(const Communicator &comm, const QList<qint64> &welcome);
+    void handleWelcome(int source, const Welcome &welcome);
+    void sendJoinedIfLinked();
+    void adoptRebuilt(quint32 id);
     void prepareRebuild(const QList<int> &failed, quint32 id);
+    void advanceRebuild();
     void handleNodeRejoined(int worldRank);
-    void finishRebuild();
-    void sendWelcome(const QList<int> &worldRanks);
+    void welcomeIfReady();
+    void handleJoined(int worldRank, quint32 id);
+    void handleRebuilt(int worldRank, quint32 id);
+    void announceRebuilt(quint32 id, const QList<int> &group, int except);
+    void finishRebuild(quint32 id);
+    void sendRebuildMessage(int worldRank, const QList<qint64> &items);
     // The world rank that speaks for the survivors: the lowest member that
-    // was there all along (not blank, not among `replacedWorld`).
-    int speaker(const QList<int> &replacedWorld) const;
+    // was there all along (not blank).
+    int speaker() const;
     void inviteSpares();
     void handleSpareNotFound(int worldRank, const Error &reason);
     void dropPendingRebuild();
@@ -119,8 +155,20 @@ private:
     // ids are taken) that include the replacements.
     QSet<int> m_awaited;
     QSet<int> m_rejoined;
-    Communicator m_rebuiltComm;
-    Communicator m_rebuiltControl;
+    QHash<quint32, Prepared> m_prepared; // by the rebuilt communicator's id, since the last REBUILD done
+    quint32 m_rebuildId = 0;             // the latest decision's (0: no REBUILD under way)
+    QSet<int> m_joined;                  // speaker: replacements linked to every member, for m_rebuildId
+    QSet<quint32> m_earlyRebuilt;        // announced before this node's own decision came
+    // A replacement, until the survivors take it in: the welcomes it got (by
+    // id), who sent the last, and its protect() still to finish.
+    Communicator m_base;
+    QHash<quint32, Welcome> m_welcomes;
+    int m_welcomer = -1;
+    quint32 m_joinedSent = 0;
+    std::shared_ptr<Request::Pending> m_protecting;
+    std::unique_ptr<MessageListener> m_rebuildInbox; // on Communicator::service()
+    Communicator m_survivors;
+    Policy m_lastPolicy = Policy::Blank; // what a round without a new failure applies again
     bool m_reconfiguring = false;
     bool m_aborting = false; // aborted: the world closes, nothing more is agreed
     bool m_invitesSpares = false;
