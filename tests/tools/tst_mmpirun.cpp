@@ -1,6 +1,7 @@
 // tst_mmpirun: runs the real mmpirun with mmpirun_probe as the node program and
 // checks the launch environment contract, output forwarding, exit statuses,
-// stopping on failure, timeouts, signals and usage errors (docs/guide/mmpirun.md).
+// stopping on failure, timeouts, signals, --kill and usage errors
+// (docs/guide/mmpirun.md).
 #include "processrun.h"
 
 #include <QDeadlineTimer>
@@ -26,6 +27,7 @@ using namespace mmpi::test;
 using namespace Qt::StringLiterals;
 
 const QString probe = QStringLiteral(MMPIRUN_PROBE_PATH);
+const QString ftApp = QStringLiteral(MMPIRUN_FTAPP_PATH);
 
 // Every job here ends within seconds: a hung one fails the test early.
 ProcessRun mmpirun(const QStringList &args, const std::optional<QProcessEnvironment> &env = {})
@@ -131,6 +133,11 @@ private Q_SLOTS:
     void timeoutStopsTheJob();
     void signalsAreForwarded_data();
     void signalsAreForwarded();
+
+    void killedRankCrashesWhileTheOthersRunOn();
+    void killsMillisecondsApartBothHappen();
+    void killedRankIsRespawned();
+    void killOfAnEndedRankIsSkipped();
 };
 
 void TestMmpirun::helpListsEveryOption()
@@ -138,7 +145,7 @@ void TestMmpirun::helpListsEveryOption()
     const ProcessRun run = mmpirun({u"--help"_s});
     QCOMPARE(run.exitCode, 0);
     for (const char *word : {"-n", "--transport", "--timeout", "--formation-timeout", "--world-name", "--keep-going",
-                             "--no-prefix", "--link", "--link-latency", "--link-bandwidth", "--fault", "default",
+                             "--no-prefix", "--link", "--link-latency", "--link-bandwidth", "--fault", "--kill", "default",
                              "MMPI_RANK", "MMPI_SIZE", "MMPI_TRANSPORT", "MMPI_ROOT_ADDRESS", "MMPI_WORLD_KEY",
                              "MMPI_WORLD_NAME", "MMPI_FORMATION_TIMEOUT_MS", "MMPI_LAUNCHER", "MMPI_TRANSPORT_OPTIONS",
                              "--rank-prefix", "--rank-address", "MMPI_LISTEN_ADDRESS", "ip netns exec",
@@ -201,6 +208,23 @@ void TestMmpirun::otherUsageErrors_data()
         << u"out-of-range needs 'for <time>'"_s;
     QTest::addRow("fault rank beyond -n") << sim + QStringList{u"--fault"_s, u"rank 2 terminates at 1s"_s, probe}
                                           << u"fault 'rank 2 terminates at 1s' names rank 2, but the world has 2 node(s)"_s;
+
+    const QStringList four{u"-n"_s, u"4"_s, u"--kill"_s};
+    QTest::addRow("kill rank beyond -n") << four + QStringList{u"rank 4 at 1s"_s, probe}
+                                         << u"mmpirun: --kill 'rank 4 at 1s': rank 4 is outside 0..3 (-n 4)"_s;
+    QTest::addRow("kill malformed") << four + QStringList{u"node 1 at 1s"_s, probe}
+                                    << u"mmpirun: --kill 'node 1 at 1s': not of the form 'rank R at T'"_s;
+    QTest::addRow("kill trailing words") << four + QStringList{u"rank 1 at 1s for 2s"_s, probe}
+                                         << u"mmpirun: --kill 'rank 1 at 1s for 2s': not of the form"_s;
+    QTest::addRow("kill rank a word") << four + QStringList{u"rank one at 1s"_s, probe}
+                                      << u"mmpirun: --kill 'rank one at 1s': 'one' is not a rank"_s;
+    QTest::addRow("kill negative time") << four + QStringList{u"rank 1 at -1s"_s, probe}
+                                        << u"mmpirun: --kill 'rank 1 at -1s': the time '-1s' is negative"_s;
+    QTest::addRow("kill time without unit")
+        << four + QStringList{u"rank 1 at 2"_s, probe}
+        << u"mmpirun: --kill 'rank 1 at 2': '2' is not a time like 3s, 1.5s or 250ms"_s;
+    QTest::addRow("kill after a day") << four + QStringList{u"rank 1 at 86401s"_s, probe}
+                                      << u"the time '86401s' is longer than a day"_s;
 
     const QStringList tcp{u"-n"_s, u"3"_s, u"--transport"_s, u"tcp"_s};
     QTest::addRow("address without tcp") << QStringList{u"-n"_s, u"2"_s, u"--rank-address"_s, u"10.0.0.{rank}"_s, probe}
@@ -776,6 +800,80 @@ void TestMmpirun::signalsAreForwarded()
     QVERIFY2(err.contains(u"mmpirun: received %1; stopping the nodes"_s.arg(name)), qPrintable(err));
     QVERIFY2(err.contains(u"mmpirun:   nodes 0-2: stopped by mmpirun"_s), qPrintable(err));
     QVERIFY(allGone(reports(QString::fromUtf8(out) + run.out)));
+}
+
+namespace {
+
+QString killedLine(int rank, const QString &event)
+{
+    return u"mmpirun: node %1 crashed with signal 9 (SIGKILL), sent by --kill '%2'"_s.arg(rank).arg(event);
+}
+
+} // namespace
+
+// Killed from outside on the local transport, rank 2 is lost to the others'
+// world as a crashed device would be: the survivors shrink and finish.
+void TestMmpirun::killedRankCrashesWhileTheOthersRunOn()
+{
+    const ProcessRun run = mmpirun({u"-n"_s, u"4"_s, u"--keep-going"_s, u"--kill"_s, u"rank 2 at 1000ms"_s, ftApp,
+                                    u"--policy"_s, u"shrink"_s, u"--iterations"_s, u"2000"_s, u"--pause-ms"_s, u"1"_s});
+    QVERIFY2(run.exitCode == 128 + SIGKILL, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(killedLine(2, u"rank 2 at 1000ms"_s)
+                              + u" (--keep-going: the other nodes continue)\n"_s),
+             qPrintable(run.dump()));
+    QVERIFY2(run.lines(2, u"event=ready"_s).size() == 1 && run.lines(2, u"event=done"_s).isEmpty(),
+             qPrintable(run.dump()));
+    for (int rank : {0, 1, 3}) {
+        QVERIFY2(run.lines(rank, u"event=reconfigured policy=Shrink failed=2 size=3"_s).size() == 1,
+                 qPrintable(run.dump()));
+        QVERIFY2(run.lines(rank, u"event=done iterations=2000 size=3"_s).size() == 1, qPrintable(run.dump()));
+    }
+}
+
+// Two timers from one clock: the second kill is not lost behind the first
+// one's crash report.
+void TestMmpirun::killsMillisecondsApartBothHappen()
+{
+    const ProcessRun run = mmpirun(probeArgs(4,
+                                             {u"--keep-going"_s, u"--kill"_s, u"rank 2 at 1000ms"_s, u"--kill"_s,
+                                              u"rank 3 at 1005ms"_s},
+                                             {u"--sleep-ms"_s, u"2500"_s}));
+    QVERIFY2(run.exitCode == 128 + SIGKILL, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(killedLine(2, u"rank 2 at 1000ms"_s)), qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(killedLine(3, u"rank 3 at 1005ms"_s)), qPrintable(run.dump()));
+    QVERIFY2(run.out.contains(u"[0] rank=0 done\n"_s) && run.out.contains(u"[1] rank=1 done\n"_s),
+             qPrintable(run.dump()));
+    QVERIFY2(!run.out.contains(u"[2] rank=2 done"_s) && !run.out.contains(u"[3] rank=3 done"_s), qPrintable(run.dump()));
+    QCOMPARE(reports(run.out).size(), 4);
+    QVERIFY(allGone(reports(run.out)));
+}
+
+// A crash like any other: --respawn starts a replacement, which --kill
+// leaves alone.
+void TestMmpirun::killedRankIsRespawned()
+{
+    const ProcessRun run = mmpirun(probeArgs(3, {u"--respawn"_s, u"1"_s, u"--kill"_s, u"rank 1 at 1000ms"_s},
+                                             {u"--sleep-ms"_s, u"1500"_s}));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(killedLine(1, u"rank 1 at 1000ms"_s) + u"; starting a replacement in rank 1"_s),
+             qPrintable(run.dump()));
+    QList<qint64> pids;
+    for (const Report &r : reports(run.out))
+        if (r.rank == 1)
+            pids << r.pid;
+    QVERIFY2(pids.size() == 2 && pids[0] != pids[1], qPrintable(run.dump()));
+    QVERIFY2(run.out.count(u"[1] rank=1 done\n"_s) == 1, qPrintable(run.dump()));
+}
+
+void TestMmpirun::killOfAnEndedRankIsSkipped()
+{
+    const ProcessRun run = mmpirun(probeArgs(3, {u"--kill"_s, u"rank 1 at 1000ms"_s},
+                                             {u"--exit-code-for-rank"_s, u"1"_s, u"0"_s, u"--sleep-ms"_s, u"2000"_s}));
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    QVERIFY2(run.err == u"mmpirun: --kill 'rank 1 at 1000ms' skipped: node 1 is not running (it exited with status 0)\n"_s,
+             qPrintable(run.dump()));
+    QVERIFY2(run.out.contains(u"[0] rank=0 done\n"_s) && run.out.contains(u"[2] rank=2 done\n"_s),
+             qPrintable(run.dump()));
 }
 
 QTEST_GUILESS_MAIN(TestMmpirun)

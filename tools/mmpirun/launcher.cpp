@@ -120,6 +120,16 @@ struct Launcher::Node
         return outcome;
     }
 
+    // Why a --kill found no process to kill.
+    QString absence() const
+    {
+        if (state == State::Finished)
+            return u"it "_s + outcome;
+        if (state == State::Running)
+            return u"its replacement is not started yet"_s;
+        return u"it is not started"_s;
+    }
+
     const int rank;
     QProcess process;
     LineForwarder out;
@@ -129,6 +139,8 @@ struct Launcher::Node
     bool stopRequested = false;
     bool killed = false;
     bool replacement = false; // started again by --respawn
+    // The --kill event that sent SIGKILL to the current process, if any.
+    QString killedBy;
     qint64 pid = 0; // of the last process started
     // Shell-style: exit code, 128 + signal, or 127 if it did not start.
     int status = 0;
@@ -193,12 +205,15 @@ void Launcher::start()
     if (!m_environment.cpus().isEmpty())
         qCDebug(lcTools) << "nodes bound to CPUs" << m_environment.cpus();
     m_environment.releasePorts();
+    m_sinceStart.start();
     for (auto &node : m_nodes) {
         // A node that failed to start at once has already stopped the job.
         if (m_cause != StopCause::None)
             break;
         startNode(*node);
     }
+    if (m_cause == StopCause::None)
+        scheduleKills();
     finishIfDone();
 }
 
@@ -213,6 +228,7 @@ void Launcher::startNode(Node &node)
         bindThisProcessTo(cpu);
     });
     node.state = Node::State::Running;
+    node.killedBy.clear();
     // With --rank-prefix the prefix's command runs and starts the program
     // (ip netns exec, taskset, env, ...).
     QStringList command = m_options.rankPrefixes.value(node.rank);
@@ -253,6 +269,9 @@ void Launcher::onNodeFinished(Node &node, int exitCode, QProcess::ExitStatus exi
         node.status = known ? 128 + exitCode : UnknownCrashStatus;
         node.outcome = known ? u"crashed with signal %1 (%2)"_s.arg(exitCode).arg(signalName(exitCode))
                              : u"crashed"_s;
+        // A crash all the same, but one the user asked for.
+        if (exitCode == SIGKILL && !node.killedBy.isEmpty())
+            node.outcome += u", sent by --kill '%1'"_s.arg(node.killedBy);
     } else {
         node.status = exitCode;
         node.outcome = u"exited with status %1"_s.arg(exitCode);
@@ -333,12 +352,50 @@ void Launcher::onGraceExpired()
     killNodes();
 }
 
+// Each timer counts from the same start, not from when the one before fired,
+// so that kills a few milliseconds apart stay that far apart however long
+// starting the nodes took; precise timers, as coarse ones may fire 5% early
+// or late.
+void Launcher::scheduleKills()
+{
+    for (const KillEvent &kill : std::as_const(m_options.kills)) {
+        auto timer = std::make_unique<QTimer>();
+        timer->setSingleShot(true);
+        timer->setTimerType(Qt::PreciseTimer);
+        connect(timer.get(), &QTimer::timeout, this, [this, kill] { onKill(kill); });
+        timer->start(int(qMax<qint64>(0, kill.at.count() - m_sinceStart.elapsed())));
+        m_kills.push_back(std::move(timer));
+    }
+}
+
+void Launcher::onKill(const KillEvent &kill)
+{
+    Node &node = *m_nodes[size_t(kill.rank)];
+    if (node.state != Node::State::Running || node.process.state() == QProcess::NotRunning) {
+        say(u"--kill '%1' skipped: node %2 is not running (%3)"_s.arg(kill.text).arg(kill.rank).arg(node.absence()));
+        return;
+    }
+    qCDebug(lcTools) << "--kill" << kill.text << "at" << m_sinceStart.elapsed() << "ms: SIGKILL to process"
+                     << node.process.processId();
+    node.killedBy = kill.text;
+    node.process.kill();
+}
+
+// Once the job is being stopped the nodes' ends are mmpirun's doing; a kill
+// then would only blur what the summary says.
+void Launcher::stopKills()
+{
+    for (const auto &timer : m_kills)
+        timer->stop();
+}
+
 void Launcher::stopNodes(StopCause cause)
 {
     if (m_cause != StopCause::None)
         return;
     m_cause = cause;
     m_timeout.stop();
+    stopKills();
     bool any = false;
     for (auto &node : m_nodes) {
         if (node->state != Node::State::Running)
@@ -372,6 +429,7 @@ void Launcher::finishIfDone()
     m_finished = true;
     m_timeout.stop();
     m_grace.stop();
+    stopKills();
     const int status = exitStatus();
     if (status != 0)
         printSummary(status);

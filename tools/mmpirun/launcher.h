@@ -1,12 +1,14 @@
 // Launcher: runs one mmpirun job. It owns one QProcess per node, forwards their
-// output line by line, stops the job when a node fails, the timeout expires or
-// mmpirun is signalled, and works out the exit status (docs/guide/mmpirun.md).
+// output line by line, kills ranks as --kill says, stops the job when a node
+// fails, the timeout expires or mmpirun is signalled, and works out the exit
+// status (docs/guide/mmpirun.md).
 #pragma once
 
 #include "launchenvironment.h"
 #include "launchoptions.h"
 #include "signalwatcher.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QProcess>
 #include <QTimer>
@@ -48,6 +50,9 @@ private:
     void onTimeout();
     void onSignal(int signal);
     void onGraceExpired();
+    void scheduleKills();
+    void onKill(const KillEvent &kill);
+    void stopKills();
 
     void reportFailure(const Node &node);
     void stopNodes(StopCause cause);
@@ -64,6 +69,9 @@ private:
     SignalWatcher m_signals;
     QTimer m_timeout;
     QTimer m_grace;
+    // Since the nodes were started: the one time base of every --kill.
+    QElapsedTimer m_sinceStart;
+    std::vector<std::unique_ptr<QTimer>> m_kills;
     // Runs in each node's process between fork and exec.
     std::function<void()> m_childSetup;
     StopCause m_cause = StopCause::None;

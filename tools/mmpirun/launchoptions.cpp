@@ -49,6 +49,11 @@ struct CommandLine
         u"sim only, repeatable: a scripted fault, \"rank R io-error at T\", \"rank R out-of-range "
         "at T for D\" or \"rank R terminates at T\"; T and D like 3s, 1.5s or 250ms, counted from "
         "the start of the node's formation."_s, u"event"_s};
+    QCommandLineOption kill{u"kill"_s,
+        u"Repeatable, any transport: \"rank R at T\", mmpirun sends SIGKILL to the process "
+        "holding rank R at T (like 3s, 1.5s or 250ms) after it started the nodes; that node "
+        "counts as crashed (--keep-going and --respawn apply), one not running at T is skipped."_s,
+        u"event"_s};
     QCommandLineOption rankPrefix{u"rank-prefix"_s,
         u"Start each node as COMMAND followed by the program, with {rank} and {rank+N} in it "
         "replaced by the node's rank, e.g. 'ip netns exec ns{rank}' (words split at spaces; "
@@ -88,8 +93,8 @@ struct CommandLine
             u"Starts N copies of a program on this machine as the ranks of one MMPI world."_s);
         // Everything after the program name belongs to the program, with or without "--".
         parser.setOptionsAfterPositionalArgumentsMode(QCommandLineParser::ParseAsPositionalArguments);
-        parser.addOptions({nodes, transport, link, linkLatency, linkBandwidth, fault, rankPrefix, rankAddress,
-                           timeout, formationTimeout, worldName, keepGoing, respawn, bindTo, noPrefix});
+        parser.addOptions({nodes, transport, link, linkLatency, linkBandwidth, fault, kill, rankPrefix,
+                           rankAddress, timeout, formationTimeout, worldName, keepGoing, respawn, bindTo, noPrefix});
         parser.addPositionalArgument(u"program"_s,
             u"The program every node runs: a path, a name on PATH, or a name next to mmpirun."_s,
             u"[--] program"_s);
@@ -137,6 +142,7 @@ Examples:
   mmpirun -n 8 --transport tcp --timeout 120 -- ./myapp --rounds 10
   mmpirun -n 3 --keep-going --no-prefix ./myapp > all-ranks.txt
   mmpirun -n 4 --transport sim --link bluetooth --fault "rank 2 out-of-range at 3s for 4s" mmpi-ring
+  mmpirun -n 4 --keep-going --kill "rank 2 at 3s" --kill "rank 3 at 3005ms" ./myapp
   mmpirun -n 2 --transport tcp --rank-prefix 'ip netns exec ns{rank}' \
           --rank-address '10.77.0.{rank+1}' mmpi-ring
 )";
@@ -174,6 +180,61 @@ Result<qint64> parseWhole(const QString &option, const QString &text, const QStr
     if (!digits.match(text).hasMatch())
         return usageError(u"--%1 expects a whole number of %2, got '%3'"_s.arg(option, unit, text));
     return text.toLongLong();
+}
+
+// "3s", "1.5s", "250ms": the times of the sim transport's --fault events
+// (SimFault in plugins/sim, which mmpirun does not link), so that both
+// options take the same text. A number and a unit with nothing between them:
+// "3" (which unit?) and "3 s" are refused rather than guessed at.
+Result<std::chrono::milliseconds> parseTime(const QString &token)
+{
+    // A day, as for --fault: longer is certainly a typo.
+    constexpr qint64 MaxMs = 24LL * 3600 * 1000;
+    static const QRegularExpression pattern(u"^(-?)(\\d{1,9}(?:\\.\\d{1,3})?)(ms|s)$"_s);
+    const auto match = pattern.match(token);
+    if (!match.hasMatch())
+        return usageError(u"'%1' is not a time like 3s, 1.5s or 250ms"_s.arg(token));
+    if (!match.captured(1).isEmpty())
+        return usageError(u"the time '%1' is negative"_s.arg(token));
+    const double value = match.captured(2).toDouble();
+    const double ms = std::round(match.captured(3) == u"s"_s ? value * 1000.0 : value);
+    if (ms > double(MaxMs))
+        return usageError(u"the time '%1' is longer than a day"_s.arg(token));
+    return std::chrono::milliseconds(qint64(ms));
+}
+
+// One --kill event, "rank R at T", with R one of the `nodes` ranks.
+Result<KillEvent> parseKill(const QString &text, int nodes)
+{
+    const auto bad = [&](const QString &reason) { return usageError(u"--kill '%1': %2"_s.arg(text, reason)); };
+    const QStringList words = text.simplified().split(u' ', Qt::SkipEmptyParts);
+    if (words.size() != 4 || words[0] != u"rank"_s || words[2] != u"at"_s)
+        return bad(u"not of the form 'rank R at T' (T like 3s, 1.5s or 250ms)"_s);
+    // toInt() takes "+1"; a rank is plain digits.
+    static const QRegularExpression digits(u"^\\d{1,4}$"_s);
+    if (!digits.match(words[1]).hasMatch())
+        return bad(u"'%1' is not a rank"_s.arg(words[1]));
+    KillEvent kill;
+    kill.rank = words[1].toInt();
+    if (kill.rank >= nodes)
+        return bad(u"rank %1 is outside 0..%2 (-n %3)"_s.arg(kill.rank).arg(nodes - 1).arg(nodes));
+    const auto at = parseTime(words[3]);
+    if (!at)
+        return bad(at.error().message);
+    kill.at = *at;
+    kill.text = words.join(u' ');
+    return kill;
+}
+
+Result<void> readKills(const CommandLine &cl, LaunchOptions &options)
+{
+    for (const QString &text : cl.parser.values(cl.kill)) {
+        const auto kill = parseKill(text, options.nodes);
+        if (!kill)
+            return kill.error();
+        options.kills.append(*kill);
+    }
+    return success();
 }
 
 // The sim plugin itself judges the options, so mmpirun and the nodes can never
@@ -356,6 +417,8 @@ Result<void> readOptions(const CommandLine &cl, const QString &ownDirectory, Lau
     options.respawns = cl.parser.value(cl.respawn).toInt(&numeric);
     if (!numeric || options.respawns < 0 || options.respawns > 1000)
         return usageError(u"--respawn must be a number from 0 to 1000, not '%1'"_s.arg(cl.parser.value(cl.respawn)));
+    if (auto ok = readKills(cl, options); !ok)
+        return ok;
     options.prefixOutput = !cl.parser.isSet(cl.noPrefix);
     const auto binding = parseBinding(cl.parser.value(cl.bindTo));
     if (!binding)

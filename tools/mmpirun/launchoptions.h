@@ -15,6 +15,16 @@
 
 namespace mmpi::tools {
 
+// --kill "rank R at T": mmpirun sends SIGKILL to the process holding `rank`
+// `at` after it started the nodes, as a user's `kill -9` would.
+struct KillEvent
+{
+    int rank = 0;
+    std::chrono::milliseconds at{0};
+    // The event as given, spaces normalised, for mmpirun's messages.
+    QString text;
+};
+
 struct LaunchOptions
 {
     enum class Action { Run, ShowHelp, ShowVersion };
@@ -45,6 +55,8 @@ struct LaunchOptions
     // or failed is started again as a replacement (MMPI_REJOIN=1), for
     // REBUILD. 0: never.
     int respawns = 0;
+    // --kill, in the order given (any transport).
+    QList<KillEvent> kills;
     bool prefixOutput = true;
     // --bind-to: which CPU each node runs on (cpubinding.h).
     Binding binding = Binding::Auto;
