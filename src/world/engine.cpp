@@ -121,7 +121,7 @@ void Engine::start()
     }
     m_rank = m_config.rank;
     m_peers.resize(m_size);
-    setStep(Step::ContactingRoot, QStringLiteral("joining through %1").arg(m_config.rootAddress));
+    setStep(Step::ContactingRoot, QStringLiteral("joining through %1").arg(contactAddress()));
     connectToRoot();
 }
 
@@ -319,7 +319,7 @@ void Engine::connectToRoot()
 {
     if (m_formation.step() != Step::ContactingRoot)
         return;
-    auto link = m_transport->connectTo(m_config.rootAddress);
+    auto link = m_transport->connectTo(contactAddress());
     if (!link)
         return fail(link.error());
     const LinkPurpose purpose = m_formation.rejoining() ? LinkPurpose::RejoinVia : LinkPurpose::Join;
@@ -340,7 +340,10 @@ void Engine::handleRootHandshakeFailed(const Error &error)
     if (!isTransient(error) && !m_formation.rejoining())
         return fail(error);
     // The root may not be listening yet: mmpirun starts every rank at once.
-    qCDebug(lcWorld).noquote() << "root not reachable yet:" << error.message;
+    // A replacement asks the next member it knows meanwhile.
+    qCDebug(lcWorld).noquote() << contactAddress() << "not reachable yet:" << error.message;
+    if (m_formation.rejoining())
+        nextContact();
     retryLater(m_rootAttempts, [this] { connectToRoot(); });
 }
 
@@ -396,9 +399,9 @@ void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
         return;
     }
     const bool rejoining = m_formation.rejoining();
-    const bool contactRankOk = invited                    ? peer.rank >= 0 && peer.rank < WorldConfig::MaxSize
-                               : rejoining && m_rank == 0 ? peer.rank > 0 && peer.rank < m_size
-                                                          : peer.rank == 0;
+    const bool contactRankOk = invited     ? peer.rank >= 0 && peer.rank < WorldConfig::MaxSize
+                               : rejoining ? peer.rank >= 0 && peer.rank < m_size && peer.rank != m_rank
+                                           : peer.rank == 0;
     if (!contactRankOk)
         return fail({ErrorCode::ProtocolViolation,
                      QStringLiteral("the %1 at %2 claims rank %3")
@@ -463,7 +466,7 @@ void Engine::handleRankTable(const Frame &frame)
 // are retried: a member admits it only once it has given the old node up).
 void Engine::dialMember(int rank)
 {
-    if (m_state != World::State::Forming || m_peers.at(rank).link)
+    if (m_state != World::State::Forming || m_peers.at(rank).link || m_peers.at(rank).info.address.isEmpty())
         return;
     auto link = m_transport->connectTo(m_peers.at(rank).info.address);
     if (!link)
@@ -497,6 +500,8 @@ void Engine::dialMember(int rank)
         noteKeyMismatch(e);
         if (m_formation.rejoining()) {
             m_lastRejoinError = e.message;
+            if (e.code == ErrorCode::ConnectionRefused)
+                return forgetMember(rank, e); // its app has ended: a replacement of it will dial this node
             qCDebug(lcWorld).noquote() << "rank" << rank << "did not admit this node yet:" << e.message;
         } else if (!isTransient(e)) {
             return fail(e);
@@ -785,6 +790,8 @@ void Engine::handleLinkClosed(int rank, Link *link)
                               QStringLiteral("the link to rank %1 closed: %2").arg(rank).arg(reason.message)});
     switch (m_state) {
     case World::State::Forming:
+        if (m_formation.rejoining() && handleLossWhileRejoining(rank, reason))
+            return;
         return fail({reason.code, QStringLiteral("rank %1 dropped out during formation: %2")
                                       .arg(rank)
                                       .arg(reason.message)});
@@ -970,7 +977,7 @@ QString Engine::describeMissing() const
             .arg(ranks([this](const Peer &, int r) { return !m_meshReady.contains(r); }));
     case Step::ContactingRoot:
         return QStringLiteral("could not join the %1 at %2 (%3)")
-            .arg(m_formation.rejoining() ? QStringLiteral("member") : QStringLiteral("root"), m_config.rootAddress,
+            .arg(m_formation.rejoining() ? QStringLiteral("member") : QStringLiteral("root"), contactAddress(),
                  m_lastRootError.isEmpty() ? QStringLiteral("no answer") : m_lastRootError);
     case Step::Advertising:
         return (m_keyMismatches > 0 ? QStringLiteral("no root of world '%1' with this node's world key contacted it")

@@ -200,6 +200,10 @@ private:
     // rejoining a formed world in a lost member's place (enginerejoin.cpp)
     Result<void> admitRejoin(const PeerIdentity &peer) const;
     Result<void> admitFellowReplacement(const PeerIdentity &peer) const;
+    QString contactAddress() const; // the member a replacement joins through now
+    void nextContact();
+    bool handleLossWhileRejoining(int rank, const Error &reason);
+    void forgetMember(int rank, const Error &reason);
     void handleRejoinLink(Link *link, const PeerIdentity &id);
     void handleSpareAdvert(const PeerAdvert &advert);
     void offerRank(int rank, const PeerAdvert &spare);
@@ -260,6 +264,7 @@ private:
     QSet<int> m_invited;
     QSet<QString> m_sparesAsked;
     int m_rootAttempts = 0;
+    int m_contactIndex = 0; // into rootAddress + WorldConfig::rejoinContacts
     QString m_lastRejoinError;
     // Links refused while forming because the other end holds another world
     // key, and the last such refusal: a formation that then runs out of time

@@ -66,6 +66,48 @@ Result<void> Engine::admitFellowReplacement(const PeerIdentity &peer) const
     return success();
 }
 
+QString Engine::contactAddress() const
+{
+    const QStringList contacts = QStringList{m_config.rootAddress} + m_config.rejoinContacts;
+    return contacts.at(m_contactIndex % contacts.size());
+}
+
+void Engine::nextContact()
+{
+    if (!m_config.rejoinContacts.isEmpty())
+        ++m_contactIndex;
+}
+
+// A member lost while this node rejoins is gone for it too: the survivors
+// will report it lost, and a replacement of it dials this node. Only the
+// contact lost before its rank table came leaves this node nothing to go
+// on: it asks the next member.
+bool Engine::handleLossWhileRejoining(int rank, const Error &reason)
+{
+    const Step step = m_formation.step();
+    if (step == Step::AwaitingRankTable && rank == m_contact && m_formation.canMoveTo(Step::ContactingRoot)) {
+        qCWarning(lcWorld).noquote() << "rank" << rank << "was lost before it sent the rank table:" << reason.message
+                                     << "; asking the next member";
+        nextContact();
+        setStep(Step::ContactingRoot, QStringLiteral("joining through %1").arg(contactAddress()));
+        retryLater(m_rootAttempts, [this] { connectToRoot(); });
+        return true;
+    }
+    if (step != Step::LinkingSurvivors)
+        return false;
+    forgetMember(rank, reason);
+    return true;
+}
+
+void Engine::forgetMember(int rank, const Error &reason)
+{
+    qCInfo(lcWorld).noquote() << "rank" << rank << "is gone while this node rejoins:" << reason.message;
+    Peer &peer = m_peers[rank];
+    peer.info.address.clear(); // not expected any more
+    setPeerState(peer, PeerState::Lost, reason.message);
+    checkMeshComplete();
+}
+
 // Survivor side: the lost member's rank gets the new node, with fresh
 // streams, and (on the root) the replacement learns who else is there.
 void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)

@@ -61,6 +61,9 @@ bool FormationState::canMoveTo(Step next) const
         return worldState() == World::State::Forming;
     if (next == Step::Closed && (m_step == Step::Idle || m_step == Step::Failed))
         return true;
+    // A replacement whose contact is lost before the rank table came asks another member.
+    if (m_role == Role::Replacement && m_step == Step::AwaitingRankTable && next == Step::ContactingRoot)
+        return true;
     const QList<Step> &way = wayOf(m_role);
     const qsizetype from = way.indexOf(m_step);
     return from >= 0 && from + 1 < way.size() && way.at(from + 1) == next;

@@ -54,7 +54,8 @@ public:
     bool hasRankTable() const;
     World::State worldState() const;
     // The next step on the role's way (on to Formed, Closing, Closed), Failed
-    // while forming, Closed before forming or after failing; nothing else.
+    // while forming, Closed before forming or after failing, and for a
+    // replacement back from AwaitingRankTable to ContactingRoot; nothing else.
     bool canMoveTo(Step next) const;
     bool moveTo(Step next);
     // An advertising discovered member that a member invites becomes a spare.

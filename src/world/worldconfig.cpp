@@ -159,6 +159,8 @@ Result<WorldConfig> WorldConfig::fromEnvironment()
     }
     config.listenAddress = env.value(QStringLiteral("MMPI_LISTEN_ADDRESS"));
     config.rejoin = env.value(QStringLiteral("MMPI_REJOIN")) == QLatin1String("1");
+    // Comma-separated: no transport's address holds a comma.
+    config.rejoinContacts = env.value(QStringLiteral("MMPI_REJOIN_CONTACTS")).split(u',', Qt::SkipEmptyParts);
     if (config.isRoot() && !config.rejoin) {
         // The root listens where the others join it (a replacement of rank 0
         // joins through a survivor at MMPI_ROOT_ADDRESS instead).

@@ -174,7 +174,7 @@ private Q_SLOTS:
     void rebuildResumesFromThePartnerCopy()
     {
         QFETCH(int, victim);
-        QTemporaryDir home;
+        QTemporaryDir devices;
         constexpr qint64 Iterations = 300;
         const ProcessRun r = runMmpirun({u"-n"_s, u"4"_s, u"--transport"_s, u"sim"_s, u"--link"_s, u"ideal"_s,
                                          u"--fault"_s, u"rank %1 terminates at 1000ms"_s.arg(victim),

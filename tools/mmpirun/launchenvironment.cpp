@@ -145,13 +145,21 @@ void LaunchEnvironment::moveToFreshAddress(int rank)
     releasePorts();
 }
 
-QProcessEnvironment LaunchEnvironment::forReplacement(int rank, int contactRank)
+QProcessEnvironment LaunchEnvironment::forReplacement(int rank, const QList<int> &contacts)
 {
     moveToFreshAddress(rank);
     QProcessEnvironment env = forRank(rank, false);
     env.insert(u"MMPI_REJOIN"_s, u"1"_s);
-    if (rank == 0 && contactRank >= 0 && contactRank < m_listenAddresses.size())
-        env.insert(u"MMPI_ROOT_ADDRESS"_s, m_listenAddresses.at(contactRank));
+    // Through the members running now, in turn: the root may be gone too,
+    // or a replacement of it listens at a fresh address.
+    QStringList addresses;
+    for (int contact : contacts)
+        if (contact != rank && contact < m_listenAddresses.size())
+            addresses << m_listenAddresses.at(contact);
+    if (!addresses.isEmpty()) {
+        env.insert(u"MMPI_ROOT_ADDRESS"_s, addresses.takeFirst());
+        env.insert(u"MMPI_REJOIN_CONTACTS"_s, addresses.join(u','));
+    }
     return env;
 }
 

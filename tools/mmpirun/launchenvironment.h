@@ -40,9 +40,10 @@ public:
     QProcessEnvironment forRank(int rank, bool withFaults = true) const;
     // forRank() for a node that replaces a failed one: MMPI_REJOIN=1, and
     // no scripted faults (they would strike it again).
-    // With --respawn the replacement listens at a new fixed address; one of
-    // rank 0 joins through `contactRank` (a running rank).
-    QProcessEnvironment forReplacement(int rank, int contactRank);
+    // With --respawn the replacement listens at a new fixed address and
+    // joins through the first of `contacts` (running ranks), trying the
+    // others in turn (MMPI_REJOIN_CONTACTS).
+    QProcessEnvironment forReplacement(int rank, const QList<int> &contacts);
     // Whether a replacement of rank 0 can find the survivors (--respawn).
     bool knowsEveryAddress() const;
     QString rootAddress() const { return m_rootAddress; }

@@ -219,7 +219,7 @@ void Launcher::start()
 
 void Launcher::startNode(Node &node)
 {
-    node.process.setProcessEnvironment(node.replacement ? m_environment.forReplacement(node.rank, contactFor(node.rank))
+    node.process.setProcessEnvironment(node.replacement ? m_environment.forReplacement(node.rank, runningRanks())
                                                         : m_environment.forRank(node.rank));
     // Nodes read no input; an open pipe nobody writes to would block them forever.
     node.process.setStandardInputFile(QProcess::nullDevice());

@@ -122,6 +122,7 @@ Environment of every node (the rest is inherited from mmpirun):
   MMPI_FORMATION_TIMEOUT_MS  --formation-timeout in milliseconds
   MMPI_LAUNCHER              mmpirun
   MMPI_REJOIN                --respawn only: 1 in a replacement node (WorldConfig::rejoin)
+  MMPI_REJOIN_CONTACTS       --respawn only: further running members to join through, comma-separated
 
 Output: every line a node writes to stdout (stderr) goes to mmpirun's stdout
 (stderr) whole, prefixed "[rank] "; stdin of the nodes is empty.

@@ -9,6 +9,7 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <QStringList>
 #include <QVariantMap>
 
 #include <chrono>
@@ -49,6 +50,10 @@ struct WorldConfig
     // the old node up, so it is retried until then, within formationTimeout.
     // A replacement of rank 0 listens at listenAddress, not at rootAddress.
     bool rejoin = false;
+    // With rejoin: further members to join through, tried in turn after
+    // rootAddress's when a member cannot be reached or is lost before it
+    // sent the rank table (the contact may fail too while the new node comes).
+    QStringList rejoinContacts;
     // Where this node listens for mesh links (empty: the transport chooses).
     QString listenAddress;
 
