@@ -90,6 +90,72 @@ private Q_SLOTS:
         QVERIFY(sent.wait());
     }
 
+    // Issue 44: under BLANK the survivors compute on survivors(), made from
+    // the decision on every member (no collective on the broken one); a
+    // second loss replaces it, and the old one is revoked.
+    void blankGivesTheSurvivorsACommunicatorOfTheLiveRanks()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = protectAll(w, Policy::Blank);
+        QVERIFY(!all.empty());
+        QCOMPARE(all[0].ft->survivors().id(), all[0].ft->communicator().id()); // nobody blank yet
+
+        w.kill(1);
+        QList<Communicator> live;
+        for (int r : {0, 2, 3}) {
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 1, Patience);
+            const Communicator s = all[r].ft->survivors();
+            QCOMPARE(s.size(), 3);
+            QCOMPARE(s.group(), (QList<int>{0, 2, 3}));
+            QVERIFY(s.id() != all[r].ft->communicator().id());
+            live << s;
+        }
+        QCOMPARE(sumOfRanks(live), (QList<qint64>{6, 6, 6}));
+
+        w.kill(3);
+        QList<Communicator> fewer;
+        for (int r : {0, 2}) {
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 2, Patience);
+            QCOMPARE(all[r].ft->survivors().group(), (QList<int>{0, 2}));
+            fewer << all[r].ft->survivors();
+        }
+        QCOMPARE(sumOfRanks(fewer), (QList<qint64>{3, 3}));
+        const auto old = live[0].barrier().wait();
+        QVERIFY(!old);
+        QCOMPARE(old.error().code, ErrorCode::Revoked);
+    }
+
+    // The way out when a recovery failed on some member: reconfigure() on one
+    // of them gives every member a new round with the same policy and a
+    // survivors' communicator with a new id, which works.
+    void reconfigureStartsARoundForEveryMember()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = protectAll(w, Policy::Blank);
+        QVERIFY(!all.empty());
+        w.kill(2);
+        for (int r : {0, 1, 3})
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 1, Patience);
+        const quint32 before = all[0].ft->survivors().id();
+
+        all[3].ft->reconfigure();
+
+        QList<Communicator> live;
+        for (int r : {0, 1, 3}) {
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].reconfigured->size(), 2, Patience);
+            const auto args = all[r].reconfigured->at(1);
+            QCOMPARE(args.at(0).value<Policy>(), Policy::Blank);
+            QCOMPARE(args.at(1).value<QList<int>>(), QList<int>{}); // nobody new
+            QCOMPARE(all[r].ft->blankRanks(), QList<int>{2});
+            live << all[r].ft->survivors();
+        }
+        QVERIFY(live[0].id() != before);
+        QCOMPARE(live[0].id(), live[2].id());
+        QCOMPARE(sumOfRanks(live), (QList<qint64>{6, 6, 6}));
+    }
+
     void abortStopsEverySurvivorWithTheReason()
     {
         CommWorld w(QStringLiteral("local"), 4);

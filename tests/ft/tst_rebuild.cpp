@@ -142,6 +142,59 @@ private Q_SLOTS:
         QCOMPARE(sumOfRanks(all), (QList<qint64>{10, 10, 10, 10}));
     }
 
+    // Issue 44: two ranks lost before either is replaced. Nobody switches
+    // until both new nodes are in and linked to each other; then one
+    // ranksRebuilt(2, 3) everywhere, and collectives span both.
+    void twoLostRanksAreRebuiltTogether()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = protectAll(w);
+        QVERIFY(!all.empty());
+        w.kill(2);
+        w.kill(3);
+        all[2] = {};
+        all[3] = {};
+        for (int r : {0, 1})
+            QTRY_COMPARE_WITH_TIMEOUT(all[r].ft->awaitedRanks(), (QList<int>{2, 3}), Patience);
+        QVERIFY(w.replace(2));
+        all[2] = protect(w, 2);
+        // One new node is not the rebuilt world: the survivors still wait.
+        QTest::qWait(200);
+        QCOMPARE(all[0].rebuilt->size(), 0);
+        QVERIFY(w.replace(3));
+        all[3] = protect(w, 3);
+        for (const Member &m : all) {
+            QTRY_COMPARE_WITH_TIMEOUT(m.rebuilt->size(), 1, Patience);
+            QCOMPARE(m.rebuilt->at(0).at(0).value<QList<int>>(), (QList<int>{2, 3}));
+            QCOMPARE(m.ft->communicator().id(), all[0].ft->communicator().id());
+        }
+        QCOMPARE(sumOfRanks(all), (QList<qint64>{10, 10, 10, 10}));
+    }
+
+    // reconfigure() after a REBUILD that is done: every member gets
+    // ranksRebuilt() with no ranks and a communicator with a new id, which
+    // works: the way to run a recovery again that failed on some member.
+    void reconfigureAfterRebuildGivesEveryMemberANewCommunicator()
+    {
+        CommWorld w(QStringLiteral("local"), 4);
+        QVERIFY(w.formed());
+        auto all = protectAll(w);
+        QVERIFY(!all.empty());
+        QVERIFY(killAndReplace(w, all, 1));
+        const quint32 before = all[0].ft->communicator().id();
+
+        all[2].ft->reconfigure();
+
+        for (const Member &m : all) {
+            QTRY_COMPARE_WITH_TIMEOUT(m.rebuilt->size(), 2, Patience);
+            QCOMPARE(m.rebuilt->at(1).at(0).value<QList<int>>(), QList<int>{});
+            QCOMPARE(m.ft->communicator().id(), all[0].ft->communicator().id());
+        }
+        QVERIFY(all[0].ft->communicator().id() != before);
+        QCOMPARE(sumOfRanks(all), (QList<qint64>{10, 10, 10, 10}));
+    }
+
     void recoverHandsTheNewNodeItsState_data()
     {
         QTest::addColumn<int>("victim");
