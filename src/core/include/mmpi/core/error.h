@@ -51,6 +51,7 @@ enum class ErrorCode {
     NodeLost,
     InvalidTag,
     Revoked, // the communicator was revoked (replaced after a failure)
+    Reconfigured, // abandoned: the world reconfigured after a failure (FaultTolerance); the communicator stays usable
     // ft
     CheckpointFailed, // writing a checkpoint failed; the previous one stays
     NoCheckpoint,     // no valid checkpoint to restore
