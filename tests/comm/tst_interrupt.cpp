@@ -3,14 +3,16 @@
 // probes and the collectives under way finish with the reason, while the
 // communicator is not revoked: later operations work, messages that arrived
 // before or come after go to later receives, sends and other communicators
-// are left alone, and a later collective never takes the frames of an
-// interrupted one (whichever member interrupts first).
+// are left alone, a later collective never takes the frames of an
+// interrupted one (whichever member interrupts first), and a MessageListener
+// keeps listening.
 #include "collectivecheck.h"
 #include "communicatordata.h"
 #include "coroutinetest.h"
 #include "why.h"
 
 #include <mmpi/comm/communicator.h>
+#include <mmpi/comm/messagelistener.h>
 
 #include <QCoroTask>
 #include <QTest>
@@ -74,6 +76,7 @@ private Q_SLOTS:
     void wakesACollectiveARankNeverJoins();
     void laterCollectiveMeetsWhoeverInterruptsFirst();
     void multiPhaseCollectivesAfterInterrupts();
+    void messageListenerKeepsListening();
     void sequenceNumbersStayInTheirEpoch();
 };
 
@@ -305,6 +308,32 @@ void TestInterrupt::multiPhaseCollectivesAfterInterrupts()
             [](int, const QList<qint32> &sum) { return sum == QList<qint32>(20'000, 3) ? QString() : QStringLiteral("wrong sum"); });
         QVERIFY2(sums.isEmpty(), qPrintable(QStringLiteral("round %1: %2").arg(round).arg(sums)));
     }
+}
+
+void TestInterrupt::messageListenerKeepsListening()
+{
+    CommWorld w(QStringLiteral("local"), 2);
+    QVERIFY(w.formed());
+    QObject owner;
+    QList<qint32> got;
+    MessageListener listener(w[0], &owner, QStringLiteral("test"),
+                             [&](const Status &, const Request &r) { got << r.value<qint32>().value(); });
+    QVERIFY(w[1].send(0, 1, qint32(1)).wait());
+    QTRY_COMPARE_WITH_TIMEOUT(got, QList<qint32>{1}, Patience);
+    // When its receive is interrupted, and again before it has posted another
+    w[0].interrupt(WorldChanged);
+    w[0].interrupt(WorldChanged);
+    QCOMPARE(listener.deliverPending(), 0);
+    // Then it hears what comes next, in order
+    QVERIFY(w[1].send(0, 2, qint32(2)).wait());
+    w[0].interrupt(WorldChanged);
+    QVERIFY(w[1].send(0, 3, qint32(3)).wait());
+    QTRY_COMPARE_WITH_TIMEOUT(got, (QList<qint32>{1, 2, 3}), Patience);
+    // And a revoke still stops it: the next message waits unreceived
+    w[0].revoke({ErrorCode::Revoked, QStringLiteral("over")}, RevokeScope::ThisNode);
+    QVERIFY(w[1].send(0, 4, qint32(4)).wait());
+    QVERIFY(QTest::qWaitFor([&] { return w[0].unexpectedMessages() == 1; }, Patience));
+    QCOMPARE(got, (QList<qint32>{1, 2, 3}));
 }
 
 // The counter behind collectives' sequence numbers (collectivetag.h), without a world.

@@ -22,7 +22,8 @@ public:
     using Handler = std::function<void(const Status &status, const Request &request)>;
 
     // Listens on `comm` until destroyed or the communicator stops (the world
-    // closed, it was revoked: logged at debug level with `name`). `handler`
+    // closed, it was revoked: logged at debug level with `name`); an
+    // interrupt (Communicator::interrupt()) does not stop it. `handler`
     // runs on `owner`'s thread, and never after `owner` is gone.
     MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler);
     ~MessageListener();
@@ -45,6 +46,7 @@ private:
     Handler m_handler;
     Request m_posted;
     quint64 m_posts = 0; // a queued delivery of an earlier post was made by deliverPending()
+    quint64 m_failures = 0; // the communicator's interrupts and revokes when m_posted was posted
     bool m_stopped = false;
     std::shared_ptr<void> m_alive = std::make_shared<int>(0);
 };
