@@ -113,6 +113,14 @@ void Communicator::revoke(const Error &reason, RevokeScope scope) const
     m_data->router->revoke(m_data->id, {ErrorCode::Revoked, reason.message}, members);
 }
 
+// The epoch first: a collective started meanwhile on another thread either
+// took a number of the old one, and is interrupted, or of the new one.
+void Communicator::interrupt(const Error &reason) const
+{
+    if (m_data)
+        m_data->router->interrupt(m_data->id, m_data->beginNextEpoch(), reason);
+}
+
 World *Communicator::world() const
 {
     return m_data ? m_data->world : nullptr;

@@ -145,11 +145,14 @@ Result<Status> Matcher::probe(quint32 communicator, int source, int tag)
     QMutexLocker lock(&m_mutex);
     m_probing.append(source);
     const auto done = qScopeGuard([&] { m_probing.removeOne(source); });
+    const quint64 failuresBefore = m_failures.value(communicator).count;
     for (;;) {
         if (const auto it = findUnexpected(communicator, source, tag); it != m_unexpected.end())
             return statusOf(it->header, it->payload.size());
         if (auto gone = whyUnreachable(source))
             return Error{ErrorCode::NodeLost, gone->message};
+        if (const Failure failure = m_failures.value(communicator); failure.count != failuresBefore)
+            return failure.reason;
         if (const QList<int> resumable = takeResumable(); !resumable.isEmpty()) {
             lock.unlock();
             resume(resumable);
@@ -297,6 +300,10 @@ void Matcher::failCommunicator(quint32 communicator, const Error &reason)
     QList<std::shared_ptr<RequestState>> failed;
     {
         QMutexLocker lock(&m_mutex);
+        Failure &failure = m_failures[communicator];
+        ++failure.count;
+        failure.reason = reason;
+        m_arrived.wakeAll();
         for (auto it = m_posted.begin(); it != m_posted.end();) {
             if ((*it)->communicator == communicator) {
                 failed.append(*it);
@@ -308,6 +315,12 @@ void Matcher::failCommunicator(quint32 communicator, const Error &reason)
     }
     for (const auto &receive : failed)
         receive->complete(reason);
+}
+
+quint64 Matcher::failures(quint32 communicator) const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_failures.value(communicator).count;
 }
 
 } // namespace mmpi::detail

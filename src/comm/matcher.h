@@ -43,8 +43,14 @@ public:
     void handleMessageAbandoned(int rank, const Error &reason) override;
     void handlePeerGone(int rank, const Error &reason) override;
     void handlePeerRejoined(int rank) override;
-    // Fail every receive posted on `communicator` with `reason` (revoked).
+    // Fail every receive posted on `communicator` with `reason` (revoked or
+    // interrupted), and the blocking probes on it. A receive matched already,
+    // whose message is still arriving into its buffer, completes with it;
+    // unexpected messages stay for later receives.
     void failCommunicator(quint32 communicator, const Error &reason);
+    // How many times failCommunicator() ran for `communicator`: a receive
+    // that failed while it changed was failed by it (MessageListener).
+    quint64 failures(quint32 communicator) const;
     // Withdraw a posted receive (RequestState::cancel); false if it was matched already.
     bool cancel(const RequestState *receive);
 
@@ -80,6 +86,12 @@ private:
     qint64 m_limit = -1; // read from the world's configuration once formed
     QSet<int> m_paused;
     QList<int> m_probing; // sources of blocking probes in progress
+    struct Failure
+    {
+        quint64 count = 0;
+        Error reason; // the latest
+    };
+    QHash<quint32, Failure> m_failures; // by communicator
 };
 
 } // namespace mmpi::detail

@@ -166,10 +166,22 @@ void FaultTolerance::reconfigure()
     m_agreement->requestRound();
 }
 
+// Once per round on every member: what waits on the app's communicators
+// (a receive from a live rank, a collective another survivor left) is woken,
+// so nobody waits for a round that was abandoned. Every member interrupts
+// the same communicators once per round, which keeps their collectives in
+// step (Communicator::interrupt()).
 void FaultTolerance::startReconfiguring()
 {
-    if (!std::exchange(m_reconfiguring, true))
-        Q_EMIT reconfiguring();
+    if (std::exchange(m_reconfiguring, true))
+        return;
+    const Error abandoned{ErrorCode::Reconfigured,
+                          QStringLiteral("the world is reconfiguring after a failure: wait for "
+                                         "FaultTolerance::worldReconfigured(), then go on")};
+    m_comm.interrupt(abandoned);
+    if (!m_survivors.isNull())
+        m_survivors.interrupt(abandoned);
+    Q_EMIT reconfiguring();
 }
 
 Policy FaultTolerance::choose(const QList<int> &failed) const

@@ -38,7 +38,7 @@ QHash<int, CollectiveMatcher::Departure> CollectiveMatcher::attach(quint32 conte
     }
     if (m_attached.contains(k))
         qCWarning(lcComm) << "collective" << sequence << "of context" << Qt::hex << context
-                          << "started twice (more than 2^20 collectives outstanding?)";
+                          << "started twice (more than 2^16 collectives outstanding in an epoch?)";
     m_attached.insert(k, op);
     m_finished.remove(k);
     if (auto it = m_early.find(k); it != m_early.end()) {
@@ -118,9 +118,9 @@ void CollectiveMatcher::handleFrame(Frame &&frame)
             // Queued under our lock, so frames reach the op in arrival order
             // even while attach() hands it the earlier ones on another thread.
             op->enqueue(std::move(frame));
-        } else if (m_finished.contains(k) || placed) {
-            qCDebug(lcComm) << "dropping a frame for finished collective" << (k & SequenceMask) << "from rank"
-                            << frame.header.source;
+        } else if (m_finished.contains(k) || placed || isInterrupted(k)) {
+            qCDebug(lcComm) << "dropping a frame for finished or interrupted collective" << (k & SequenceMask)
+                            << "from rank" << frame.header.source;
             return;
         } else {
             const int source = frame.header.source;
@@ -165,15 +165,59 @@ void CollectiveMatcher::handlePeerGone(int rank, const Error &reason, bool clean
 
 void CollectiveMatcher::failContext(quint32 context, const Error &reason)
 {
-    const auto inContext = [context](quint64 k) { return quint32(k >> 32) == context; };
+    // Every member hears of the revoke: no Abort needs to go out.
+    failWhere([context](quint64 k) { return quint32(k >> 32) == context; }, reason, false);
+}
+
+void CollectiveMatcher::interruptContext(quint32 context, quint32 epoch, const Error &reason)
+{
+    {
+        QMutexLocker lock(&m_mutex);
+        // Two interrupts racing on other threads may get here out of order.
+        const auto it = m_interrupted.constFind(context);
+        if (it != m_interrupted.cend() && !isEarlierEpoch(it->epoch, epoch))
+            return;
+        m_interrupted.insert(context, {epoch, reason});
+        forgetFinished(context);
+    }
+    // A member still in the collective this one leaves is told, so that it
+    // does not wait for this node until it is interrupted too.
+    failWhere([this](quint64 k) { return isInterrupted(k); }, reason, true);
+}
+
+std::optional<Error> CollectiveMatcher::interrupted(quint32 context, quint32 sequence) const
+{
+    QMutexLocker lock(&m_mutex);
+    if (!isInterrupted(key(context, sequence)))
+        return std::nullopt;
+    return m_interrupted.value(context).reason;
+}
+
+// The ones of earlier epochs are dropped as such from now on; those of the
+// epochs to come are numbers used at least 9 epochs ago, which the next
+// collectives take again: a frame of one must not be dropped as a straggler.
+void CollectiveMatcher::forgetFinished(quint32 context)
+{
+    for (auto it = m_finished.begin(); it != m_finished.end();)
+        it = quint32(*it >> 32) == context ? m_finished.erase(it) : std::next(it);
+}
+
+bool CollectiveMatcher::isInterrupted(quint64 k) const
+{
+    const auto it = m_interrupted.constFind(quint32(k >> 32));
+    return it != m_interrupted.cend() && isEarlierEpoch(epochOf(quint32(k)), it->epoch);
+}
+
+void CollectiveMatcher::failWhere(const std::function<bool(quint64)> &stale, const Error &reason, bool tellOthers)
+{
     QList<std::shared_ptr<CollectiveOp>> running;
     {
         QMutexLocker lock(&m_mutex);
         for (auto it = m_attached.cbegin(); it != m_attached.cend(); ++it)
-            if (inContext(it.key()))
+            if (stale(it.key()))
                 running.append(it.value());
         for (auto it = m_early.begin(); it != m_early.end();) {
-            if (!inContext(it.key())) {
+            if (!stale(it.key())) {
                 ++it;
                 continue;
             }
@@ -183,7 +227,7 @@ void CollectiveMatcher::failContext(quint32 context, const Error &reason)
         }
     }
     for (const auto &op : running)
-        op->abandon(reason);
+        op->abandon(reason, tellOthers);
 }
 
 void CollectiveMatcher::handlePeerRejoined(int rank)

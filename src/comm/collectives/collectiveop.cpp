@@ -55,8 +55,11 @@ void CollectiveOp::start()
     const auto departed = m_setup.router->collectives().attach(m_setup.context, m_setup.sequence, shared_from_this());
     locked([&] {
         m_begun = true;
+        // Since the caller checked: an abandon() came before we began.
         if (auto why = m_setup.router->revoked(m_setup.context & ~CollectiveContextBit))
-            fail(*why, false); // since the caller checked: its abandon() came before we began
+            fail(*why, false);
+        else if (auto cut = m_setup.router->collectives().interrupted(m_setup.context, m_setup.sequence))
+            fail(*cut);
         else if (m_poison)
             fail(*m_poison);
         else
@@ -150,11 +153,11 @@ void CollectiveOp::peerGone(int worldRank, const Error &reason, bool clean)
     });
 }
 
-void CollectiveOp::abandon(const Error &reason)
+void CollectiveOp::abandon(const Error &reason, bool tellOthers)
 {
     locked([&] {
-        if (m_begun) // one not begun yet finds the revoke in start()
-            fail(reason, false);
+        if (m_begun) // one not begun yet finds the revoke or the interrupt in start()
+            fail(reason, tellOthers);
     });
 }
 

@@ -65,9 +65,9 @@ public:
     // The first `bytes` of the message placed there have arrived.
     void placedProgress(qint64 bytes);
     void peerGone(int worldRank, const Error &reason, bool clean);
-    // Its communicator was revoked: fail with `reason` (every member hears
-    // of the revoke, so no Abort goes out).
-    void abandon(const Error &reason);
+    // Its communicator was revoked (every member hears of it: no Abort goes
+    // out) or interrupted here (`tellOthers`): fail with `reason`.
+    void abandon(const Error &reason, bool tellOthers);
 
 protected:
     // Everything below runs with the op's mutex held.

@@ -14,11 +14,35 @@ constexpr quint32 MaxCommunicatorId = 0x7ffffffeu;
 // Communicator::service(): above every id a communicator can be given.
 constexpr quint32 ServiceCommunicatorId = MaxCommunicatorId + 1;
 
-// The tag's fields: sequence number in bits 0-19, argument in bits 20-29
-// (a bcast frame's forwarding range length minus one, a barrier round), kind
-// in bits 30-31.
+// The tag's fields: sequence number in bits 0-19 (its epoch in 16-19),
+// argument in bits 20-29 (a bcast frame's forwarding range length minus one,
+// a barrier round), kind in bits 30-31.
 constexpr quint32 SequenceBits = 20;
 constexpr quint32 SequenceMask = (1u << SequenceBits) - 1;
+// A sequence number is an epoch (its top bits) and a count within it. Each
+// Communicator::interrupt() begins the next epoch at count 0, on every member
+// that interrupts, so the collectives after it never meet the frames of one
+// it cut short, whose members' counts may differ. Both wrap: 2^16
+// collectives outstanding in an epoch, 16 epochs (the half behind the
+// current one is stale, the other half is members that interrupted first).
+constexpr quint32 EpochBits = 4;
+constexpr quint32 CountBits = SequenceBits - EpochBits;
+constexpr quint32 CountMask = (1u << CountBits) - 1;
+constexpr quint32 Epochs = 1u << EpochBits;
+
+constexpr quint32 epochOf(quint32 sequence)
+{
+    return (sequence & SequenceMask) >> CountBits;
+}
+constexpr quint32 firstOfEpoch(quint32 epoch)
+{
+    return (epoch % Epochs) << CountBits;
+}
+constexpr bool isEarlierEpoch(quint32 epoch, quint32 current)
+{
+    const quint32 behind = (current - epoch) % Epochs;
+    return behind != 0 && behind <= Epochs / 2;
+}
 constexpr int ArgumentBits = 10;
 constexpr int MaxArgument = (1 << ArgumentBits) - 1;
 // A bcast forwarding range must fit the argument, so groups that run

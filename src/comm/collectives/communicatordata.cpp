@@ -49,6 +49,27 @@ int CommunicatorData::peerRankOfWorldRank(int w) const
     return isInter() ? remoteRankOf.value(w, NoRank) : rankOfWorldRank(w);
 }
 
+quint32 CommunicatorData::takeSequence(quint32 count) const
+{
+    quint32 next = sequence->load();
+    quint32 first = 0;
+    do {
+        const bool wraps = (next & CountMask) + count > CountMask + 1;
+        first = wraps ? next & ~CountMask : next;
+    } while (!sequence->compare_exchange_weak(next, (first & ~CountMask) | ((first + count) & CountMask)));
+    return first;
+}
+
+quint32 CommunicatorData::beginNextEpoch() const
+{
+    quint32 next = sequence->load();
+    quint32 epoch = 0;
+    do {
+        epoch = (epochOf(next) + 1) % Epochs;
+    } while (!sequence->compare_exchange_weak(next, firstOfEpoch(epoch)));
+    return epoch;
+}
+
 std::shared_ptr<CommunicatorData> makeGroupData(const CommunicatorData &parent, quint32 id, QList<int> group)
 {
     auto d = std::make_shared<CommunicatorData>();

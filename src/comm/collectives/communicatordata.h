@@ -40,7 +40,8 @@ struct CommunicatorData
     QList<int> remote;
     QHash<int, int> remoteRankOf;
     std::shared_ptr<const CommunicatorData> local;
-    // Sequence numbers of collectives: every member takes them in the same order.
+    // Sequence numbers of collectives: every member takes them in the same
+    // order. The next one to take, epoch and count (collectivetag.h).
     std::shared_ptr<std::atomic<quint32>> sequence = std::make_shared<std::atomic<quint32>>(0);
 
     bool isInter() const { return local != nullptr; }
@@ -60,8 +61,13 @@ struct CommunicatorData
     // Whether ranks and world ranks differ, so statuses need translating.
     bool translates() const { return !wholeWorld; }
     quint32 collectiveContext() const { return id | CollectiveContextBit; }
-    // Reserves `count` consecutive sequence numbers; returns the first.
-    quint32 takeSequence(quint32 count = 1) const { return sequence->fetch_add(count) & SequenceMask; }
+    // Reserves `count` consecutive sequence numbers of the current epoch;
+    // returns the first. A run that would pass the epoch's last count starts
+    // over at its first (every member wraps alike), so first + i stays in it.
+    quint32 takeSequence(quint32 count = 1) const;
+    // Communicator::interrupt(): the collectives started from now on take
+    // sequence numbers from the next epoch, beginning at its first. Returns it.
+    quint32 beginNextEpoch() const;
 };
 
 // A communicator of `group` (world ranks by rank, containing this node) with `id`.

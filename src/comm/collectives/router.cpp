@@ -137,8 +137,7 @@ void Router::revoke(quint32 id, const Error &reason, const QList<int> &tell)
             return;
         m_revoked.insert(id, reason);
     }
-    m_matcher->failCommunicator(id, reason);
-    m_collectives.failContext(id | CollectiveContextBit, reason);
+    failOperations(id, reason);
     if (tell.isEmpty())
         return;
     const Payload record = encodeErrorRecord({reason, tell});
@@ -154,6 +153,20 @@ void Router::revoke(quint32 id, const Error &reason, const QList<int> &tell)
             qCDebug(lcComm) << "revoke notice for communicator" << id << "not sent to rank" << rank << ":"
                             << sent.error().message;
     }
+}
+
+void Router::interrupt(quint32 id, quint32 epoch, const Error &reason)
+{
+    failOperations(id, reason, epoch);
+}
+
+void Router::failOperations(quint32 id, const Error &reason, std::optional<quint32> epoch)
+{
+    m_matcher->failCommunicator(id, reason);
+    if (epoch)
+        m_collectives.interruptContext(id | CollectiveContextBit, *epoch, reason);
+    else
+        m_collectives.failContext(id | CollectiveContextBit, reason);
 }
 
 void Router::handleRevokeNotice(const Frame &frame)

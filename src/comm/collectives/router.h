@@ -51,6 +51,11 @@ public:
     // Later revokes of `id` do nothing. Thread-safe.
     void revoke(quint32 id, const Error &reason, const QList<int> &tell = {});
     std::optional<Error> revoked(quint32 id) const;
+    // Communicator `id` was interrupted here (Communicator::interrupt()) and
+    // its collectives take sequence numbers of `epoch` from now on: the
+    // receives posted on it and its collectives of earlier epochs fail with
+    // `reason`. It is not revoked. Thread-safe.
+    void interrupt(quint32 id, quint32 epoch, const Error &reason);
 
     // decideBcast() for a node that forwards `bytes` to a range of `ranks`
     // whose other members are `peers`, with this node's link model;
@@ -83,6 +88,9 @@ public:
 
 private:
     void handleRevokeNotice(const Frame &frame);
+    // revoke() and interrupt(): fail what waits on communicator `id`; with
+    // `epoch`, only its collectives of earlier epochs.
+    void failOperations(quint32 id, const Error &reason, std::optional<quint32> epoch = std::nullopt);
 
     World *m_world;
     std::shared_ptr<ReceiveGate> m_gate;

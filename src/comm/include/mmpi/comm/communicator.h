@@ -333,6 +333,39 @@ public:
     void revoke(const Error &reason, RevokeScope scope = RevokeScope::AllMembers) const;
     // Why it was revoked, if it was.
     std::optional<Error> revoked() const;
+
+    // ---- interrupt: wake what waits on this communicator without revoking
+    // it (FaultTolerance, when the world reconfigures and the app goes on
+    // using the communicator, as under BLANK).
+
+    // On this node only, every receive posted on this communicator (any
+    // source and tag; blocking, non-blocking or awaited), every blocking
+    // probe and every collective under way on it finish at once with
+    // `reason`, its code as given (Reconfigured). Sends are left alone, and
+    // so is a receive matched to a large message already arriving into its
+    // buffer. Operations started afterwards run normally, and no message is
+    // lost: one that had arrived unreceived, or comes later, goes to a later
+    // receive; a MessageListener posts again. Thread-safe, from any thread.
+    //
+    // Collectives: their frames are matched by sequence number, which the
+    // members count alike only while they call the same collectives, and an
+    // interrupted one may have finished on other members or never started
+    // there, with its frames still in flight. So each interrupt() begins a
+    // new epoch of sequence numbers here (the next collective takes the
+    // first of the next epoch), and frames of earlier epochs are dropped
+    // wherever they arrive once their receiver has interrupted. What holds:
+    //  - a collective started after interrupt() never takes the frames of
+    //    one it interrupted, here or on other members;
+    //  - the other members still in an interrupted collective are told, and
+    //    fail it with the code of `reason` instead of waiting for this one;
+    //  - later collectives meet across members once every member has
+    //    interrupted as many times, between the same collectives (as
+    //    FaultTolerance does on every survivor when it reconfigures); a
+    //    member that interrupts first may start them: their frames wait for
+    //    the others, which take them once they have interrupted too.
+    // Epochs wrap after 16 interrupts, and an epoch's numbers after 2^16
+    // collectives outstanding.
+    void interrupt(const Error &reason) const;
     // Messages that arrived at this node, on any communicator of its world,
     // that no receive has taken yet.
     qsizetype unexpectedMessages() const;

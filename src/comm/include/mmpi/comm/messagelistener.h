@@ -21,11 +21,19 @@ public:
     // request.value<T>()).
     using Handler = std::function<void(const Status &status, const Request &request)>;
 
+<<<<<<< HEAD
     // Listens on `comm` (for messages with `tag` only, unless AnyTag) until
     // destroyed or the communicator stops (the world closed, it was revoked:
     // logged at debug level with `name`). `handler` runs on `owner`'s
     // thread, and never after `owner` is gone.
     MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler, int tag = AnyTag);
+=======
+    // Listens on `comm` until destroyed or the communicator stops (the world
+    // closed, it was revoked: logged at debug level with `name`); an
+    // interrupt (Communicator::interrupt()) does not stop it. `handler`
+    // runs on `owner`'s thread, and never after `owner` is gone.
+    MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler);
+>>>>>>> h/interrupt
     ~MessageListener();
     MessageListener(const MessageListener &) = delete;
     MessageListener &operator=(const MessageListener &) = delete;
@@ -47,6 +55,7 @@ private:
     int m_tag;
     Request m_posted;
     quint64 m_posts = 0; // a queued delivery of an earlier post was made by deliverPending()
+    quint64 m_failures = 0; // the communicator's interrupts and revokes when m_posted was posted
     bool m_stopped = false;
     std::shared_ptr<void> m_alive = std::make_shared<int>(0);
 };

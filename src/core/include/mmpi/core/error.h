@@ -55,9 +55,12 @@ enum class ErrorCode {
     CheckpointFailed, // writing a checkpoint failed; the previous one stays
     NoCheckpoint,     // no valid checkpoint to restore
     CheckpointInUse,  // another store holds the checkpoint directory's lock
+    // comm, last so that the numbers before it (they travel in abort
+    // messages) stay those of earlier builds
+    Reconfigured, // abandoned: the world reconfigured after a failure (FaultTolerance); the communicator stays usable
 };
 // The highest code: error codes travel in collectives' abort messages.
-constexpr ErrorCode LastErrorCode = ErrorCode::CheckpointInUse;
+constexpr ErrorCode LastErrorCode = ErrorCode::Reconfigured;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.
