@@ -21,19 +21,12 @@ public:
     // request.value<T>()).
     using Handler = std::function<void(const Status &status, const Request &request)>;
 
-<<<<<<< HEAD
     // Listens on `comm` (for messages with `tag` only, unless AnyTag) until
     // destroyed or the communicator stops (the world closed, it was revoked:
-    // logged at debug level with `name`). `handler` runs on `owner`'s
-    // thread, and never after `owner` is gone.
+    // logged at debug level with `name`); an interrupt
+    // (Communicator::interrupt()) does not stop it. `handler` runs on
+    // `owner`'s thread, and never after `owner` is gone.
     MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler, int tag = AnyTag);
-=======
-    // Listens on `comm` until destroyed or the communicator stops (the world
-    // closed, it was revoked: logged at debug level with `name`); an
-    // interrupt (Communicator::interrupt()) does not stop it. `handler`
-    // runs on `owner`'s thread, and never after `owner` is gone.
-    MessageListener(const Communicator &comm, QObject *owner, QString name, Handler handler);
->>>>>>> h/interrupt
     ~MessageListener();
     MessageListener(const MessageListener &) = delete;
     MessageListener &operator=(const MessageListener &) = delete;
