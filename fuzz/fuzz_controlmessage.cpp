@@ -107,7 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const auto type = controlType(frame);
     const qint32 tag = frame.header.tag;
-    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= 10
+    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= 11
         && frame.payload.size() <= MaxControlPayload;
     check(type.hasValue() == valid, "controlType misjudges kind, tag or size");
     if (type)
@@ -125,5 +125,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     checkDecode<Abort>(frame, type);
     checkDecode<Resume>(frame, type);
     checkDecode<KeyMismatch>(frame, type);
+    checkDecode<Rejoined>(frame, type);
     return 0;
 }

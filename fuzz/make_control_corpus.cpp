@@ -55,6 +55,8 @@ int main(int argc, char **argv)
         && writeSeed(dir, QStringLiteral("start.bin"), Start{})
         && writeSeed(dir, QStringLiteral("abort.bin"), Abort{QString(1024, u'x')})
         && writeSeed(dir, QStringLiteral("resume.bin"), Resume{0xFFFFFFFFFFFFFFFFull})
-        && writeSeed(dir, QStringLiteral("keymismatch.bin"), KeyMismatch{});
+        && writeSeed(dir, QStringLiteral("keymismatch.bin"), KeyMismatch{})
+        && writeSeed(dir, QStringLiteral("rejoined.bin"),
+                     Rejoined{{3, QStringLiteral("node-3b"), QStringLiteral("local://mmpi-r3-1")}});
     return fuzz::corpusStatus(ok, dir);
 }

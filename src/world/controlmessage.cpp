@@ -31,6 +31,7 @@ void write(QDataStream &s, const Resume &m) { s << m.received; }
 void write(QDataStream &, const MeshReady &) {}
 void write(QDataStream &, const Start &) {}
 void write(QDataStream &, const KeyMismatch &) {}
+void write(QDataStream &s, const Rejoined &m) { s << m.entry.rank << m.entry.nodeId << m.entry.address; }
 void write(QDataStream &s, const RankTable &m)
 {
     s << quint32(m.entries.size());
@@ -54,6 +55,7 @@ void read(QDataStream &s, Resume &m) { s >> m.received; }
 void read(QDataStream &, MeshReady &) {}
 void read(QDataStream &, Start &) {}
 void read(QDataStream &, KeyMismatch &) {}
+void read(QDataStream &s, Rejoined &m) { s >> m.entry.rank >> m.entry.nodeId >> m.entry.address; }
 void read(QDataStream &s, RankTable &m)
 {
     quint32 count = 0;
@@ -110,6 +112,13 @@ Result<void> check(const MeshReady &) { return success(); }
 Result<void> check(const Resume &) { return success(); }
 Result<void> check(const Start &) { return success(); }
 Result<void> check(const KeyMismatch &) { return success(); }
+Result<void> check(const Rejoined &m)
+{
+    if (m.entry.rank < 0 || m.entry.nodeId.isEmpty() || m.entry.address.isEmpty()
+        || !stringsFit({&m.entry.nodeId, &m.entry.address}))
+        return violation(QStringLiteral("malformed rejoin notice"));
+    return success();
+}
 Result<void> check(const RankTable &m)
 {
     if (m.entries.isEmpty())
@@ -128,7 +137,7 @@ Result<ControlType> controlType(const Frame &frame)
 {
     const qint32 tag = frame.header.tag;
     if (frame.header.kind != FrameKind::Control || tag < qint32(ControlType::Challenge)
-        || tag > qint32(ControlType::KeyMismatch))
+        || tag > qint32(ControlType::Rejoined))
         return violation(QStringLiteral("not a control frame (kind %1, tag %2)")
                              .arg(int(frame.header.kind))
                              .arg(tag));
@@ -185,6 +194,7 @@ MMPI_CONTROL_MESSAGE(Start)
 MMPI_CONTROL_MESSAGE(Abort)
 MMPI_CONTROL_MESSAGE(Resume)
 MMPI_CONTROL_MESSAGE(KeyMismatch)
+MMPI_CONTROL_MESSAGE(Rejoined)
 #undef MMPI_CONTROL_MESSAGE
 
 } // namespace mmpi::detail

@@ -23,6 +23,7 @@ enum class ControlType : qint32 {
     Abort = 8,     // root -> node: formation failed, with the reason
     Resume = 9,    // either way, first on a reconnected link: what I received
     KeyMismatch = 10, // acceptor -> connector: your key proof does not match my key; then close
+    Rejoined = 11,    // member -> members: a new node took a lost rank (its entry)
 };
 
 // Resume: a formed world's link to a peer, made again after it broke.
@@ -126,6 +127,14 @@ struct Resume
 {
     static constexpr ControlType type = ControlType::Resume;
     quint64 received = 0;
+};
+
+// A new node took `entry.rank`: another new node that has no link to it yet
+// dials it (replacements rejoining at overlapping times find each other).
+struct Rejoined
+{
+    static constexpr ControlType type = ControlType::Rejoined;
+    RankEntry entry;
 };
 
 // The control type of a Control frame, or ProtocolViolation.

@@ -585,12 +585,22 @@ void Engine::attachAccepted(Link *link, const PeerIdentity &peer)
 void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
 {
     Peer &peer = m_peers[rank];
+    // A new node in a rank that had another (a replacement rejoining while
+    // a member it had linked to is replaced too): nothing carries over.
+    if (peer.stream && peer.info.nodeId != info.nodeId)
+        restartStreams(peer);
     peer.info = info;
     // Made with the link: a peer formed before us may send messages (numbered
     // from 1) before our Start.
     ensurePeerState(rank);
     connectLink(rank, link);
     setPeerState(peer, PeerState::Linked, link->peerAddress());
+}
+
+void Engine::restartStreams(Peer &peer)
+{
+    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
+    peer.stream->restart();
 }
 
 void Engine::ensurePeerState(int rank)
@@ -732,6 +742,8 @@ void Engine::handleControlFrame(int rank, const Frame &frame)
     const Step step = m_formation.step();
     if (type && *type == ControlType::Resume && m_peers[rank].isResuming())
         return handleResume(rank, frame);
+    if (type && *type == ControlType::Rejoined)
+        return handleRejoinNotice(frame);
     if (type && m_state == World::State::Forming) {
         if (*type == ControlType::RankTable && fromRoot && step == Step::AwaitingRankTable)
             return handleRankTable(frame);

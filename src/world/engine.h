@@ -158,6 +158,7 @@ private:
     void dialMember(int rank);
     void checkMeshComplete();
     void attachAccepted(Link *link, const PeerIdentity &peer);
+    void restartStreams(Peer &peer); // a new node in the rank: fresh numbering, empty queues
     // both
     void handleIncomingLink(Link *link);
     void attachPeer(int rank, Link *link, const NodeInfo &info);
@@ -204,6 +205,8 @@ private:
     void nextContact();
     bool handleLossWhileRejoining(int rank, const Error &reason);
     void forgetMember(int rank, const Error &reason);
+    void handleRejoinNotice(const Frame &frame);
+    void dialFellow(int rank); // formed, rejoined: to a new node told of by a member
     void handleRejoinLink(Link *link, const PeerIdentity &id);
     void handleSpareAdvert(const PeerAdvert &advert);
     void offerRank(int rank, const PeerAdvert &spare);

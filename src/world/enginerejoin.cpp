@@ -34,9 +34,13 @@ Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
                                  .arg(peer.rank)
                                  .arg(known.isReconnecting() ? QStringLiteral("reconnecting to it")
                                                              : QStringLiteral("linked")));
-    if (known.info.nodeId == peer.nodeId)
+    // This very node is the one being dialled (a new node told of), or the one given up.
+    if (known.info.nodeId == peer.nodeId && known.state != PeerState::Linking)
         return rejoinRefusal(QStringLiteral("node %1 was given up as rank %2; a replacement needs a new identity")
                                  .arg(peer.nodeId).arg(peer.rank));
+    if (known.state == PeerState::Linking && m_rank < peer.rank)
+        return rejoinRefusal(QStringLiteral("rank %1 dials rank %2 itself (the lower rank's link stays)")
+                                 .arg(m_rank).arg(peer.rank));
     return success();
 }
 
@@ -119,8 +123,7 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     peer.info = {rank, id.nodeId, id.listenAddress};
     peer.closeReason = {};
     peer.failureClass = World::FailureClass::Normal;
-    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
-    peer.stream->restart();
+    restartStreams(peer);
     connectLink(rank, link);
     setPeerState(peer, PeerState::Linked, QStringLiteral("node %1 rejoined").arg(id.nodeId));
     if (!peer.receiving)
@@ -128,10 +131,85 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     m_detector->watch(rank, FailureDetector::Clock::now(), link->counters().framesSent);
     if (startsRejoin(id.purpose))
         link->sendFrame(encodeControl(currentRankTable()));
+    // Another new node that came before it may not know of it (its rank
+    // table listed the old node, or none): it dials when told.
+    const Frame notice = encodeControl(Rejoined{{rank, id.nodeId, id.listenAddress}});
+    for (int other = 0; other < m_size; ++other)
+        if (other != rank && other != m_rank && m_peers.at(other).link && m_peers.at(other).isMember())
+            m_peers[other].link->sendFrame(notice);
     qCWarning(lcWorld).noquote() << "rank" << rank << "rejoined: node" << id.nodeId << "at"
                                  << id.listenAddress << "replaces the lost one";
     Q_EMIT nodeRejoined(rank, peer.info);
     Q_EMIT linkQualityChanged(rank);
+}
+
+// A new node in a rank this node (a new node too) has no link to: dial it,
+// while rejoining as one of the members to link to, once formed on its own.
+void Engine::handleRejoinNotice(const Frame &frame)
+{
+    const auto notice = decodeControl<Rejoined>(frame);
+    if (!notice) {
+        qCWarning(lcWorld).noquote() << "ignoring a rejoin notice:" << notice.error().message;
+        return;
+    }
+    const RankEntry &e = notice->entry;
+    if (!m_formation.rejoining() || e.rank >= m_size || e.rank == m_rank)
+        return; // a member that was there all along: the new node dials it
+    Peer &peer = m_peers[e.rank];
+    if (peer.link || peer.isMember() || (peer.state == PeerState::Linking && peer.info.nodeId == e.nodeId))
+        return; // linked, still has the node before it, or dialling it already
+    peer.info = {e.rank, e.nodeId, e.address};
+    qCInfo(lcWorld).noquote() << "rank" << e.rank << "rejoined as node" << e.nodeId << "at" << e.address
+                              << ": linking to it";
+    if (m_formation.step() == Step::LinkingSurvivors)
+        return dialMember(e.rank);
+    if (m_state == World::State::Formed)
+        dialFellow(e.rank);
+}
+
+void Engine::dialFellow(int rank)
+{
+    Peer &peer = m_peers[rank];
+    if (m_state != World::State::Formed || peer.link || peer.isMember())
+        return;
+    auto link = m_transport->connectTo(peer.info.address);
+    if (!link) {
+        qCWarning(lcWorld).noquote() << "cannot link to rank" << rank << "at" << peer.info.address << ":"
+                                     << link.error().message;
+        return;
+    }
+    setPeerState(peer, PeerState::Linking, peer.info.address);
+    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Rejoin, m_config.handshakeTimeout, this);
+    connect(handshake, &Handshake::succeeded, this,
+            [this, rank, nodeId = peer.info.nodeId](Link *l, const PeerIdentity &id) {
+                if (m_state != World::State::Formed || id.nodeId != nodeId || m_peers.at(rank).link) {
+                    l->close(); // linked the other way meanwhile, or not the node told of
+                    l->deleteLater();
+                    return;
+                }
+                handleRejoinLink(l, {LinkPurpose::Rejoin, id.nodeId, rank, id.listenAddress});
+            });
+    connect(handshake, &Handshake::failed, this, [this, rank](Link *l, const Error &e) {
+        if (l)
+            l->deleteLater();
+        Peer &p = m_peers[rank];
+        if (p.state != PeerState::Linking)
+            return;
+        // The backoff reaches its 1 s ceiling after 5 tries: this allows
+        // about as long as a formation's default deadline.
+        constexpr int MaxFellowAttempts = 30;
+        if (m_meshAttempts[rank] >= MaxFellowAttempts) {
+            setPeerState(p, PeerState::Lost, e.message);
+            qCWarning(lcWorld).noquote() << "gave up linking to rank" << rank << ":" << e.message;
+            return;
+        }
+        retryLater(m_meshAttempts[rank], [this, rank] {
+            if (m_peers.at(rank).state == PeerState::Linking) {
+                setPeerState(m_peers[rank], PeerState::Lost, QStringLiteral("dialling again"));
+                dialFellow(rank);
+            }
+        });
+    });
 }
 
 // ---------------------------------------------------------------- spares
