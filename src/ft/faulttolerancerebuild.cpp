@@ -191,6 +191,7 @@ void FaultTolerance::sendJoinedIfLinked()
         if (worldRank != me && !w.blank.contains(worldRank) && isGone(*m_world, worldRank))
             return; // on again at its nodeRejoined()
     m_joinedSent = id;
+    qCInfo(lcFt) << "linked to every member of communicator" << id << ": telling world rank" << m_welcomer;
     sendRebuildMessage(m_welcomer, {JoinedKind, qint64(id)});
 }
 
@@ -313,6 +314,7 @@ void FaultTolerance::welcomeIfReady()
     const Prepared &p = m_prepared.value(m_rebuildId);
     const QList<qint64> welcome =
         encodeWelcome(p.comm.id(), p.control.id(), p.comm.group(), sorted(p.blank - p.awaited), sorted(p.awaited));
+    qCInfo(lcFt) << "welcoming world rank(s)" << sorted(m_awaited) << "into communicator" << p.comm.id();
     for (int worldRank : sorted(m_awaited))
         sendRebuildMessage(worldRank, welcome);
 }
@@ -322,6 +324,8 @@ void FaultTolerance::handleJoined(int worldRank, quint32 id)
     if (id != m_rebuildId || !m_awaited.contains(worldRank))
         return; // an older welcome's answer
     m_joined.insert(worldRank);
+    qCInfo(lcFt) << "world rank" << worldRank << "is linked to every member of communicator" << id << "; waiting for"
+                 << sorted(m_awaited - m_joined);
     if ((m_awaited - m_joined).isEmpty())
         handleRebuilt(m_world->rank(), id);
 }
