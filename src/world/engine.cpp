@@ -380,6 +380,16 @@ Result<void> Engine::admitToNode(const PeerIdentity &peer) const
 
 void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
 {
+    // Another new node's link, accepted while this one formed and done
+    // after: a formed world's rejoin (the node was reported lost meanwhile).
+    if (peer.purpose == LinkPurpose::Rejoin && m_state == World::State::Formed) {
+        if (!admitRejoin(peer)) {
+            link->close();
+            link->deleteLater();
+            return;
+        }
+        return handleRejoinLink(link, peer);
+    }
     if (peer.purpose == LinkPurpose::Mesh || peer.purpose == LinkPurpose::Rejoin) {
         if (!m_formation.hasRankTable()) {
             link->setParent(this);
@@ -491,6 +501,8 @@ void Engine::dialMember(int rank)
             l->deleteLater();
             return;
         }
+        if (m_state == World::State::Formed) // formed without it meanwhile: reported lost, now back
+            return handleRejoinLink(l, {LinkPurpose::Rejoin, peer.nodeId, rank, peer.listenAddress});
         attachPeer(rank, l, fellow ? NodeInfo{rank, peer.nodeId, peer.listenAddress} : m_peers.at(rank).info);
         checkMeshComplete();
     });
@@ -498,6 +510,8 @@ void Engine::dialMember(int rank)
         if (l)
             l->deleteLater();
         noteKeyMismatch(e);
+        if (m_state != World::State::Forming)
+            return; // formed (or failed) meanwhile: the notice of its rejoin, if any, brings it
         if (m_formation.rejoining()) {
             m_lastRejoinError = e.message;
             if (e.code == ErrorCode::ConnectionRefused)
