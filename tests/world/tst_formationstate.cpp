@@ -113,6 +113,25 @@ private Q_SLOTS:
         QCOMPARE(idle.step(), Step::Idle);
     }
 
+    // The one way back: a replacement whose contact is lost before the rank
+    // table came asks another member; no other role goes back.
+    void onlyAReplacementGoesBackToItsContact()
+    {
+        FormationState replacement = at(Role::Replacement, {Step::OpeningTransport, Step::ContactingRoot,
+                                                             Step::AwaitingRankTable});
+        QVERIFY(replacement.moveTo(Step::ContactingRoot));
+        QVERIFY(replacement.moveTo(Step::AwaitingRankTable));
+        QVERIFY(replacement.moveTo(Step::LinkingSurvivors));
+        QVERIFY(!replacement.moveTo(Step::ContactingRoot));
+        FormationState member = at(Role::LaunchedMember, {Step::OpeningTransport, Step::ContactingRoot,
+                                                          Step::AwaitingRankTable});
+        QVERIFY(!member.moveTo(Step::ContactingRoot));
+        FormationState spare(Role::DiscoveredMember);
+        QVERIFY(spare.moveTo(Step::OpeningTransport) && spare.moveTo(Step::Advertising) && spare.becomeSpare());
+        QVERIFY(spare.moveTo(Step::AwaitingRankTable));
+        QVERIFY(!spare.moveTo(Step::ContactingRoot));
+    }
+
     void noStepIsSkipped()
     {
         FormationState root = at(Role::LaunchedRoot, {Step::OpeningTransport, Step::AwaitingJoins});
