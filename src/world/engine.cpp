@@ -613,8 +613,14 @@ void Engine::attachPeer(int rank, Link *link, const NodeInfo &info)
 
 void Engine::restartStreams(Peer &peer)
 {
-    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
+    peer.outbox = newOutbox();
     peer.stream->restart();
+}
+
+// Enough queued on the link to keep the socket busy between wake-ups.
+std::shared_ptr<Outbox> Engine::newOutbox() const
+{
+    return std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
 }
 
 void Engine::ensurePeerState(int rank)
@@ -622,8 +628,7 @@ void Engine::ensurePeerState(int rank)
     Peer &peer = m_peers[rank];
     if (peer.stream)
         return;
-    // Enough queued on the link to keep the socket busy between wake-ups.
-    peer.outbox = std::make_shared<Outbox>(m_config.chunkSize, linkHighWater());
+    peer.outbox = newOutbox();
     peer.placement = [this, rank](const FrameHeader &h, qint64 bytes) { return placeMessage(rank, h, bytes); };
     peer.stream = std::make_shared<PeerStream>(rank, m_config.replayBufferSize, m_config.maxMessageSize);
 }

@@ -36,9 +36,6 @@ public:
     ~Engine() override;
 
     void start();
-    // The chunk size in use (WorldConfig::chunkSize, or the transport's
-    // choice); fixed once the transport is open.
-    int chunkSize() const { return m_config.chunkSize; }
     // What the transport says its medium is; fixed once the transport is open.
     LinkMedium expectedLink() const { return m_expectedLink; }
     // Made with the engine: where other threads post the frames to send.
@@ -159,6 +156,7 @@ private:
     void checkMeshComplete();
     void attachAccepted(Link *link, const PeerIdentity &peer);
     void restartStreams(Peer &peer); // a new node in the rank: fresh numbering, empty queues
+    std::shared_ptr<Outbox> newOutbox() const;
     // both
     void handleIncomingLink(Link *link);
     void attachPeer(int rank, Link *link, const NodeInfo &info);
