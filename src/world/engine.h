@@ -199,6 +199,7 @@ private:
     // rejoining a formed world in a lost member's place (enginerejoin.cpp)
     Result<void> admitRejoin(const PeerIdentity &peer) const;
     Result<void> admitFellowReplacement(const PeerIdentity &peer) const;
+    Result<void> lowerRankDials(const Peer &known, int rank) const;
     QString contactAddress() const; // the member a replacement joins through now
     void nextContact();
     bool handleLossWhileRejoining(int rank, const Error &reason);

@@ -38,9 +38,15 @@ Result<void> Engine::admitRejoin(const PeerIdentity &peer) const
     if (known.info.nodeId == peer.nodeId && known.state != PeerState::Linking)
         return rejoinRefusal(QStringLiteral("node %1 was given up as rank %2; a replacement needs a new identity")
                                  .arg(peer.nodeId).arg(peer.rank));
-    if (known.state == PeerState::Linking && m_rank < peer.rank)
+    return lowerRankDials(known, peer.rank);
+}
+
+// Of two new nodes dialling each other at once, the lower rank's link stays.
+Result<void> Engine::lowerRankDials(const Peer &known, int rank) const
+{
+    if (known.state == PeerState::Linking && m_rank < rank)
         return rejoinRefusal(QStringLiteral("rank %1 dials rank %2 itself (the lower rank's link stays)")
-                                 .arg(m_rank).arg(peer.rank));
+                                 .arg(m_rank).arg(rank));
     return success();
 }
 
@@ -64,10 +70,7 @@ Result<void> Engine::admitFellowReplacement(const PeerIdentity &peer) const
     const Peer &known = m_peers.at(peer.rank);
     if (known.link)
         return rejoinRefusal(QStringLiteral("rank %1 is already linked").arg(peer.rank));
-    if (m_rank < peer.rank && known.state == PeerState::Linking)
-        return rejoinRefusal(QStringLiteral("rank %1 dials rank %2 itself (the lower rank's link stays)")
-                           .arg(m_rank).arg(peer.rank));
-    return success();
+    return lowerRankDials(known, peer.rank);
 }
 
 QString Engine::contactAddress() const

@@ -46,7 +46,7 @@ struct State
 QDataStream &operator<<(QDataStream &out, const State &s) { return out << s.iteration << s.total; }
 QDataStream &operator>>(QDataStream &in, State &s) { return in >> s.iteration >> s.total; }
 
-// Until `rebuilds` passes `seen` (true), or 60 s pass (false).
+// Until `rebuilds` passes `seen` (true), or 60 s pass (false, said).
 bool awaitRebuild(const FaultTolerance &ft, const int &rebuilds, int seen)
 {
     QEventLoop loop;
@@ -55,7 +55,10 @@ bool awaitRebuild(const FaultTolerance &ft, const int &rebuilds, int seen)
     QTimer::singleShot(60000, &loop, &QEventLoop::quit);
     if (rebuilds == seen)
         loop.exec();
-    return rebuilds > seen;
+    if (rebuilds > seen)
+        return true;
+    say(QStringLiteral("event=failed reason=no rebuild within 60 s"));
+    return false;
 }
 
 std::unique_ptr<PartnerStore> makePartners(const Communicator &comm, CheckpointStore *store)
@@ -149,10 +152,8 @@ int main(int argc, char *argv[])
                 if (code == ErrorCode::NoCheckpoint || code == ErrorCode::CheckpointFailed)
                     return 1; // the state is not there: agreeing again brings it no closer
                 ft.reconfigure();
-                if (!awaitRebuild(ft, rebuilds, handled)) {
-                    say(QStringLiteral("event=failed reason=no rebuild within 60 s"));
+                if (!awaitRebuild(ft, rebuilds, handled))
                     return 6;
-                }
                 continue;
             }
             say(QStringLiteral("event=recovered epoch=%1 iteration=%2 rank=%3 held=%4")
@@ -185,10 +186,8 @@ int main(int argc, char *argv[])
             continue;
         }
         say(QStringLiteral("event=failed iteration=%1 reason=%2").arg(i).arg(sum.error().message));
-        if (!awaitRebuild(ft, rebuilds, handled)) {
-            say(QStringLiteral("event=failed reason=no rebuild within 60 s"));
+        if (!awaitRebuild(ft, rebuilds, handled))
             return 6;
-        }
         recovering = true;
     }
     say(QStringLiteral("event=done iterations=%1 total=%2 rank=%3")
