@@ -213,14 +213,16 @@ void StreamLink::handleDeviceError(ErrorCode code, const QString &message)
     failWith(Error(code, message));
 }
 
-// Reads no more than the decoder can take, and delivers each frame as soon as
-// it is complete. Any slot may close the link (delivery stops) and delete it
-// with deleteLater(); the guard also keeps a plain delete from making this
-// loop touch freed memory, though Qt itself does not promise to survive that.
-// Frames a pause held back in the decoder go first, so that a resumed link
-// delivers them even when the socket has nothing new. Not re-entered: a slot
-// that writes may meet the peer's end (handleDisconnected() then waits), and
-// the delivery under way reads on by itself.
+// Reads each frame's bytes straight into the decoder's room for them, and
+// delivers each frame as soon as it is complete. Any slot may close the link
+// (delivery stops) and delete it with deleteLater(); the guard also keeps a
+// plain delete from making this loop touch freed memory, though Qt itself
+// does not promise to survive that. Not re-entered: a slot that writes may
+// meet the peer's end (handleDisconnected() then waits), and the delivery
+// under way reads on by itself. Nothing is read before the link is
+// Connected (a local socket's connected() comes queued, and the peer may
+// speak first): a frame delivered then could not be answered, and
+// handleConnected() reads what waits.
 void StreamLink::handleReadyRead()
 {
     if (m_delivering)
@@ -234,25 +236,19 @@ void StreamLink::handleReadyRead()
 
 void StreamLink::deliverAvailable(const QPointer<StreamLink> &self)
 {
-    const auto open = [&] { return self && m_reading && state() != State::Closed; };
-    while (open()) {
-        auto next = m_decoder.next();
-        if (!next)
-            return failWith(next.error());
-        if (next->has_value()) {
+    while (self && m_reading && state() == State::Connected && m_device) {
+        const std::span<char> room = m_decoder.space();
+        const qint64 got = room.empty() ? 0 : m_device->read(room.data(), qint64(room.size()));
+        if (got <= 0)
+            return;
+        mutableCounters().bytesReceived += quint64(got);
+        auto frame = m_decoder.commit(got);
+        if (!frame)
+            return failWith(frame.error());
+        if (frame->has_value()) {
             ++mutableCounters().framesReceived;
-            Q_EMIT frameReceived(**next);
-            continue;
+            Q_EMIT frameReceived(**frame);
         }
-        const qint64 room = m_decoder.capacity();
-        if (!m_device || room <= 0 || m_device->bytesAvailable() <= 0)
-            return;
-        const QByteArray bytes = m_device->read(qMin(room, m_device->bytesAvailable()));
-        if (bytes.isEmpty())
-            return;
-        mutableCounters().bytesReceived += quint64(bytes.size());
-        if (auto fed = m_decoder.feed(bytes); !fed)
-            return failWith(fed.error());
     }
 }
 

@@ -1,17 +1,28 @@
 #include <mmpi/wire/framedecoder.h>
 
 #include <mmpi/core/logging.h>
+#include <mmpi/wire/bufferpool.h>
 #include <mmpi/wire/itemcodec.h>
 
 #include <QtEndian>
+
+#include <cstring>
+#include <utility>
 
 namespace mmpi {
 
 namespace {
 
-// Once a buffer that held a large frame is drained, its memory goes back to the
-// system instead of staying reserved for the lifetime of the link.
+// Once feed()'s buffer has held a large burst and is drained, its memory goes
+// back to the system instead of staying reserved for the lifetime of the link.
 constexpr qsizetype KeepCapacity = 64 * 1024;
+
+// What a header alone makes the decoder set aside for its payload; a larger
+// payload gets room as its bytes arrive. 1 MiB: a chunk of the transports'
+// largest preferred size (512 KiB, tcp and local) arrives without a
+// reallocation, while a peer that announces 256 MiB and sends nothing costs
+// its link 1 MiB.
+constexpr qsizetype FirstPayloadBytes = 1024 * 1024;
 
 QString hex(quint64 value, int width)
 {
@@ -207,44 +218,94 @@ Result<void> FrameDecoder::feed(QByteArrayView bytes)
                               .arg(m_limits.maxBufferedBytes)));
     if (bytes.isEmpty())
         return success();
-    compact(m_buffer, m_readPos);
-    m_buffer.append(bytes.data(), bytes.size());
+    compact(m_input, m_inputPos);
+    m_input.append(bytes.data(), bytes.size());
     return success();
 }
 
+// feed()'s bytes take the path a transport's reads take.
 Result<std::optional<Frame>> FrameDecoder::next()
 {
-    using Next = std::optional<Frame>;
+    while (!hasFailed() && m_inputPos < m_input.size()) {
+        const std::span<char> room = space();
+        const qsizetype take = qMin<qsizetype>(qsizetype(room.size()), m_input.size() - m_inputPos);
+        std::memcpy(room.data(), m_input.constData() + m_inputPos, size_t(take));
+        m_inputPos += take;
+        auto got = commit(take);
+        if (!got || got->has_value()) {
+            compact(m_input, m_inputPos);
+            return got;
+        }
+    }
     if (hasFailed())
         return m_failure;
-    const char *head = m_buffer.constData() + m_readPos;
-    if (!m_pendingHeader) {
-        if (bufferedBytes() < FrameHeaderSize) {
-            if (auto ok = checkLeadingFields(head, bufferedBytes()); !ok)
-                return fail(m_failure, ok.error());
-            return Next{};
-        }
-        auto header = decodeHeader(QByteArrayView(head, FrameHeaderSize), m_limits);
-        if (!header)
-            return fail(m_failure, header.error());
-        m_pendingHeader = *header;
+    compact(m_input, m_inputPos);
+    return std::optional<Frame>();
+}
+
+std::span<char> FrameDecoder::space()
+{
+    if (hasFailed())
+        return {};
+    if (!m_pendingHeader)
+        return std::span<char>(m_header).subspan(size_t(m_headerFilled));
+    if (m_payloadFilled == m_payload.size())
+        growPayload();
+    return std::span<char>(m_payload.data() + m_payloadFilled, size_t(m_payload.size() - m_payloadFilled));
+}
+
+Result<std::optional<Frame>> FrameDecoder::commit(qint64 bytes)
+{
+    if (hasFailed())
+        return m_failure;
+    Q_ASSERT(bytes >= 0 && bytes <= qint64(space().size()));
+    if (m_pendingHeader) {
+        m_payloadFilled += bytes;
+        return m_payloadFilled == qsizetype(m_pendingHeader->payloadLength) ? finishFrame()
+                                                                             : std::optional<Frame>();
     }
+    m_headerFilled += bytes;
+    if (m_headerFilled < FrameHeaderSize) {
+        if (auto ok = checkLeadingFields(m_header.data(), m_headerFilled); !ok)
+            return fail(m_failure, ok.error());
+        return std::optional<Frame>();
+    }
+    return takeHeader();
+}
 
-    const qint64 frameSize = qint64(FrameHeaderSize) + m_pendingHeader->payloadLength;
-    if (bufferedBytes() < frameSize)
-        return Next{};
+Result<std::optional<Frame>> FrameDecoder::takeHeader()
+{
+    auto header = decodeHeader(QByteArrayView(m_header.data(), FrameHeaderSize), m_limits);
+    if (!header)
+        return fail(m_failure, header.error());
+    m_pendingHeader = *header;
+    m_payload = BufferPool::take(qMin<qsizetype>(header->payloadLength, FirstPayloadBytes));
+    m_payloadFilled = 0;
+    if (header->payloadLength == 0)
+        return finishFrame();
+    return std::optional<Frame>();
+}
 
+// The payload so far is full and more is announced: twice the room, at most
+// what the header declared, so each byte moves O(1) times on average (and
+// glibc remaps a large block instead of copying it).
+void FrameDecoder::growPayload()
+{
+    const qsizetype declared = qsizetype(m_pendingHeader->payloadLength);
+    m_payload.resize(qMin(declared, qMax<qsizetype>(2 * m_payload.size(), FirstPayloadBytes)));
+}
+
+Result<std::optional<Frame>> FrameDecoder::finishFrame()
+{
     Frame frame;
     frame.header = *m_pendingHeader;
-    frame.payload = QByteArray(head + FrameHeaderSize, m_pendingHeader->payloadLength);
+    frame.payload = std::exchange(m_payload, QByteArray());
+    m_pendingHeader.reset();
+    m_headerFilled = 0;
+    m_payloadFilled = 0;
     if (auto ok = checkPayload(frame.header, frame.payload); !ok)
         return fail(m_failure, ok.error());
-
-    m_pendingHeader.reset();
-    m_readPos += frameSize;
-    if (m_readPos == m_buffer.size())
-        compact(m_buffer, m_readPos);
-    return Next(std::move(frame));
+    return std::optional<Frame>(std::move(frame));
 }
 
 qint64 FrameDecoder::capacity() const
@@ -256,7 +317,8 @@ qint64 FrameDecoder::capacity() const
 
 qint64 FrameDecoder::bufferedBytes() const
 {
-    return m_buffer.size() - m_readPos;
+    const qint64 inFrame = m_pendingHeader ? FrameHeaderSize + m_payloadFilled : m_headerFilled;
+    return m_input.size() - m_inputPos + inFrame;
 }
 
 bool FrameDecoder::hasFailed() const

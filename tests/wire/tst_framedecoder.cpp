@@ -13,7 +13,9 @@
 
 #include <QtEndian>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace mmpi;
 using mmpi::test::why;
@@ -168,6 +170,9 @@ private slots:
     void limitsAreMadeConsistent();
     void staysFailedAndLogsOnce();
     void largeFrameReleasesMemory();
+    void readsLandInThePayload();
+    void spaceTakesAnyChunking();
+    void announcedSizeIsNotReservedAhead();
     void randomInput();
     void mutatedFrames();
 };
@@ -629,6 +634,77 @@ void tst_FrameDecoder::largeFrameReleasesMemory()
     QCOMPARE(**next, f);
     QCOMPARE(decoder.bufferedBytes(), 0);
     QCOMPARE(decoder.capacity(), decoder.limits().maxBufferedBytes);
+}
+
+// What a transport does: read into space(), commit what it read. The bytes
+// of a payload are written where the delivered frame carries them.
+void tst_FrameDecoder::readsLandInThePayload()
+{
+    const QByteArray items(100000, 'q');
+    const Frame f = makeFrame(FrameKind::Data, ItemType::UnsignedByte, quint32(items.size()), items);
+    const QByteArray wire = encodeFrame(f);
+    FrameDecoder decoder;
+    QCOMPARE(qsizetype(decoder.space().size()), FrameHeaderSize);
+    std::memcpy(decoder.space().data(), wire.constData(), FrameHeaderSize);
+    auto header = decoder.commit(FrameHeaderSize);
+    QVERIFY(header.hasValue() && !header->has_value());
+    const std::span<char> room = decoder.space();
+    QCOMPARE(qsizetype(room.size()), items.size());
+    std::memcpy(room.data(), wire.constData() + FrameHeaderSize, room.size());
+    auto done = decoder.commit(qint64(room.size()));
+    QVERIFY2(done.hasValue() && done->has_value(), qPrintable(why(done)));
+    QCOMPARE(**done, f);
+    QCOMPARE((*done)->payload.constData(), room.data());
+    QCOMPARE(decoder.bufferedBytes(), 0);
+}
+
+void tst_FrameDecoder::spaceTakesAnyChunking()
+{
+    QList<Frame> frames = sampleFrames();
+    frames.append(makeFrame(FrameKind::Data, ItemType::Long, 400000, QByteArray(3200000, 'L')));
+    frames += sampleFrames();
+    const QByteArray stream = encodeAll(frames);
+    QRandomGenerator rng(4242);
+    for (int trial = 0; trial < 10; ++trial) {
+        FrameDecoder decoder;
+        QList<Frame> out;
+        qsizetype pos = 0;
+        while (pos < stream.size()) {
+            const std::span<char> room = decoder.space();
+            QVERIFY(!room.empty());
+            const qsizetype chunk = std::min({qsizetype(room.size()), stream.size() - pos,
+                                              1 + qsizetype(rng.bounded(trial * 50000 + 10))});
+            std::memcpy(room.data(), stream.constData() + pos, size_t(chunk));
+            pos += chunk;
+            auto got = decoder.commit(chunk);
+            QVERIFY2(got.hasValue(), qPrintable(why(got)));
+            if (got->has_value())
+                out.append(**got);
+        }
+        QCOMPARE(out, frames);
+        QCOMPARE(decoder.bufferedBytes(), 0);
+    }
+}
+
+// A header that announces a payload of 200 MiB gets room for the first MiB
+// only; more follows the bytes that actually come.
+void tst_FrameDecoder::announcedSizeIsNotReservedAhead()
+{
+    FrameHeader h;
+    h.kind = FrameKind::Data;
+    h.itemType = ItemType::Byte;
+    h.count = 200u << 20;
+    h.payloadLength = h.count;
+    const QByteArray head = encodeHeader(h);
+    FrameDecoder decoder;
+    std::memcpy(decoder.space().data(), head.constData(), FrameHeaderSize);
+    QVERIFY(decoder.commit(FrameHeaderSize).hasValue());
+    QCOMPARE(qsizetype(decoder.space().size()), 1 << 20);
+    std::memset(decoder.space().data(), 1, 1 << 20);
+    QVERIFY(decoder.commit(1 << 20).hasValue());
+    QCOMPARE(qsizetype(decoder.space().size()), 1 << 20); // twice the room, half of it filled
+    QCOMPARE(decoder.bufferedBytes(), FrameHeaderSize + (1 << 20));
+    QVERIFY(!decoder.hasFailed());
 }
 
 void tst_FrameDecoder::randomInput()

@@ -1,14 +1,17 @@
 // Incremental frame decoder for one link: bytes go in as they arrive, whole
-// validated frames come out. It never trusts a length: the header is checked as
-// soon as its 44 bytes are in, and memory grows only with bytes actually
-// received, bounded by the configured limits. After an error the decoder stays
-// failed: a link that sent garbage cannot be resynchronised and must be closed.
+// validated frames come out. A transport reads straight into space(), so a
+// payload lands where its frame will carry it; feed()/next() do the same for
+// bytes already in memory. It never trusts a length: the header is checked as
+// soon as its 44 bytes are in, and memory grows with the bytes received. After
+// an error the decoder stays failed: the link cannot be resynchronised.
 #pragma once
 
 #include <mmpi/core/result.h>
 #include <mmpi/wire/frame.h>
 
+#include <array>
 #include <optional>
+#include <span>
 
 namespace mmpi {
 
@@ -35,6 +38,14 @@ public:
     // BadItemType, BadHeader, FrameTooLarge, CountMismatch).
     Result<std::optional<Frame>> next();
 
+    // Where the next bytes of the stream belong: the rest of the header, then
+    // the rest of the payload (empty once failed). A transport reads at most
+    // this many bytes into it and then calls commit().
+    std::span<char> space();
+    // Takes the first `bytes` of space(): the frame they complete, nullopt if
+    // more are needed, or the error, as next().
+    Result<std::optional<Frame>> commit(qint64 bytes);
+
     // How many more bytes feed() accepts now; a transport reads at most this.
     qint64 capacity() const;
     qint64 bufferedBytes() const;
@@ -52,10 +63,20 @@ public:
     static Result<void> checkPayload(const FrameHeader &header, const QByteArray &payload);
 
 private:
+    Result<std::optional<Frame>> takeHeader();
+    Result<std::optional<Frame>> finishFrame();
+    void growPayload();
+
     DecoderLimits m_limits;
-    QByteArray m_buffer;
-    qsizetype m_readPos = 0;
+    // feed()'s bytes that next() has not taken yet.
+    QByteArray m_input;
+    qsizetype m_inputPos = 0;
+    std::array<char, FrameHeaderSize> m_header{};
+    qsizetype m_headerFilled = 0;
+    // Set once the header is in and checked; then the payload fills.
     std::optional<FrameHeader> m_pendingHeader;
+    QByteArray m_payload;
+    qsizetype m_payloadFilled = 0;
     Error m_failure;
 };
 
