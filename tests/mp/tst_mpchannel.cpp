@@ -125,17 +125,33 @@ Message bulk(qint32 tag, int bytes)
     return Message{tag, quint8(ItemType::SignedByte), bytes, QByteArray(bytes, char(tag))};
 }
 
-// Post bulk sends until one waits (the peer reads nothing): at most `limit`,
-// far more than the socket buffers and the mark hold.
-QList<Send> sendUntilOneWaits(Channel *channel, int bytes, int limit, QByteArray *wire)
+// A channel whose peer reads nothing, sent bulk messages until one waits at
+// the high-water mark.
+struct HeldChannel
 {
+    std::unique_ptr<ChannelGroup> group;
+    RawServerLink link;
+    Channel *channel = nullptr;
     QList<Send> sends;
-    for (qint32 tag = 0; tag < limit && (sends.isEmpty() || sends.last().isFinished()); ++tag) {
-        sends.append(channel->sendNoWait(bulk(tag, bytes)));
-        *wire += *encodeMessage(bulk(tag, bytes));
+    QByteArray wire; // every message sent, in order
+
+    bool fill(qint64 highWaterMark, int messageBytes)
+    {
+        ChannelGroupOptions options;
+        options.highWaterMark = highWaterMark;
+        group = std::make_unique<ChannelGroup>(1, options);
+        if (!link.open(*group, 2))
+            return false;
+        channel = link.channel;
+        link.socket->setReadBufferSize(4096); // the peer takes no more from the kernel than it reads
+        // 256 MiB at most: far more than the socket buffers and the mark hold.
+        for (qint32 tag = 0; tag < (256 << 20) / messageBytes && (sends.isEmpty() || sends.last().isFinished()); ++tag) {
+            sends.append(channel->sendNoWait(bulk(tag, messageBytes)));
+            wire += *encodeMessage(bulk(tag, messageBytes));
+        }
+        return !sends.last().isFinished() && channel->bytesToWrite() <= highWaterMark;
     }
-    return sends;
-}
+};
 
 QCoro::Task<bool> sentOnceAwaited(Send send)
 {
@@ -561,17 +577,11 @@ private Q_SLOTS:
 
     void sendsWaitPastTheHighWaterMarkUntilThePeerReads()
     {
-        ChannelGroupOptions options;
-        options.highWaterMark = 256 * 1024;
-        ChannelGroup group(1, options);
-        RawServerLink link;
-        QVERIFY(link.open(group, 2));
-        link.socket->setReadBufferSize(4096); // the peer takes no more from the kernel than it reads
-        Channel *channel = link.channel;
-        QByteArray wire;
-        QList<Send> sends = sendUntilOneWaits(channel, 64 * 1024, 4096, &wire);
-        QVERIFY2(!sends.last().isFinished(), "the kernel and the mark took 256 MiB");
-        QVERIFY(channel->bytesToWrite() <= options.highWaterMark);
+        HeldChannel held;
+        QVERIFY2(held.fill(256 * 1024, 64 * 1024), "no send waited, or the mark was passed");
+        Channel *channel = held.channel;
+        QList<Send> &sends = held.sends;
+        QByteArray &wire = held.wire;
         QCOMPARE(channel->waitingSends(), 1);
         // Later sends wait behind it; a cancelled one takes its message back.
         const qint32 next = qint32(sends.size());
@@ -589,10 +599,11 @@ private Q_SLOTS:
         // The peer starts reading; a blocking send returns once its message is
         // handed to the socket, the waiting ones before it, in order.
         QByteArray got;
-        connect(link.socket, &QTcpSocket::readyRead, this, [&] { got += link.socket->readAll(); });
+        QTcpSocket *peer = held.link.socket;
+        connect(peer, &QTcpSocket::readyRead, this, [&] { got += peer->readAll(); });
         QTimer::singleShot(0, this, [&] {
-            link.socket->setReadBufferSize(0);
-            got += link.socket->readAll();
+            peer->setReadBufferSize(0);
+            got += peer->readAll();
         });
         auto awaited = sentOnceAwaited(after);
         QVERIFY(channel->send(bulk(next + 2, 1000)));
@@ -607,20 +618,20 @@ private Q_SLOTS:
 
     void waitingSendsFailWhenTheChannelEnds()
     {
-        ChannelGroupOptions options;
-        options.highWaterMark = 64 * 1024;
-        ChannelGroup group(1, options);
-        RawServerLink link;
-        QVERIFY(link.open(group, 2));
-        link.socket->setReadBufferSize(4096);
-        QByteArray wire;
-        const QList<Send> sends = sendUntilOneWaits(link.channel, 32 * 1024, 8192, &wire);
-        QVERIFY(!sends.last().isFinished());
-        link.channel->close();
-        QCOMPARE(sends.last().result()->error().code, ErrorCode::LinkClosed);
-        QCOMPARE(link.channel->waitingSends(), 0);
-        QCOMPARE(link.channel->sendNoWait(bulk(1, 1)).result()->error().code, ErrorCode::LinkClosed);
-        QCOMPARE(link.channel->send(bulk(1, 1)).error().code, ErrorCode::LinkClosed);
+        HeldChannel held;
+        QVERIFY(held.fill(64 * 1024, 32 * 1024));
+        Channel *channel = held.channel;
+        channel->close();
+        QCOMPARE(held.sends.last().result()->error().code, ErrorCode::LinkClosed);
+        QCOMPARE(channel->waitingSends(), 0);
+        QCOMPARE(channel->waitingBytes(), 0);
+        QCOMPARE(channel->sendNoWait(bulk(1, 1)).result()->error().code, ErrorCode::LinkClosed);
+        QCOMPARE(channel->send(bulk(1, 1)).error().code, ErrorCode::LinkClosed);
+        // Deleting a channel ends what waits on it too.
+        HeldChannel other;
+        QVERIFY(other.fill(64 * 1024, 32 * 1024));
+        delete other.channel;
+        QCOMPARE(other.sends.last().result()->error().code, ErrorCode::LinkClosed);
     }
 
     void pausedReadingHoldsThePeerUntilResumed()
