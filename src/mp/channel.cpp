@@ -258,8 +258,8 @@ Send Channel::post(const Message &message)
     return Send(state);
 }
 
-// Unwritten bytes are only what the peer has not taken yet, so the mark
-// bounds what a peer that stops reading costs us.
+// Qt's buffer grows only once the kernel's is full, that is once the peer
+// stops taking bytes, so the mark bounds what such a peer costs us.
 bool Channel::hasRoomFor(qint64 bytes) const
 {
     const qint64 unwritten = m_socket->bytesToWrite();

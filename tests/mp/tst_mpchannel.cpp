@@ -593,8 +593,7 @@ private Q_SLOTS:
         QCOMPARE(cancelled.result()->error().code, ErrorCode::Cancelled);
         QCOMPARE(channel->waitingSends(), 2);
         QCOMPARE(channel->waitingBytes(), 2 * HeaderSize + 64 * 1024 + 1000);
-        QTest::qWait(20);
-        QVERIFY(!sends.last().isFinished() && !after.isFinished()); // nothing read, nothing moved
+        QVERIFY(!sends.last().isFinished() && !after.isFinished());
 
         // The peer starts reading; a blocking send returns once its message is
         // handed to the socket, the waiting ones before it, in order.

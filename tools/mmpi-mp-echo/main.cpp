@@ -106,33 +106,49 @@ private:
         });
     }
 
-    // Sent back with the code PJ would use; an object message goes back as it
-    // came, the only object message MMPI sends.
     void echo(const Received &received)
     {
-        const Status &status = received.status;
-        const QString line = QStringLiteral("message: far id %1 tag %2 %3 N=%4 %5")
-                                 .arg(status.farId).arg(status.tag).arg(codeName(status.typeCode))
-                                 .arg(status.count).arg(describeItems(received));
-        Channel *channel = status.channel.data();
+        const QString line = describeMessage(received);
+        Channel *channel = received.status.channel.data();
         if (!channel) {
             say(line + QStringLiteral(" -> not echoed: the channel is gone"));
             echoDone();
             return;
         }
-        const quint8 replyCode = status.isObject() ? status.typeCode : *sendCode(*typeFromCode(status.typeCode));
-        const Send sent = status.isObject()
-            ? channel->sendNoWait(status.tag, *received.objectMessage)
-            : channel->sendNoWait(Message{status.tag, status.typeCode, status.kept, received.items});
+        const Send sent = sendBack(channel, received);
         if (!sent.isFinished())
             holdReading(channel);
-        sent.onFinished(this, [this, line, replyCode, channel = QPointer<Channel>(channel)](const Result<void> &done) {
-            say(line + (done ? QStringLiteral(" -> echoed as %1").arg(codeName(replyCode))
+        const quint8 code = replyCode(received.status);
+        sent.onFinished(this, [this, line, code, channel = QPointer<Channel>(channel)](const Result<void> &done) {
+            say(line + (done ? QStringLiteral(" -> echoed as %1").arg(codeName(code))
                              : QStringLiteral(" -> not echoed: ") + done.error().toString()));
             if (channel)
                 releaseReading(channel);
             echoDone();
         });
+    }
+
+    static QString describeMessage(const Received &received)
+    {
+        const Status &status = received.status;
+        return QStringLiteral("message: far id %1 tag %2 %3 N=%4 %5")
+            .arg(status.farId).arg(status.tag).arg(codeName(status.typeCode))
+            .arg(status.count).arg(describeItems(received));
+    }
+
+    // Back with the code PJ would use; an object message as it came, the only
+    // object message MMPI sends.
+    static Send sendBack(Channel *channel, const Received &received)
+    {
+        const Status &status = received.status;
+        if (status.isObject())
+            return channel->sendNoWait(status.tag, *received.objectMessage);
+        return channel->sendNoWait(Message{status.tag, status.typeCode, status.kept, received.items});
+    }
+
+    static quint8 replyCode(const Status &status)
+    {
+        return status.isObject() ? status.typeCode : *sendCode(*typeFromCode(status.typeCode));
     }
 
     // Reading on while the peer leaves its echoes unread would hold every

@@ -1,8 +1,6 @@
-// mmpi::mp::Channel: one TCP connection with an edu.rit.mp peer (PJ or MMPI).
-// It exchanges the 4-byte channel group IDs, sends messages with the codes PJ
-// sends (holding them back while the peer leaves too much unread), and decodes
-// what arrives into its group's receives or its own bounded queue. Channels
-// belong to a ChannelGroup and live on its thread.
+// mmpi::mp::Channel: one TCP connection of a ChannelGroup with an edu.rit.mp peer:
+// the ID exchange, sends with PJ's codes (held at a high-water mark while the peer
+// does not read), and what arrives, decoded, for the group's receives or its queue.
 #pragma once
 
 #include <mmpi/core/result.h>

@@ -1,7 +1,6 @@
-// The limits of a ChannelGroup: how long a peer may take to send its ID, the
-// largest message accepted, how much unmatched traffic one channel may hold
-// before MMPI stops reading it (PJ holds none), and how many unwritten bytes
-// one channel's sends may leave before they wait (see docs/guide/mp.md).
+// The limits of a ChannelGroup: the wait for a peer's ID, the largest message, the
+// unmatched traffic a channel may hold before it is not read (PJ holds none), and
+// the unwritten bytes its sends may leave before they wait (docs/guide/mp.md).
 #pragma once
 
 #include <QtGlobal>

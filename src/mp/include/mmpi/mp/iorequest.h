@@ -1,7 +1,6 @@
-// mmpi::mp::IoRequest<T>: a handle on one receive or send posted to a
-// ChannelGroup or Channel (PJ's IORequest), finishing with a Result<T>. Poll
-// it, get a callback on a context's thread, wait with a local event loop, or
-// co_await it in any C++20 coroutine (QCoro::Task included), on the group's thread.
+// mmpi::mp::IoRequest<T>: a handle on one receive or send (PJ's IORequest) that
+// finishes with a Result<T>: poll it, get a callback, wait in a local event loop
+// or co_await it in any C++20 coroutine, on the thread of the group it came from.
 #pragma once
 
 #include <mmpi/core/result.h>

@@ -1,7 +1,6 @@
-// mmpi::mp::ObjectMessage: an object message (code 9) exactly as a peer sent
-// it, N and the bytes of its Java serialization stream. Only a ChannelGroup
-// makes one, from a message it received, so MMPI sends no Java serialization
-// but what a Java program wrote: an app can relay or echo it, never forge it.
+// mmpi::mp::ObjectMessage: an object message (code 9) as a peer sent it, N and its
+// Java serialization stream. Only a ChannelGroup makes one, from what it received,
+// so an app can relay or echo Java's bytes but never send bytes of its own as code 9.
 #pragma once
 
 #include <QByteArray>
