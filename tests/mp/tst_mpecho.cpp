@@ -348,6 +348,23 @@ private Q_SLOTS:
         QVERIFY2(peakKiB - startKiB < 64 * 1024, qPrintable(memory));
     }
 
+    void countEndsTheRunOnceTheLastEchoIsSent()
+    {
+        EchoProcess echo({QStringLiteral("--listen"), QStringLiteral("0"), QStringLiteral("--bind"),
+                          QStringLiteral("127.0.0.1"), QStringLiteral("--id"), QStringLiteral("5"),
+                          QStringLiteral("--count"), QStringLiteral("2")});
+        const quint16 port = echo.listeningPort();
+        QVERIFY2(port, qPrintable(echo.out));
+        auto peer = dialEcho(port, "00000003");
+        QVERIFY(peer);
+        peer->write(intMsg() + javaObjectMsg() + boolMsg());
+        QCOMPARE(readRaw(peer.get(), intMsg().size() + javaObjectMsg().size()), intMsg() + javaObjectMsg());
+        QVERIFY(waitFor([&] { return echo.process.state() == QProcess::NotRunning; }));
+        QCOMPARE(echo.process.exitCode(), 0);
+        QVERIFY(waitFor([&] { return peer->state() == QAbstractSocket::UnconnectedState; }));
+        QCOMPARE(peer->bytesAvailable(), 0); // the third message was not echoed
+    }
+
     void connectModeEchoesAndExitsWhenThePeerCloses()
     {
         QTcpServer server;
