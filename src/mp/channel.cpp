@@ -3,6 +3,8 @@
 #include <mmpi/mp/channelgroup.h>
 #include <mmpi/mp/logging.h>
 
+#include "iorequeststate.h"
+
 #include <QMetaEnum>
 #include <QTcpSocket>
 #include <QTimer>
@@ -47,6 +49,7 @@ Channel::Channel(ChannelGroup *group, QTcpSocket *socket, bool incoming, const C
     connect(m_idTimer, &QTimer::timeout, this, &Channel::onIdTimeout);
     connect(m_socket, &QTcpSocket::connected, this, &Channel::onConnected);
     connect(m_socket, &QTcpSocket::readyRead, this, &Channel::onReadable);
+    connect(m_socket, &QTcpSocket::bytesWritten, this, &Channel::writeWaiting);
     connect(m_socket, &QTcpSocket::disconnected, this, &Channel::onDisconnected);
     connect(m_socket, &QTcpSocket::errorOccurred, this, [this](QAbstractSocket::SocketError code) {
         if (code == QAbstractSocket::RemoteHostClosedError)
@@ -69,6 +72,7 @@ Channel::~Channel()
 {
     m_socket->disconnect(this);
     m_socket->abort();
+    endWaiting(Error(ErrorCode::LinkClosed, QStringLiteral("channel with %1 deleted before its message was written").arg(m_peerName)));
     m_group->forget(this);
 }
 
@@ -201,27 +205,101 @@ void Channel::setState(State state)
     if (m_state == state)
         return;
     m_state = state;
+    // A send waiting for room can never be written once the channel ended.
+    if (state == State::Closed || state == State::Failed)
+        endWaiting(m_error.isError() ? m_error
+                                     : Error(ErrorCode::LinkClosed,
+                                             QStringLiteral("channel with %1 closed before the peer read enough for the message").arg(m_peerName)));
     emit stateChanged(state);
     m_group->channelStateChanged(this);
 }
 
-Result<void> Channel::send(const Message &message)
+Send Channel::sendNoWait(const Message &message)
 {
-    if (m_state != State::Open)
-        return Error(ErrorCode::LinkClosed,
-                     QStringLiteral("channel with %1 is %2, not open")
-                         .arg(m_peerName, QString::fromLatin1(QMetaEnum::fromType<State>().valueToKey(int(m_state)))));
     if (message.isObject())
-        return Error(ErrorCode::TypeMismatch,
-                     QStringLiteral("MMPI does not send object messages (code 9): it cannot write Java serialization"));
+        return refused(Error(ErrorCode::TypeMismatch,
+                             QStringLiteral("MMPI does not write object messages (code 9): it cannot produce Java "
+                                            "serialization; only an object message received from a peer can be sent, "
+                                            "verbatim, with its ObjectMessage")));
     Message out = message;
     out.typeCode = pjCode(message.typeCode);
-    auto bytes = encodeMessage(out);
+    return post(out);
+}
+
+Send Channel::sendNoWait(qint32 tag, const ObjectMessage &object)
+{
+    return post(Message{tag, quint8(ItemType::Object), object.count(), object.bytes()});
+}
+
+Send Channel::refused(Error error)
+{
+    auto state = std::make_shared<detail::IoRequestState<void>>();
+    state->finish(std::move(error));
+    return Send(state);
+}
+
+Send Channel::post(const Message &message)
+{
+    if (m_state != State::Open)
+        return refused(Error(ErrorCode::LinkClosed,
+                             QStringLiteral("channel with %1 is %2, not open")
+                                 .arg(m_peerName, QString::fromLatin1(QMetaEnum::fromType<State>().valueToKey(int(m_state))))));
+    auto bytes = encodeMessage(message);
     if (!bytes)
-        return bytes.error();
-    if (!writeAll(*bytes))
-        return m_error;
-    return success();
+        return refused(bytes.error());
+    auto state = std::make_shared<detail::IoRequestState<void>>();
+    m_waitingBytes += bytes->size();
+    m_waiting.append({std::move(*bytes), state});
+    state->withdraw = [this, raw = state.get()] { withdraw(raw); };
+    writeWaiting();
+    if (!state->isFinished())
+        qCDebug(lcMp).noquote() << QStringLiteral("%1 has %2 bytes unwritten: a send of tag %3 waits (%4 waiting)")
+                                       .arg(m_peerName).arg(bytesToWrite()).arg(message.tag).arg(m_waiting.size());
+    return Send(state);
+}
+
+// Qt's buffer grows only once the kernel's is full, that is once the peer
+// stops taking bytes, so the mark bounds what such a peer costs us.
+bool Channel::hasRoomFor(qint64 bytes) const
+{
+    const qint64 unwritten = m_socket->bytesToWrite();
+    return unwritten == 0 || unwritten + bytes <= m_options.highWaterMark;
+}
+
+// Also runs on bytesWritten(): the peer read, so waiting sends may fit now.
+void Channel::writeWaiting()
+{
+    // flush() may emit bytesWritten() from inside this loop.
+    if (m_writingWaiting)
+        return;
+    m_writingWaiting = true;
+    while (m_state == State::Open && !m_waiting.isEmpty() && hasRoomFor(m_waiting.first().bytes.size())) {
+        const Waiting next = m_waiting.takeFirst();
+        m_waitingBytes -= next.bytes.size();
+        if (!writeAll(next.bytes)) {
+            next.state->finish(m_error); // fail() ended the others
+            break;
+        }
+        next.state->finish(success());
+    }
+    m_writingWaiting = false;
+}
+
+void Channel::withdraw(const detail::IoRequestState<void> *state)
+{
+    for (qsizetype i = 0; i < m_waiting.size(); ++i) {
+        if (m_waiting.at(i).state.get() == state) {
+            m_waitingBytes -= m_waiting.takeAt(i).bytes.size();
+            return;
+        }
+    }
+}
+
+void Channel::endWaiting(const Error &error)
+{
+    m_waitingBytes = 0;
+    for (const Waiting &waiting : std::exchange(m_waiting, {}))
+        waiting.state->finish(error);
 }
 
 qint64 Channel::bytesToWrite() const
@@ -231,7 +309,26 @@ qint64 Channel::bytesToWrite() const
 
 bool Channel::isReadingPaused() const
 {
-    return m_queue.size() >= m_options.maxQueuedMessages || m_queuedBytes >= m_options.maxQueuedBytes;
+    return m_pausedByApp || m_queue.size() >= m_options.maxQueuedMessages || m_queuedBytes >= m_options.maxQueuedBytes;
+}
+
+void Channel::pauseReading()
+{
+    m_pausedByApp = true;
+}
+
+void Channel::resumeReading()
+{
+    const bool wasPaused = isReadingPaused();
+    m_pausedByApp = false;
+    readAgainIf(wasPaused);
+}
+
+// From the event loop: not inside the receive or the call that made room.
+void Channel::readAgainIf(bool wasPaused)
+{
+    if (wasPaused && !isReadingPaused())
+        QTimer::singleShot(0, this, &Channel::readMessages);
 }
 
 void Channel::close()
@@ -259,8 +356,7 @@ Message Channel::take(qsizetype index)
     const bool wasPaused = isReadingPaused();
     Message message = m_queue.takeAt(index).message;
     m_queuedBytes -= HeaderSize + message.items.size();
-    if (wasPaused && !isReadingPaused())
-        QTimer::singleShot(0, this, &Channel::readMessages);
+    readAgainIf(wasPaused);
     return message;
 }
 

@@ -162,6 +162,8 @@ void ChannelGroup::complete(const StatePtr &state, Channel *channel, Message mes
     received.status.kept = kept;
     message.items.truncate(qsizetype(kept) * bytesPerItem(message.typeCode));
     received.items = std::move(message.items);
+    if (message.isObject())
+        received.objectMessage = ObjectMessage(message.count, received.items);
     state->finish(std::move(received));
 }
 

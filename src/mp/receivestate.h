@@ -1,35 +1,20 @@
-// The shared state behind a Receive: what it waits for, its outcome, and who
-// to tell. The group keeps it while the receive is pending; handles share it.
+// The state of a posted receive: what it waits for, on top of its outcome.
+// The group keeps it on its pending list until a message matches.
 #pragma once
+
+#include "iorequeststate.h"
 
 #include <mmpi/mp/receive.h>
 #include <mmpi/mp/receivespec.h>
 
-#include <QList>
-#include <QPointer>
-
 namespace mmpi::mp::detail {
 
-class ReceiveState
+class ReceiveState : public IoRequestState<Received>
 {
 public:
     explicit ReceiveState(ReceiveSpec spec) : spec(spec) {}
 
-    // Store the outcome and queue every callback and the awaiting coroutine.
-    void finish(Result<Received> outcome);
-    bool isFinished() const { return outcome.has_value(); }
-
     ReceiveSpec spec;
-    std::optional<Result<Received>> outcome;
-    struct Callback
-    {
-        QPointer<QObject> context;
-        std::function<void(const Result<Received> &)> f;
-    };
-    QList<Callback> callbacks;
-    std::coroutine_handle<> waiter;
-    // Set by the group while pending: takes the receive off its list.
-    std::function<void()> withdraw;
 };
 
 } // namespace mmpi::mp::detail

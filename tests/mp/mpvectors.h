@@ -1,9 +1,11 @@
 // Hand-derived edu.rit.mp byte vectors shared by the mp tests: each written out
 // from the rules (magic 01 cb f8 54, tag, code, N, big-endian items), not
-// produced by the code under test.
+// produced by the code under test, and a Java serialization stream Java wrote.
 #pragma once
 
 #include <QByteArray>
+#include <QFile>
+#include <QtEndian>
 
 namespace mpvectors {
 
@@ -37,5 +39,21 @@ inline QByteArray code12Msg() { return hex("01cbf854 00000002 0c 00000002 ff 80"
 inline QByteArray code13Msg() { return hex("01cbf854 00000003 0d 00000001 fffe"); }  // UnsignedShort proper {65534}
 // An object message: N counts the bytes of one Java serialization stream.
 inline QByteArray objectMsg() { return hex("01cbf854 00000004 09 00000006 aced0005 7704"); }
+
+// A real Java serialization stream, written by ObjectOutputStream (data/README.md
+// says how); empty if the file cannot be read.
+inline QByteArray javaObjectStream()
+{
+    QFile file(QStringLiteral(MMPI_MP_DATA_DIR "/objectstream.bin"));
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+// That stream as PJ sends it: an object message with N = its length, tag 11.
+inline QByteArray javaObjectMsg()
+{
+    const QByteArray stream = javaObjectStream();
+    QByteArray n(4, 0);
+    qToBigEndian(qint32(stream.size()), n.data());
+    return hex("01cbf854 0000000b 09") + n + stream;
+}
 
 } // namespace mpvectors

@@ -2,7 +2,8 @@
 // speak edu.rit.mp byte by byte: the ID exchange (ours in one write, theirs in
 // any split), every type out and in, PJ's tag and type matching, dropped extra
 // items, bad input, a silent peer, a peer cut mid-message, the bounded queue,
-// co_await, and RankMesh. All on 127.0.0.1.
+// object messages sent on verbatim and forged ones refused, sends held at the
+// high-water mark, paused reading, co_await, and RankMesh. All on 127.0.0.1.
 #include "coroutinetest.h"
 #include "mpvectors.h"
 
@@ -15,8 +16,10 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
+#include <QTimer>
 
 #include <memory>
+#include <type_traits>
 
 using namespace mmpi;
 using namespace mmpi::mp;
@@ -113,6 +116,47 @@ QCoro::Task<qint64> sumOfInts(ChannelGroup &group, Channel *channel, int message
             sum += v;
     }
     co_return sum;
+}
+
+// A message of `bytes` signed bytes, all equal to the tag's low byte, so that
+// each one on the wire shows where it belongs.
+Message bulk(qint32 tag, int bytes)
+{
+    return Message{tag, quint8(ItemType::SignedByte), bytes, QByteArray(bytes, char(tag))};
+}
+
+// A channel whose peer reads nothing, sent bulk messages until one waits at
+// the high-water mark.
+struct HeldChannel
+{
+    std::unique_ptr<ChannelGroup> group;
+    RawServerLink link;
+    Channel *channel = nullptr;
+    QList<Send> sends;
+    QByteArray wire; // every message sent, in order
+
+    bool fill(qint64 highWaterMark, int messageBytes)
+    {
+        ChannelGroupOptions options;
+        options.highWaterMark = highWaterMark;
+        group = std::make_unique<ChannelGroup>(1, options);
+        if (!link.open(*group, 2))
+            return false;
+        channel = link.channel;
+        link.socket->setReadBufferSize(4096); // the peer takes no more from the kernel than it reads
+        // 256 MiB at most: far more than the socket buffers and the mark hold.
+        for (qint32 tag = 0; tag < (256 << 20) / messageBytes && (sends.isEmpty() || sends.last().isFinished()); ++tag) {
+            sends.append(channel->sendNoWait(bulk(tag, messageBytes)));
+            wire += *encodeMessage(bulk(tag, messageBytes));
+        }
+        return !sends.last().isFinished() && channel->bytesToWrite() <= highWaterMark;
+    }
+};
+
+QCoro::Task<bool> sentOnceAwaited(Send send)
+{
+    const Result<void> sent = co_await send;
+    co_return bool(sent);
 }
 
 } // namespace
@@ -496,6 +540,115 @@ private Q_SLOTS:
             QCOMPARE(r.status.tag, tag); // in order, across the pause
         }
         QCOMPARE(link.channel->queuedMessages(), 0);
+    }
+
+    void objectMessagesGoOnVerbatimAndForgedOnesAreRefused()
+    {
+        static_assert(!std::is_default_constructible_v<ObjectMessage>
+                          && !std::is_constructible_v<ObjectMessage, qint32, QByteArray>,
+                      "only a ChannelGroup makes an ObjectMessage, from one it received");
+        const QByteArray stream = javaObjectStream();
+        QCOMPARE(stream.size(), 205);
+        ChannelGroup group(1);
+        RawServerLink link;
+        QVERIFY(link.open(group, 2));
+        link.socket->write(javaObjectMsg() + intMsg());
+        const auto object = receiveOrFail(group, ReceiveSpec::forType(ItemType::Object, 1, TagRange::any()));
+        QVERIFY(object.objectMessage);
+        QCOMPARE(object.objectMessage->count(), 205);
+        QCOMPARE(object.objectMessage->bytes(), stream);
+        QVERIFY(!receiveOrFail(group, ReceiveSpec::forType(ItemType::Int, 2, TagRange::any())).objectMessage);
+
+        // Back as it came, and on with another tag: code 9, the same N, the same bytes.
+        QVERIFY(link.channel->send(11, *object.objectMessage));
+        QVERIFY(link.channel->send(12, *object.objectMessage));
+        QByteArray retagged = javaObjectMsg();
+        retagged[7] = 12;
+        // The same bytes in a message the app built are refused, and nothing of them is sent.
+        const auto forged = link.channel->send(Message{11, quint8(ItemType::Object), 205, stream});
+        QCOMPARE(forged.error().code, ErrorCode::TypeMismatch);
+        QVERIFY(forged.error().message.contains(QStringLiteral("Java serialization")));
+        QCOMPARE(link.channel->sendNoWait(Message{11, 9, 6, hex("aced0005 7704")}).result()->error().code,
+                 ErrorCode::TypeMismatch);
+        QCOMPARE(readRaw(link.socket, 2 * retagged.size()).toHex(' '), (javaObjectMsg() + retagged).toHex(' '));
+        QTest::qWait(50);
+        QCOMPARE(link.socket->bytesAvailable(), 0);
+    }
+
+    void sendsWaitPastTheHighWaterMarkUntilThePeerReads()
+    {
+        HeldChannel held;
+        QVERIFY2(held.fill(256 * 1024, 64 * 1024), "no send waited, or the mark was passed");
+        Channel *channel = held.channel;
+        QList<Send> &sends = held.sends;
+        QByteArray &wire = held.wire;
+        QCOMPARE(channel->waitingSends(), 1);
+        // Later sends wait behind it; a cancelled one takes its message back.
+        const qint32 next = qint32(sends.size());
+        const Send cancelled = channel->sendNoWait(bulk(next, 1000));
+        const Send after = channel->sendNoWait(bulk(next + 1, 1000));
+        wire += *encodeMessage(bulk(next + 1, 1000));
+        QCOMPARE(channel->waitingSends(), 3);
+        QVERIFY(cancelled.cancel());
+        QCOMPARE(cancelled.result()->error().code, ErrorCode::Cancelled);
+        QCOMPARE(channel->waitingSends(), 2);
+        QCOMPARE(channel->waitingBytes(), 2 * HeaderSize + 64 * 1024 + 1000);
+        QVERIFY(!sends.last().isFinished() && !after.isFinished());
+
+        // The peer starts reading; a blocking send returns once its message is
+        // handed to the socket, the waiting ones before it, in order.
+        QByteArray got;
+        QTcpSocket *peer = held.link.socket;
+        connect(peer, &QTcpSocket::readyRead, this, [&] { got += peer->readAll(); });
+        QTimer::singleShot(0, this, [&] {
+            peer->setReadBufferSize(0);
+            got += peer->readAll();
+        });
+        auto awaited = sentOnceAwaited(after);
+        QVERIFY(channel->send(bulk(next + 2, 1000)));
+        wire += *encodeMessage(bulk(next + 2, 1000));
+        QVERIFY(sends.last().isFinished() && *sends.last().result());
+        QVERIFY(mmpi::test::finish(awaited));
+        QCOMPARE(channel->waitingSends(), 0);
+        QVERIFY(waitFor([&] { return got.size() >= wire.size(); }, 20000));
+        QCOMPARE(got.size(), wire.size());
+        QVERIFY2(got == wire, "every message, once, in order, and none of the cancelled one");
+    }
+
+    void waitingSendsFailWhenTheChannelEnds()
+    {
+        HeldChannel held;
+        QVERIFY(held.fill(64 * 1024, 32 * 1024));
+        Channel *channel = held.channel;
+        channel->close();
+        QCOMPARE(held.sends.last().result()->error().code, ErrorCode::LinkClosed);
+        QCOMPARE(channel->waitingSends(), 0);
+        QCOMPARE(channel->waitingBytes(), 0);
+        QCOMPARE(channel->sendNoWait(bulk(1, 1)).result()->error().code, ErrorCode::LinkClosed);
+        QCOMPARE(channel->send(bulk(1, 1)).error().code, ErrorCode::LinkClosed);
+        // Deleting a channel ends what waits on it too.
+        HeldChannel other;
+        QVERIFY(other.fill(64 * 1024, 32 * 1024));
+        delete other.channel;
+        QCOMPARE(other.sends.last().result()->error().code, ErrorCode::LinkClosed);
+    }
+
+    void pausedReadingHoldsThePeerUntilResumed()
+    {
+        ChannelGroup group(1);
+        RawServerLink link;
+        QVERIFY(link.open(group, 2));
+        link.channel->pauseReading();
+        QVERIFY(link.channel->isReadingPaused());
+        link.socket->write(intMsg() + boolMsg());
+        link.socket->flush();
+        QTest::qWait(50);
+        QCOMPARE(link.channel->queuedMessages(), 0);
+        link.channel->resumeReading();
+        QVERIFY(!link.channel->isReadingPaused());
+        QVERIFY(waitFor([&] { return link.channel->queuedMessages() == 2; }));
+        const auto first = receiveOrFail(group, ReceiveSpec::anyMessage());
+        QCOMPARE(*first.values<qint32>(), (QList<qint32>{1, -1}));
     }
 
     void mmpiToMmpiWithCoAwait()

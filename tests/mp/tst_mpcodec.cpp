@@ -1,7 +1,8 @@
 // tst_mpcodec: the edu.rit.mp wire codec against byte vectors derived by hand
 // from the rules (docs/design/protocol.md, "edu.rit.mp compatibility"): every type
 // code both ways, PJ's send aliasing, the strict incremental decoder in every
-// split, and its errors for bad magic, unknown codes, bad N and truncation.
+// split (a real Java serialization stream too), and its errors for bad magic,
+// unknown codes, bad N and truncation.
 #include "mpvectors.h"
 
 #include <mmpi/mp/codec.h>
@@ -155,6 +156,23 @@ private Q_SLOTS:
         QCOMPARE(decodeAll(stream, 1, 1), whole); // one byte at a time
         for (quint32 seed = 1; seed <= 50; ++seed)
             QCOMPARE(decodeAll(stream, 20, seed), whole);
+    }
+
+    void javaObjectStreamIsCarriedWhole()
+    {
+        // 205 bytes of ObjectOutputStream output holding the magic number: N
+        // bytes are counted, the magic inside is just data.
+        const QByteArray stream = javaObjectStream();
+        QCOMPARE(stream.size(), 205);
+        QVERIFY(stream.contains(hex("01cbf854")));
+        const QByteArray bytes = javaObjectMsg() + intMsg();
+        const QList<Message> whole = decodeAll(bytes, bytes.size(), 1);
+        QCOMPARE(whole.size(), 2);
+        QCOMPARE(whole[0], (Message{11, 9, 205, stream}));
+        QCOMPARE(*decodeValues<qint32>(whole[1]), (QList<qint32>{1, -1}));
+        for (quint32 seed = 1; seed <= 20; ++seed)
+            QCOMPARE(decodeAll(bytes, 16, seed), whole);
+        QCOMPARE(*encodeMessage(whole[0]), javaObjectMsg());
     }
 
     void badMagicFailsAtItsFourthByte()

@@ -1,11 +1,15 @@
 // mmpi-mp-echo: an edu.rit.mp peer for checking interoperability with Parallel
 // Java. It listens or connects with a given channel group ID, sends back every
-// message with its tag and type (as PJ itself would send them), and prints one
-// line per event (docs/guide/mp.md).
+// message with its tag and type (as PJ itself would send them; object messages
+// verbatim), stops reading a peer that leaves its echoes unread, and prints
+// one line per event (docs/guide/mp.md).
+#include <mmpi/core/logging.h>
 #include <mmpi/mp/channelgroup.h>
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QPointer>
+#include <QSet>
 #include <QTextStream>
 
 #include <cstdio>
@@ -72,7 +76,7 @@ class Echo : public QObject
 {
 public:
     Echo(ChannelGroup *group, int maxMessages, bool exitWhenChannelEnds)
-        : m_group(group), m_remaining(maxMessages), m_exitWhenChannelEnds(exitWhenChannelEnds)
+        : m_group(group), m_toReceive(maxMessages), m_toEcho(maxMessages), m_exitWhenChannelEnds(exitWhenChannelEnds)
     {
         connect(group, &ChannelGroup::channelOpened, this, [](Channel *channel) {
             say(QStringLiteral("open: far id %1 (%2)").arg(channel->farId()).arg(channel->peerName()));
@@ -96,46 +100,103 @@ private:
             if (!outcome)
                 return; // cancelled: the group closed
             echo(*outcome);
-            if (m_remaining > 0 && --m_remaining == 0) {
-                m_group->close();
-                QCoreApplication::exit(0);
-                return;
-            }
+            if (m_toReceive > 0 && --m_toReceive == 0)
+                return; // the last echo ends the run
             post();
         });
     }
 
     void echo(const Received &received)
     {
+        const QString line = describeMessage(received);
+        Channel *channel = received.status.channel.data();
+        if (!channel) {
+            say(line + QStringLiteral(" -> not echoed: the channel is gone"));
+            echoDone();
+            return;
+        }
+        const Send sent = sendBack(channel, received);
+        if (!sent.isFinished())
+            holdReading(channel);
+        const quint8 code = replyCode(received.status);
+        sent.onFinished(this, [this, line, code, channel = QPointer<Channel>(channel)](const Result<void> &done) {
+            say(line + (done ? QStringLiteral(" -> echoed as %1").arg(codeName(code))
+                             : QStringLiteral(" -> not echoed: ") + done.error().toString()));
+            if (channel)
+                releaseReading(channel);
+            echoDone();
+        });
+    }
+
+    static QString describeMessage(const Received &received)
+    {
         const Status &status = received.status;
-        QString line = QStringLiteral("message: far id %1 tag %2 %3 N=%4 %5")
-                           .arg(status.farId).arg(status.tag).arg(codeName(status.typeCode))
-                           .arg(status.count).arg(describeItems(received));
-        if (status.isObject()) {
-            say(line + QStringLiteral(" -> not echoed: MMPI never sends objects (code 9)"));
+        return QStringLiteral("message: far id %1 tag %2 %3 N=%4 %5")
+            .arg(status.farId).arg(status.tag).arg(codeName(status.typeCode))
+            .arg(status.count).arg(describeItems(received));
+    }
+
+    // Back with the code PJ would use; an object message as it came, the only
+    // object message MMPI sends.
+    static Send sendBack(Channel *channel, const Received &received)
+    {
+        const Status &status = received.status;
+        if (status.isObject())
+            return channel->sendNoWait(status.tag, *received.objectMessage);
+        return channel->sendNoWait(Message{status.tag, status.typeCode, status.kept, received.items});
+    }
+
+    static quint8 replyCode(const Status &status)
+    {
+        return status.isObject() ? status.typeCode : *sendCode(*typeFromCode(status.typeCode));
+    }
+
+    // Reading on while the peer leaves its echoes unread would hold every
+    // echo in our memory; paused, TCP holds the peer instead.
+    void holdReading(Channel *channel)
+    {
+        if (m_held.contains(channel))
             return;
-        }
-        Channel *channel = status.channel.data();
-        const Message reply{status.tag, status.typeCode, status.kept, received.items};
-        const auto sent = channel ? channel->send(reply) : Result<void>(Error(ErrorCode::LinkClosed, QStringLiteral("channel gone")));
-        if (!sent) {
-            say(line + QStringLiteral(" -> not echoed: ") + sent.error().toString());
+        m_held.insert(channel);
+        channel->pauseReading();
+        qCWarning(lcTools).noquote() << QStringLiteral(
+            "mmpi-mp-echo: far id %1 (%2) leaves its echoes unread (%3 bytes unwritten, high-water mark %4): "
+            "not reading from it until it reads")
+                                            .arg(channel->farId()).arg(channel->peerName()).arg(channel->bytesToWrite())
+                                            .arg(m_group->options().highWaterMark);
+    }
+
+    void releaseReading(Channel *channel)
+    {
+        if (!m_held.contains(channel) || channel->waitingSends() > 0)
             return;
+        m_held.remove(channel);
+        channel->resumeReading();
+        qCInfo(lcTools).noquote() << QStringLiteral("mmpi-mp-echo: far id %1 (%2) reads its echoes again: reading from it again")
+                                         .arg(channel->farId()).arg(channel->peerName());
+    }
+
+    void echoDone()
+    {
+        if (m_toEcho > 0 && --m_toEcho == 0) {
+            m_group->close();
+            QCoreApplication::exit(0);
         }
-        const quint8 replyCode = *sendCode(*typeFromCode(status.typeCode));
-        say(line + QStringLiteral(" -> echoed as %1").arg(codeName(replyCode)));
     }
 
     void channelEnded(Channel *channel, int exitCode)
     {
+        m_held.remove(channel);
         channel->deleteLater();
         if (m_exitWhenChannelEnds)
             QCoreApplication::exit(exitCode);
     }
 
     ChannelGroup *m_group;
-    int m_remaining;
+    int m_toReceive;
+    int m_toEcho;
     bool m_exitWhenChannelEnds;
+    QSet<Channel *> m_held;
 };
 
 int usageError(const QString &message)
@@ -157,7 +218,8 @@ int main(int argc, char **argv)
         "Listen:  mmpi-mp-echo --listen PORT --id N     (a PJ program connects to it)\n"
         "Connect: mmpi-mp-echo --connect HOST:PORT --id N (it connects to a listening PJ program)\n"
         "One line per event on stdout; bytes (codes 1/2), unsigned 8-bit (12) and unsigned 16-bit (13)\n"
-        "go back with PJ's codes 1, 10 and 11. Object messages (code 9) are reported, never echoed."));
+        "go back with PJ's codes 1, 10 and 11; object messages (code 9) go back verbatim. A peer that\n"
+        "leaves more than the high-water mark of echoes unread is not read until it reads."));
     parser.addHelpOption();
     const QCommandLineOption listenOption(QStringLiteral("listen"), QStringLiteral("Listen on PORT (0: any free port)."), QStringLiteral("PORT"));
     const QCommandLineOption bindOption(QStringLiteral("bind"), QStringLiteral("Address to listen on (default: all)."), QStringLiteral("ADDRESS"), QStringLiteral("0.0.0.0"));
@@ -166,7 +228,8 @@ int main(int argc, char **argv)
     const QCommandLineOption timeoutOption(QStringLiteral("id-timeout"), QStringLiteral("How long a peer may take to send its ID (default 30000)."), QStringLiteral("MS"), QStringLiteral("30000"));
     const QCommandLineOption maxSizeOption(QStringLiteral("max-message-size"), QStringLiteral("Largest accepted message payload (default 67108864)."), QStringLiteral("BYTES"), QStringLiteral("67108864"));
     const QCommandLineOption countOption(QStringLiteral("count"), QStringLiteral("Exit after echoing N messages (default: never)."), QStringLiteral("N"), QStringLiteral("0"));
-    parser.addOptions({listenOption, bindOption, connectOption, idOption, timeoutOption, maxSizeOption, countOption});
+    const QCommandLineOption markOption(QStringLiteral("high-water-mark"), QStringLiteral("Unwritten echo bytes per peer before it is not read (default 4194304)."), QStringLiteral("BYTES"), QStringLiteral("4194304"));
+    parser.addOptions({listenOption, bindOption, connectOption, idOption, timeoutOption, maxSizeOption, countOption, markOption});
     parser.process(app);
 
     if (parser.isSet(listenOption) == parser.isSet(connectOption))
@@ -183,6 +246,13 @@ int main(int argc, char **argv)
     options.maxMessageSize = parser.value(maxSizeOption).toLongLong(&ok);
     if (!ok || options.maxMessageSize < 0)
         return usageError(QStringLiteral("--max-message-size needs a byte count"));
+    options.highWaterMark = parser.value(markOption).toLongLong(&ok);
+    if (!ok || options.highWaterMark < 0)
+        return usageError(QStringLiteral("--high-water-mark needs a byte count"));
+    // A receive is always posted, so the queue only bridges a delivery and the
+    // next receive; kept small, what a peer that stops reading costs stays
+    // near the high-water mark instead of growing by the default 64 MiB queue.
+    options.maxQueuedBytes = 1024 * 1024;
     const int count = parser.value(countOption).toInt(&ok);
     if (!ok || count < 0)
         return usageError(QStringLiteral("--count needs a number"));

@@ -1,13 +1,14 @@
-// mmpi::mp::Channel: one TCP connection with an edu.rit.mp peer (PJ or MMPI).
-// It exchanges the 4-byte channel group IDs, sends messages with the codes PJ
-// sends, and decodes what arrives into its group's receives or its own bounded
-// queue. Channels belong to a ChannelGroup and live on its thread.
+// mmpi::mp::Channel: one TCP connection of a ChannelGroup with an edu.rit.mp peer:
+// the ID exchange, sends with PJ's codes (held at a high-water mark while the peer
+// does not read), and what arrives, decoded, for the group's receives or its queue.
 #pragma once
 
 #include <mmpi/core/result.h>
 #include <mmpi/mp/channelgroupoptions.h>
 #include <mmpi/mp/codec.h>
 #include <mmpi/mp/decoder.h>
+#include <mmpi/mp/objectmessage.h>
+#include <mmpi/mp/send.h>
 
 #include <QHostAddress>
 #include <QList>
@@ -48,15 +49,15 @@ public:
     QString peerName() const { return m_peerName; }
 
     // Send `values` as `as` items, with the code PJ sends for `as` (so qint8
-    // as Byte goes out as code 1, quint8 as 10, quint16 as 11). Queued on the
-    // socket; errors: LinkClosed if not Open, TypeMismatch (see canSendAs()).
+    // as Byte goes out as code 1, quint8 as 10, quint16 as 11). Blocks, with
+    // a local event loop, while flow control holds the message (see
+    // sendNoWait()), as PJ's send blocks until written. Errors: LinkClosed
+    // (not Open, or it ended while the message waited), TypeMismatch (see
+    // canSendAs()), the channel's error if it failed meanwhile.
     template<Primitive T>
     Result<void> send(qint32 tag, std::span<const T> values, ItemType as = ItemTraits<T>::type)
     {
-        auto message = makeMessage<T>(tag, values, as);
-        if (!message)
-            return message.error();
-        return send(*message);
+        return sendNoWait<T>(tag, values, as).wait();
     }
     template<Primitive T>
     Result<void> send(qint32 tag, const QList<T> &values, ItemType as = ItemTraits<T>::type)
@@ -65,15 +66,49 @@ public:
     }
     // A message as built by the caller. Codes 2, 12 and 13 are sent as PJ
     // sends them (1, 10, 11: PJ stalls on the others); code 9 is refused with
-    // TypeMismatch because MMPI cannot produce Java serialization.
-    Result<void> send(const Message &message);
+    // TypeMismatch because MMPI cannot produce Java serialization: send an
+    // object message with the ObjectMessage it came with instead.
+    Result<void> send(const Message &message) { return sendNoWait(message).wait(); }
+    // An object message received from a peer (Received::objectMessage), sent
+    // back or on verbatim: code 9, the same N, the same bytes, any tag.
+    Result<void> send(qint32 tag, const ObjectMessage &object) { return sendNoWait(tag, object).wait(); }
+
+    // The same sends without blocking. A message is handed to the socket at
+    // once unless that would leave more than ChannelGroupOptions::highWaterMark
+    // bytes unwritten; then it waits, after the ones already waiting, until
+    // the peer has read enough. The Send finishes when the message is handed
+    // to the socket (or with the error), and messages go out in the order
+    // they were posted. Cancelling a waiting Send takes its message back.
+    template<Primitive T>
+    Send sendNoWait(qint32 tag, std::span<const T> values, ItemType as = ItemTraits<T>::type)
+    {
+        auto message = makeMessage<T>(tag, values, as);
+        return message ? sendNoWait(*message) : refused(message.error());
+    }
+    template<Primitive T>
+    Send sendNoWait(qint32 tag, const QList<T> &values, ItemType as = ItemTraits<T>::type)
+    {
+        return sendNoWait<T>(tag, std::span<const T>(values.constData(), values.size()), as);
+    }
+    Send sendNoWait(const Message &message);
+    Send sendNoWait(qint32 tag, const ObjectMessage &object);
 
     // Bytes handed to the socket that have not been written yet.
     qint64 bytesToWrite() const;
+    // Sends waiting for the peer to read (flow control), and their bytes.
+    int waitingSends() const { return int(m_waiting.size()); }
+    qint64 waitingBytes() const { return m_waitingBytes; }
     // Unmatched messages held for later receives.
     int queuedMessages() const { return int(m_queue.size()); }
     qint64 queuedBytes() const { return m_queuedBytes; }
-    // True while the queue is full and the socket is left unread.
+    // Stop taking bytes from the peer until resumeReading(): the socket
+    // buffers fill and TCP holds the sender. What was already read still
+    // completes messages. For an app that must not read faster than it can
+    // answer (mmpi-mp-echo, while the peer leaves its echoes unread).
+    void pauseReading();
+    void resumeReading();
+    // True while the queue is full or pauseReading() holds the channel, and
+    // the socket is left unread.
     bool isReadingPaused() const;
 
     // Flush what is queued for sending and close our end. There is no goodbye
@@ -96,6 +131,11 @@ private:
         Message message;
         quint64 arrival = 0;
     };
+    struct Waiting
+    {
+        QByteArray bytes;
+        std::shared_ptr<detail::IoRequestState<void>> state;
+    };
 
     Channel(ChannelGroup *group, QTcpSocket *socket, bool incoming, const ChannelGroupOptions &options);
     void connectToPeer(const QString &host, quint16 port);
@@ -109,6 +149,13 @@ private:
     void fail(Error error);
     void setState(State state);
     bool writeAll(const QByteArray &bytes);
+    static Send refused(Error error);
+    Send post(const Message &message);
+    bool hasRoomFor(qint64 bytes) const;
+    void writeWaiting();
+    void withdraw(const detail::IoRequestState<void> *state);
+    void endWaiting(const Error &error);
+    void readAgainIf(bool wasPaused);
     // Called by the group.
     void enqueue(Message message, quint64 arrival);
     Message take(qsizetype index);
@@ -127,6 +174,10 @@ private:
     bool m_eof = false;
     QList<Queued> m_queue;
     qint64 m_queuedBytes = 0;
+    QList<Waiting> m_waiting;
+    qint64 m_waitingBytes = 0;
+    bool m_writingWaiting = false;
+    bool m_pausedByApp = false;
 };
 
 } // namespace mmpi::mp

@@ -1,6 +1,6 @@
-// The limits of a ChannelGroup: how long a peer may take to send its ID, the
-// largest message accepted, and how much unmatched traffic one channel may
-// hold before MMPI stops reading it (PJ holds none; see docs/guide/mp.md).
+// The limits of a ChannelGroup: the wait for a peer's ID, the largest message, the
+// unmatched traffic a channel may hold before it is not read (PJ holds none), and
+// the unwritten bytes its sends may leave before they wait (docs/guide/mp.md).
 #pragma once
 
 #include <QtGlobal>
@@ -25,6 +25,13 @@ struct ChannelGroupOptions
     // Bytes read from a socket at once (and Qt's socket buffer), so a paused
     // channel stops taking bytes from the kernel.
     qint64 readChunkSize = 64 * 1024;
+    // Bytes a channel's sends may leave unwritten in MMPI's socket buffer:
+    // a message that would take it past this waits (Channel::sendNoWait()
+    // stays pending, send() blocks) until the peer has read enough, unless
+    // nothing is unwritten (a message larger than the mark goes alone). 4 MiB
+    // is Linux's default largest TCP send buffer (net.ipv4.tcp_wmem), so a
+    // peer that stops reading costs MMPI about what it costs the kernel.
+    qint64 highWaterMark = 4LL * 1024 * 1024;
 };
 
 } // namespace mmpi::mp

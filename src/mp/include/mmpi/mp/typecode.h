@@ -28,8 +28,9 @@ int bytesPerItem(quint8 code);
 
 // The code PJ puts on the wire for a message of `type` items: Byte goes as 1
 // (Boolean's code), UnsignedByte as 10 and UnsignedShort as 11, every other
-// type as its own code. Object has no send code: MMPI never sends code 9, so
-// this returns nullopt for it (and for None).
+// type as its own code. Object has no send code: MMPI writes no code 9 of its
+// own (it only sends back a received one, Channel::send(tag, ObjectMessage)),
+// so this returns nullopt for it (and for None).
 std::optional<quint8> sendCode(ItemType type);
 
 // "Int (4)", "code 14 (unknown)".
