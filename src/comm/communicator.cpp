@@ -194,11 +194,24 @@ std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *
     frame.owner = std::move(payload.owner);
     const Status status{d->rank(), tag, frame.header.itemType, frame.header.count, frame.payload.size()};
     auto state = std::make_shared<RequestState>(RequestState::Kind::Send, d->id, destination, tag);
-    auto sent = d->world->sendFrame(to, std::move(frame), [state, status](const Error &e) {
+    // A send to a rank known gone waits for its refusal (LinkClosed); what
+    // finished early and is lost with its rank, nodeLost tells.
+    const qint64 bytes = frame.payload.size();
+    std::shared_ptr<EagerSends> eager = d->router->eagerSends();
+    if (d->matcher->isGone(to) || !eager->take(to, bytes))
+        eager.reset();
+    auto sent = d->world->sendFrame(to, std::move(frame), [state, status, eager, to, bytes](const Error &e) {
+        if (eager)
+            eager->release(to, bytes);
         state->complete(e.isError() ? Result<Status>(e) : Result<Status>(status));
     });
-    if (!sent)
-        state->complete(sent.error());
+    if (sent && eager)
+        state->complete(status);
+    if (sent)
+        return state;
+    if (eager) // the completion will not run
+        eager->release(to, bytes);
+    state->complete(sent.error());
     return state;
 }
 

@@ -244,6 +244,12 @@ void Matcher::handleFrame(const Frame &frame)
     receive->complete(received(frame), payloadOf(frame));
 }
 
+bool Matcher::isGone(int rank) const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_gone.contains(rank);
+}
+
 void Matcher::handlePeerGone(int rank, const Error &reason)
 {
     QList<std::shared_ptr<RequestState>> failed;

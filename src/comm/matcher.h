@@ -42,6 +42,8 @@ public:
     // The receive that message was going to fails with `reason`.
     void handleMessageAbandoned(int rank, const Error &reason) override;
     void handlePeerGone(int rank, const Error &reason) override;
+    // Whether `rank` has left or was lost (and has not rejoined). Thread-safe.
+    bool isGone(int rank) const;
     void handlePeerRejoined(int rank) override;
     // Fail every receive posted on `communicator` with `reason` (revoked or
     // interrupted), and the blocking probes on it. A receive matched already,

@@ -239,6 +239,7 @@ private Q_SLOTS:
     void probeAndWatchers();
     void coroutineResumesOnAwaitingThread();
     void peerDiesWhileReceivePosted();
+    void smallSendFinishesAsItIsPosted();
     void badArguments();
     void largeMessagesGoStraightIntoPostedBuffers_data();
     void largeMessagesGoStraightIntoPostedBuffers();
@@ -734,6 +735,21 @@ void TestPointToPoint::peerDiesWhileReceivePosted()
     QVERIFY(fromAny.wait());
     QCOMPARE(*fromAny.value<qint32>(), 5);
     QVERIFY(!w[0].send(2, 1, qint32(1)).wait());
+}
+
+// Eager, as MPI's: a small send's buffer is copied when it is posted, so the
+// request finishes then, without waiting for the progress thread's turn; the
+// message still arrives, and the next receive sees it.
+void TestPointToPoint::smallSendFinishesAsItIsPosted()
+{
+    CommWorld w(QStringLiteral("tcp"), 2);
+    QVERIFY(w.formed());
+    Request small = w[0].isend(1, 3, qint32(7));
+    QVERIFY(small.isFinished());
+    QVERIFY(small.wait());
+    const auto got = w[1].recv<qint32>(0, 3).wait();
+    QVERIFY2(got, qPrintable(problem(got)));
+    QCOMPARE(*got, 7);
 }
 
 void TestPointToPoint::badArguments()

@@ -10,6 +10,7 @@
 #include "communicatordata.h"
 #include "decision.h"
 #include "linktable.h"
+#include "../eagersends.h"
 
 #include <mmpi/world/world.h>
 
@@ -29,6 +30,8 @@ public:
     const std::shared_ptr<Matcher> &matcher() const { return m_matcher; }
     CollectiveMatcher &collectives() { return m_collectives; }
     LinkTable &links() { return m_links; }
+    // Shared with the completions of the sends it let finish early.
+    const std::shared_ptr<EagerSends> &eagerSends() const { return m_eager; }
     // The sequence counter of the world communicator, shared by every handle
     // that Communicator::world() makes.
     const std::shared_ptr<std::atomic<quint32>> &worldSequence() const { return m_worldSequence; }
@@ -97,6 +100,7 @@ private:
     std::shared_ptr<Matcher> m_matcher;
     CollectiveMatcher m_collectives;
     LinkTable m_links;
+    std::shared_ptr<EagerSends> m_eager = std::make_shared<EagerSends>();
     std::shared_ptr<std::atomic<quint32>> m_worldSequence = std::make_shared<std::atomic<quint32>>(0);
     std::atomic<quint32> m_nextFreeId{1};
     mutable QMutex m_revokedMutex;
