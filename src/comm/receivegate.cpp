@@ -29,10 +29,4 @@ void ReceiveGate::release(int rank, Holder holder)
     m_world->setReceiving(rank, true);
 }
 
-bool ReceiveGate::isHeld(int rank) const
-{
-    QMutexLocker lock(&m_mutex);
-    return m_holders.value(rank) != 0;
-}
-
 } // namespace mmpi::detail

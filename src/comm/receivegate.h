@@ -27,11 +27,10 @@ public:
     // the last one goes.
     void hold(int rank, Holder holder);
     void release(int rank, Holder holder);
-    bool isHeld(int rank) const;
 
 private:
     World *m_world;
-    mutable QMutex m_mutex;
+    QMutex m_mutex;
     QHash<int, quint8> m_holders;
 };
 
