@@ -4,6 +4,7 @@
 // attaches to a world) runs, as the tuning.h diagnostics tell, and gives
 // the right result; the call wins over the environment; a bad value warns.
 #include "commworld.h"
+#include "patience.h"
 
 #include <mmpi/comm/communicator.h>
 #include <mmpi/comm/tuning.h>
@@ -19,12 +20,11 @@
 
 using namespace mmpi;
 using mmpi::test::CommWorld;
+using mmpi::test::Patience;
 
 Q_DECLARE_METATYPE(mmpi::AllreduceAlgorithm)
 
 namespace {
-
-constexpr int Patience = 20000; // ms: a collective that takes longer has hung
 
 // Sets an environment variable for its lifetime.
 struct ScopedVariable
