@@ -1,16 +1,12 @@
 #include <mmpi/comm/allreduceoptions.h>
 
+#include "nametable.h"
+
 namespace mmpi {
 
 namespace {
 
-struct AlgorithmName
-{
-    AllreduceAlgorithm algorithm;
-    const char *name;
-};
-
-constexpr AlgorithmName Names[] = {
+constexpr detail::Named<AllreduceAlgorithm> Names[] = {
     {AllreduceAlgorithm::Auto, "auto"},
     {AllreduceAlgorithm::RecursiveDoubling, "recursive-doubling"},
     {AllreduceAlgorithm::Ring, "ring"},
@@ -21,18 +17,12 @@ constexpr AlgorithmName Names[] = {
 
 QString allreduceAlgorithmName(AllreduceAlgorithm algorithm)
 {
-    for (const auto &n : Names)
-        if (n.algorithm == algorithm)
-            return QString::fromLatin1(n.name);
-    return QStringLiteral("unknown");
+    return detail::nameIn(Names, algorithm);
 }
 
 std::optional<AllreduceAlgorithm> allreduceAlgorithmFromName(QStringView name)
 {
-    for (const auto &n : Names)
-        if (name == QLatin1String(n.name))
-            return n.algorithm;
-    return std::nullopt;
+    return detail::valueIn(Names, name);
 }
 
 } // namespace mmpi

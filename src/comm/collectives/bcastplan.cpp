@@ -2,6 +2,8 @@
 
 #include <mmpi/wire/frame.h>
 
+#include "nametable.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -10,13 +12,7 @@ namespace mmpi {
 
 namespace {
 
-struct TopologyName
-{
-    BcastTopology topology;
-    const char *name;
-};
-
-constexpr TopologyName Names[] = {
+constexpr detail::Named<BcastTopology> Names[] = {
     {BcastTopology::Auto, "auto"},         {BcastTopology::Serial, "serial"},
     {BcastTopology::Pipe, "pipe"},         {BcastTopology::Binary, "binary"},
     {BcastTopology::Binomial, "binomial"}, {BcastTopology::Fibonacci, "fibonacci"},
@@ -100,18 +96,12 @@ double simulate(int ranks, qint64 bytes, const BcastPlan &plan, const LinkModel 
 
 QString bcastTopologyName(BcastTopology topology)
 {
-    for (const auto &n : Names)
-        if (n.topology == topology)
-            return QString::fromLatin1(n.name);
-    return QStringLiteral("unknown");
+    return detail::nameIn(Names, topology);
 }
 
 std::optional<BcastTopology> bcastTopologyFromName(QStringView name)
 {
-    for (const auto &n : Names)
-        if (name == QLatin1String(n.name))
-            return n.topology;
-    return std::nullopt;
+    return detail::valueIn(Names, name);
 }
 
 int fibonacciKeep(int k, double gUs, double hUs)
