@@ -1,10 +1,11 @@
 #include "simfault.h"
 
+#include <mmpi/core/duration.h>
+
 #include <QRegularExpression>
 #include <QStringList>
 
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 
 namespace mmpi {
@@ -22,23 +23,6 @@ constexpr KindName kindNames[] = {
     {"out-of-range", SimFault::Kind::OutOfRange},
     {"terminates", SimFault::Kind::Terminates},
 };
-
-// "3s", "1.5s", "250ms": a number and a unit with nothing between them, so
-// that "3" (which unit?) and "3 s" are refused rather than guessed at.
-Result<std::chrono::milliseconds> parseTime(const QString &token, const QString &what)
-{
-    static const QRegularExpression pattern(QStringLiteral("^(\\d{1,9}(?:\\.\\d{1,3})?)(ms|s)$"));
-    const auto match = pattern.match(token);
-    if (!match.hasMatch())
-        return Error(ErrorCode::BadConfiguration,
-                     QStringLiteral("%1 '%2' is not a time like 3s, 1.5s or 250ms").arg(what, token));
-    const double value = match.captured(1).toDouble();
-    const double ms = std::round(match.captured(2) == QLatin1String("s") ? value * 1000.0 : value);
-    if (ms > double(SimFault::MaxTime.count()))
-        return Error(ErrorCode::BadConfiguration,
-                     QStringLiteral("%1 '%2' is longer than a day").arg(what, token));
-    return std::chrono::milliseconds(qint64(ms));
-}
 
 } // namespace
 
@@ -73,7 +57,7 @@ Result<SimFault> SimFault::parse(const QString &text)
         return bad(QStringLiteral("unknown event '%1' (io-error, out-of-range or terminates)").arg(words[2]));
     fault.kind = kind->kind;
 
-    auto at = parseTime(words[4], QStringLiteral("the time"));
+    auto at = parseDuration(words[4]);
     if (!at)
         return bad(at.error().message);
     fault.at = *at;
@@ -81,7 +65,7 @@ Result<SimFault> SimFault::parse(const QString &text)
     if (fault.kind == Kind::OutOfRange) {
         if (words.size() != 7 || words[5] != QLatin1String("for"))
             return bad(QStringLiteral("out-of-range needs 'for <time>': how long the node is away"));
-        auto duration = parseTime(words[6], QStringLiteral("the duration"));
+        auto duration = parseDuration(words[6], QStringLiteral("the duration"));
         if (!duration)
             return bad(duration.error().message);
         if (duration->count() == 0)

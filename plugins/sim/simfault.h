@@ -14,8 +14,6 @@ struct SimFault
     enum class Kind { IoError, OutOfRange, Terminates };
 
     static constexpr int MaxRank = 4095;
-    // A day: longer scripts are certainly typos.
-    static constexpr std::chrono::milliseconds MaxTime{24LL * 3600 * 1000};
 
     int rank = 0;
     Kind kind = Kind::IoError;

@@ -222,7 +222,7 @@ void TestMmpirun::otherUsageErrors_data()
                                         << u"mmpirun: --kill 'rank 1 at -1s': the time '-1s' is negative"_s;
     QTest::addRow("kill time without unit")
         << four + QStringList{u"rank 1 at 2"_s, probe}
-        << u"mmpirun: --kill 'rank 1 at 2': '2' is not a time like 3s, 1.5s or 250ms"_s;
+        << u"mmpirun: --kill 'rank 1 at 2': the time '2' is not a time like 3s, 1.5s or 250ms"_s;
     QTest::addRow("kill after a day") << four + QStringList{u"rank 1 at 86401s"_s, probe}
                                       << u"the time '86401s' is longer than a day"_s;
 

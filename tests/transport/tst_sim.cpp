@@ -304,7 +304,7 @@ void tst_Sim::optionErrors_data()
     QTest::newRow("signed rank") << fault("rank +1 io-error at 2s") << "'+1' is not a rank 0..4095";
     QTest::newRow("unknown event") << fault("rank 1 explodes at 2s") << "unknown event 'explodes'";
     QTest::newRow("time without unit") << fault("rank 1 io-error at 2") << "the time '2' is not a time like 3s";
-    QTest::newRow("negative time") << fault("rank 1 io-error at -2s") << "the time '-2s' is not a time";
+    QTest::newRow("negative time") << fault("rank 1 io-error at -2s") << "the time '-2s' is negative";
     QTest::newRow("unit with a space") << fault("rank 1 io-error at 2 s") << "the time '2' is not a time";
     QTest::newRow("more than a day") << fault("rank 1 terminates at 90000s") << "longer than a day";
     QTest::newRow("out of range without for") << fault("rank 1 out-of-range at 2s") << "out-of-range needs 'for <time>'";

@@ -2,6 +2,7 @@
 
 #include "ranktemplate.h"
 
+#include <mmpi/core/duration.h>
 #include <mmpi/transport/transportregistry.h>
 
 #include <QCommandLineParser>
@@ -183,27 +184,6 @@ Result<qint64> parseWhole(const QString &option, const QString &text, const QStr
     return text.toLongLong();
 }
 
-// "3s", "1.5s", "250ms": the times of the sim transport's --fault events
-// (SimFault in plugins/sim, which mmpirun does not link), so that both
-// options take the same text. A number and a unit with nothing between them:
-// "3" (which unit?) and "3 s" are refused rather than guessed at.
-Result<std::chrono::milliseconds> parseTime(const QString &token)
-{
-    // A day, as for --fault: longer is certainly a typo.
-    constexpr qint64 MaxMs = 24LL * 3600 * 1000;
-    static const QRegularExpression pattern(u"^(-?)(\\d{1,9}(?:\\.\\d{1,3})?)(ms|s)$"_s);
-    const auto match = pattern.match(token);
-    if (!match.hasMatch())
-        return usageError(u"'%1' is not a time like 3s, 1.5s or 250ms"_s.arg(token));
-    if (!match.captured(1).isEmpty())
-        return usageError(u"the time '%1' is negative"_s.arg(token));
-    const double value = match.captured(2).toDouble();
-    const double ms = std::round(match.captured(3) == u"s"_s ? value * 1000.0 : value);
-    if (ms > double(MaxMs))
-        return usageError(u"the time '%1' is longer than a day"_s.arg(token));
-    return std::chrono::milliseconds(qint64(ms));
-}
-
 // One --kill event, "rank R at T", with R one of the `nodes` ranks.
 Result<KillEvent> parseKill(const QString &text, int nodes)
 {
@@ -219,7 +199,7 @@ Result<KillEvent> parseKill(const QString &text, int nodes)
     kill.rank = words[1].toInt();
     if (kill.rank >= nodes)
         return bad(u"rank %1 is outside 0..%2 (-n %3)"_s.arg(kill.rank).arg(nodes - 1).arg(nodes));
-    const auto at = parseTime(words[3]);
+    const auto at = parseDuration(words[3]);
     if (!at)
         return bad(at.error().message);
     kill.at = *at;
