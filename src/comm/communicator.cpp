@@ -205,13 +205,13 @@ std::shared_ptr<RequestState> CommunicatorAccess::isend(const CommunicatorData *
             eager->release(to, bytes);
         state->complete(e.isError() ? Result<Status>(e) : Result<Status>(status));
     });
-    if (sent && eager)
+    if (!sent) {
+        if (eager) // the completion will not run
+            eager->release(to, bytes);
+        state->complete(sent.error());
+    } else if (eager) {
         state->complete(status);
-    if (sent)
-        return state;
-    if (eager) // the completion will not run
-        eager->release(to, bytes);
-    state->complete(sent.error());
+    }
     return state;
 }
 

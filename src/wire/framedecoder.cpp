@@ -258,7 +258,8 @@ Result<std::optional<Frame>> FrameDecoder::commit(qint64 bytes)
 {
     if (hasFailed())
         return m_failure;
-    Q_ASSERT(bytes >= 0 && bytes <= qint64(space().size()));
+    Q_ASSERT(bytes >= 0
+             && bytes <= (m_pendingHeader ? m_payload.size() - m_payloadFilled : FrameHeaderSize - m_headerFilled));
     if (m_pendingHeader) {
         m_payloadFilled += bytes;
         return m_payloadFilled == qsizetype(m_pendingHeader->payloadLength) ? finishFrame()

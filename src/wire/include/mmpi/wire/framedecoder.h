@@ -46,7 +46,7 @@ public:
     // more are needed, or the error, as next().
     Result<std::optional<Frame>> commit(qint64 bytes);
 
-    // How many more bytes feed() accepts now; a transport reads at most this.
+    // How many more bytes feed() accepts now.
     qint64 capacity() const;
     qint64 bufferedBytes() const;
     bool hasFailed() const;
