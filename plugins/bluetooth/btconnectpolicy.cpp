@@ -10,7 +10,9 @@ std::optional<int> BtConnectPolicy::retryDelay(Failure failure, int attempt, boo
     if (failure == Failure::Fatal || attempt < 1)
         return std::nullopt;
     int allowed = retries;
-    if (failure == Failure::Refused && peerKnown)
+    // A first pairing can fail on a race and succeed next time; a peer paired
+    // with before refuses again for the same reason (its policy).
+    if ((failure == Failure::Refused || failure == Failure::AuthRejected) && peerKnown)
         allowed = std::min(retries, 1);
     if (attempt > allowed)
         return std::nullopt;
@@ -34,19 +36,24 @@ BtConnectPolicy::Failure BtConnectPolicy::classifyErrno(int error)
     case EAGAIN:
     case ECONNRESET:
     case ECONNABORTED:
-    case EACCES:   // authentication failed or was rejected: pairing may succeed next time
-    case EPERM:
     case EBADE:    // key exchange failed
     case EIO:
         return Failure::Transient;
+    case EACCES:
+    case EPERM:
+        return Failure::AuthRejected;
     default:
         return Failure::Fatal;
     }
 }
 
-ErrorCode BtConnectPolicy::errorCodeFor(Failure failure)
+ErrorCode BtConnectPolicy::errorCodeFor(Failure failure, bool peerKnown)
 {
-    return failure == Failure::Refused ? ErrorCode::ConnectionRefused : ErrorCode::ConnectFailed;
+    if (failure == Failure::Refused)
+        return ErrorCode::ConnectionRefused;
+    if (failure == Failure::AuthRejected && peerKnown)
+        return ErrorCode::PairingRefused;
+    return ErrorCode::ConnectFailed;
 }
 
 } // namespace mmpi

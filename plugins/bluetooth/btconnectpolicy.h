@@ -21,6 +21,7 @@ public:
         Refused,     // nothing accepted on the channel (or a security block)
         Unreachable, // no answer to the page, host down, our adapter off
         Transient,   // busy, reset, aborted: try again
+        AuthRejected, // pairing or authentication refused (EACCES, EPERM)
         Fatal,       // bad arguments, no Bluetooth here: do not retry
     };
     Q_ENUM(Failure)
@@ -39,8 +40,10 @@ public:
     static Failure classifyErrno(int error);
     // The ErrorCode a link reports once retries are exhausted: refused ->
     // ConnectionRefused (the world reads it as "the peer's app ended",
-    // NODETERM); everything else ConnectFailed (RANGE: it may come back).
-    static ErrorCode errorCodeFor(Failure failure);
+    // NODETERM); authentication refused by a peer paired with before ->
+    // PairingRefused (its stack will not pair again: retrying cannot help);
+    // everything else ConnectFailed (RANGE: it may come back).
+    static ErrorCode errorCodeFor(Failure failure, bool peerKnown);
 };
 
 } // namespace mmpi

@@ -56,11 +56,16 @@ void BtDialer::handleFailure(BtConnectPolicy::Failure failure, const QString &re
     }
     m_active = false;
     const QString attempts = m_attempt == 1 ? QStringLiteral("1 attempt") : QStringLiteral("%1 attempts").arg(m_attempt);
-    Q_EMIT failed({BtConnectPolicy::errorCodeFor(failure),
-                   QStringLiteral("cannot connect to %1 (%2, %3): %4")
-                       .arg(formatBtAddress(m_peer), attempts,
-                            QString::fromLatin1(QMetaEnum::fromType<BtConnectPolicy::Failure>().valueToKey(int(failure))),
-                            reason)});
+    const ErrorCode code = BtConnectPolicy::errorCodeFor(failure, m_peerKnown);
+    const QString advice = code != ErrorCode::PairingRefused
+        ? QString()
+        : QStringLiteral("; the device paired with this one before and refuses to pair again (BlueZ: "
+                         "JustWorksRepairing = never); bond the devices (docs/guide/bluetooth.md, \"Bonding\")");
+    Q_EMIT failed({code, QStringLiteral("cannot connect to %1 (%2, %3): %4%5")
+                             .arg(formatBtAddress(m_peer), attempts,
+                                  QString::fromLatin1(
+                                      QMetaEnum::fromType<BtConnectPolicy::Failure>().valueToKey(int(failure))),
+                                  reason, advice)});
 }
 
 } // namespace mmpi

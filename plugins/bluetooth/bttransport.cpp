@@ -2,6 +2,9 @@
 
 #include "btaddress.h"
 #include "btlink.h"
+#ifdef MMPI_BLUEZ_BONDING
+#include "bluezbonding.h"
+#endif
 #include "kernelrfcommopener.h"
 #include "qtbtscanner.h"
 #include "qtsocketopener.h"
@@ -127,6 +130,11 @@ Result<void> BtTransport::configure(const QVariantMap &options)
     else
         reader.reject(QStringLiteral("visibility"),
                       QStringLiteral("'%1' is not discoverable or keep").arg(visibility));
+    const QString bonding = reader.string(QStringLiteral("bonding"), QStringLiteral("allow"));
+    if (bonding == u"allow" || bonding == u"keep")
+        parsed.bond = bonding == u"allow";
+    else
+        reader.reject(QStringLiteral("bonding"), QStringLiteral("'%1' is not allow or keep").arg(bonding));
     parsed.limits = reader.decoderLimits();
     if (auto ok = reader.finish(); !ok)
         return ok;
@@ -182,6 +190,8 @@ Result<QString> BtTransport::listen(const QString &address)
     if (endpoint.device == 0)
         m_options.adapter = localDevice();
     qCInfo(lcTransport).noquote() << "bluetooth: listening at" << listenAddress();
+    if (m_options.bond)
+        allowBonding();
     if (m_options.makeDiscoverable)
         makeReachable();
     return listenAddress();
@@ -207,6 +217,33 @@ void BtTransport::makeReachable()
     qCInfo(lcTransport).noquote() << "bluetooth: making adapter" << formatBtDevice(m_options.adapter)
                                   << "discoverable (option visibility)";
     m_local->setHostMode(QBluetoothLocalDevice::HostDiscoverable);
+}
+
+// Before the first link pairs: a pairing made while the adapter is not
+// pairable is forgotten when the link drops (bluezbonding.h).
+void BtTransport::allowBonding()
+{
+#ifdef MMPI_BLUEZ_BONDING
+    if (m_bonding)
+        return;
+    m_bonding = std::make_unique<BluezBonding>(m_options.adapter);
+    switch (m_bonding->outcome()) {
+    case BluezBonding::Outcome::AlreadyBondable:
+        qCDebug(lcTransport).noquote() << "bluetooth: adapter" << m_bonding->detail() << "is pairable: links bond";
+        return;
+    case BluezBonding::Outcome::MadeBondable:
+        qCInfo(lcTransport).noquote() << "bluetooth: made adapter" << m_bonding->detail()
+                                      << "pairable while this world runs, so that its links bond (option bonding)";
+        return;
+    case BluezBonding::Outcome::Unavailable:
+    case BluezBonding::Outcome::Refused:
+        qCWarning(lcTransport).noquote()
+            << "bluetooth: cannot make the adapter pairable (" << m_bonding->detail()
+            << "): links will not bond, and a device back in range must pair again, which BlueZ refuses by default "
+               "(docs/guide/bluetooth.md, \"Bonding\")";
+        return;
+    }
+#endif
 }
 
 QString BtTransport::listenAddress() const

@@ -18,8 +18,11 @@
 #include <QPointer>
 #include <QSet>
 
+#include <memory>
+
 namespace mmpi {
 
+class BluezBonding;
 class BtSocketOpener;
 
 class BtTransport : public Transport
@@ -68,6 +71,7 @@ private:
         int settleTime = 500;
         Connector connector = Connector::Kernel;
         bool makeDiscoverable = true; // option visibility
+        bool bond = true;             // option bonding
         DecoderLimits limits;
     };
 
@@ -77,6 +81,7 @@ private:
     Error linkLimitError() const;
     quint64 localDevice() const;
     void makeReachable();
+    void allowBonding();
 
     Options m_options;
     QBluetoothServer *m_server = nullptr;
@@ -87,6 +92,9 @@ private:
     QString m_discoveryWorld;
     QSet<Link *> m_links;
     QSet<quint64> m_reached; // devices a link was made with: pairing done
+#ifdef MMPI_BLUEZ_BONDING
+    std::unique_ptr<BluezBonding> m_bonding;
+#endif
 };
 
 } // namespace mmpi

@@ -23,13 +23,27 @@ if [ "$BTVM_NODE" = 0 ]; then
         sleep 0.1
     done
     echo "peers ready: $(ls "$BTVM_SHARED" | grep '^ready\.' | tr '\n' ' ')"
-    exec "$BIN" --root --size "$SIZE" "$@"
+    "$BIN" --root --size "$SIZE" "$@"
+    rc=$?
+else
+    "$BIN" --size "$SIZE" "$@" &
+    pid=$!
+    for _ in $(seq 300); do
+        discoverable && { touch "$BTVM_SHARED/ready.$BTVM_NODE"; break; }
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.1
+    done
+    wait $pid
+    rc=$?
 fi
-"$BIN" --size "$SIZE" "$@" &
-pid=$!
-for _ in $(seq 300); do
-    discoverable && { touch "$BTVM_SHARED/ready.$BTVM_NODE"; break; }
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.1
-done
-wait $pid
+# The links bonded: bluetoothd stored a link key for every peer, so a node
+# back in range reconnects without pairing again (bluetoothd's default
+# JustWorksRepairing = never refuses that). A node killed mid-run (scenario
+# kill) stored its keys too.
+bonds=$(grep -l '^\[LinkKey\]' /var/lib/bluetooth/"$A"/*/info 2>/dev/null | wc -l)
+echo "event=bonds count=$bonds"
+if [ "$rc" = 0 ] && [ "$bonds" -lt $((SIZE - 1)) ]; then
+    echo "event=failed step=bonding reason=$bonds stored link key(s) for $((SIZE - 1)) peers"
+    rc=1
+fi
+exit $rc

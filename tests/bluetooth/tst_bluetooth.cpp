@@ -69,6 +69,11 @@ private Q_SLOTS:
         QVERIFY(!policy.retryDelay(Failure::Refused, 2, true));
         QVERIFY(policy.retryDelay(Failure::Unreachable, 3, true));
         QVERIFY(!policy.retryDelay(Failure::Fatal, 1, false));
+        // So is a pairing refused by a peer paired with before (its policy);
+        // a first pairing is retried as often as a refusal.
+        QVERIFY(policy.retryDelay(Failure::AuthRejected, 1, true));
+        QVERIFY(!policy.retryDelay(Failure::AuthRejected, 2, true));
+        QVERIFY(policy.retryDelay(Failure::AuthRejected, 4, false));
         policy.maxBackoffMs = 500;
         QCOMPARE(policy.retryDelay(Failure::Transient, 4, false).value_or(-1), 500);
     }
@@ -80,11 +85,16 @@ private Q_SLOTS:
         QCOMPARE(BtConnectPolicy::classifyErrno(ETIMEDOUT), Failure::Unreachable);
         QCOMPARE(BtConnectPolicy::classifyErrno(ENETDOWN), Failure::Unreachable); // our controller is off
         QCOMPARE(BtConnectPolicy::classifyErrno(ECONNRESET), Failure::Transient);
-        QCOMPARE(BtConnectPolicy::classifyErrno(EACCES), Failure::Transient);
+        QCOMPARE(BtConnectPolicy::classifyErrno(EACCES), Failure::AuthRejected); // pairing refused
+        QCOMPARE(BtConnectPolicy::classifyErrno(EPERM), Failure::AuthRejected);
         QCOMPARE(BtConnectPolicy::classifyErrno(EAFNOSUPPORT), Failure::Fatal); // no Bluetooth in this kernel
-        QCOMPARE(BtConnectPolicy::errorCodeFor(Failure::Refused), ErrorCode::ConnectionRefused); // -> NODETERM
-        QCOMPARE(BtConnectPolicy::errorCodeFor(Failure::Unreachable), ErrorCode::ConnectFailed); // -> RANGE
-        QCOMPARE(BtConnectPolicy::errorCodeFor(Failure::Transient), ErrorCode::ConnectFailed);
+        QCOMPARE(BtConnectPolicy::errorCodeFor(Failure::Refused, false), ErrorCode::ConnectionRefused); // -> NODETERM
+        QCOMPARE(BtConnectPolicy::errorCodeFor(Failure::Unreachable, true), ErrorCode::ConnectFailed); // -> RANGE
+        QCOMPARE(BtConnectPolicy::errorCodeFor(Failure::Transient, true), ErrorCode::ConnectFailed);
+        // A device that paired before and now refuses will not pair again;
+        // a first pairing that failed may still be a race.
+        QCOMPARE(BtConnectPolicy::errorCodeFor(Failure::AuthRejected, true), ErrorCode::PairingRefused);
+        QCOMPARE(BtConnectPolicy::errorCodeFor(Failure::AuthRejected, false), ErrorCode::ConnectFailed);
         using E = QBluetoothSocket::SocketError;
         QCOMPARE(QtSocketOpener::classify(E::ServiceNotFoundError), Failure::Refused);
         QCOMPARE(QtSocketOpener::classify(E::HostNotFoundError), Failure::Unreachable);
@@ -124,6 +134,8 @@ private Q_SLOTS:
         QTest::newRow("refused, known peer") << int(Failure::Refused) << true << 2 << int(ErrorCode::ConnectionRefused);
         QTest::newRow("unreachable") << int(Failure::Unreachable) << true << 3 << int(ErrorCode::ConnectFailed);
         QTest::newRow("fatal") << int(Failure::Fatal) << false << 1 << int(ErrorCode::ConnectFailed);
+        QTest::newRow("pairing refused again") << int(Failure::AuthRejected) << true << 2
+                                               << int(ErrorCode::PairingRefused);
     }
 
     void dialerGivesUp()

@@ -58,9 +58,13 @@ enum class ErrorCode {
     // comm, last so that the numbers before it (they travel in abort
     // messages) stay those of earlier builds
     Reconfigured, // abandoned: the world reconfigured after a failure (FaultTolerance); the communicator stays usable
+    // transport: a device paired with before refused to pair again (BlueZ's
+    // JustWorksRepairing policy): reconnection cannot succeed until the
+    // devices bond or the policy allows it (docs/guide/bluetooth.md)
+    PairingRefused,
 };
 // The highest code: error codes travel in collectives' abort messages.
-constexpr ErrorCode LastErrorCode = ErrorCode::Reconfigured;
+constexpr ErrorCode LastErrorCode = ErrorCode::PairingRefused;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.
