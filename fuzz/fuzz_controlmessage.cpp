@@ -107,7 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const auto type = controlType(frame);
     const qint32 tag = frame.header.tag;
-    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= 11
+    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= qint32(ControlType::GivenUp)
         && frame.payload.size() <= MaxControlPayload;
     check(type.hasValue() == valid, "controlType misjudges kind, tag or size");
     if (type)
@@ -126,5 +126,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     checkDecode<Resume>(frame, type);
     checkDecode<KeyMismatch>(frame, type);
     checkDecode<Rejoined>(frame, type);
+    checkDecode<GivenUp>(frame, type);
     return 0;
 }

@@ -57,6 +57,8 @@ int main(int argc, char **argv)
         && writeSeed(dir, QStringLiteral("resume.bin"), Resume{0xFFFFFFFFFFFFFFFFull})
         && writeSeed(dir, QStringLiteral("keymismatch.bin"), KeyMismatch{})
         && writeSeed(dir, QStringLiteral("rejoined.bin"),
-                     Rejoined{{3, QStringLiteral("node-3b"), QStringLiteral("local://mmpi-r3-1")}});
+                     Rejoined{{3, QStringLiteral("node-3b"), QStringLiteral("local://mmpi-r3-1")}})
+        && writeSeed(dir, QStringLiteral("givenup.bin"),
+                     GivenUp{2, QStringLiteral("node-2"), QStringLiteral("no link to rank 2 again within the grace period")});
     return fuzz::corpusStatus(ok, dir);
 }

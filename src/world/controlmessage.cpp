@@ -32,6 +32,7 @@ void write(QDataStream &, const MeshReady &) {}
 void write(QDataStream &, const Start &) {}
 void write(QDataStream &, const KeyMismatch &) {}
 void write(QDataStream &s, const Rejoined &m) { s << m.entry.rank << m.entry.nodeId << m.entry.address; }
+void write(QDataStream &s, const GivenUp &m) { s << m.rank << m.nodeId << m.reason; }
 void write(QDataStream &s, const RankTable &m)
 {
     s << quint32(m.entries.size());
@@ -56,6 +57,7 @@ void read(QDataStream &, MeshReady &) {}
 void read(QDataStream &, Start &) {}
 void read(QDataStream &, KeyMismatch &) {}
 void read(QDataStream &s, Rejoined &m) { s >> m.entry.rank >> m.entry.nodeId >> m.entry.address; }
+void read(QDataStream &s, GivenUp &m) { s >> m.rank >> m.nodeId >> m.reason; }
 void read(QDataStream &s, RankTable &m)
 {
     quint32 count = 0;
@@ -119,6 +121,12 @@ Result<void> check(const Rejoined &m)
         return violation(QStringLiteral("malformed rejoin notice"));
     return success();
 }
+Result<void> check(const GivenUp &m)
+{
+    if (m.rank < 0 || m.rank >= MaxRankEntries || m.nodeId.isEmpty() || !stringsFit({&m.nodeId, &m.reason}))
+        return violation(QStringLiteral("malformed give-up notice"));
+    return success();
+}
 Result<void> check(const RankTable &m)
 {
     if (m.entries.isEmpty())
@@ -137,7 +145,7 @@ Result<ControlType> controlType(const Frame &frame)
 {
     const qint32 tag = frame.header.tag;
     if (frame.header.kind != FrameKind::Control || tag < qint32(ControlType::Challenge)
-        || tag > qint32(ControlType::Rejoined))
+        || tag > qint32(ControlType::GivenUp))
         return violation(QStringLiteral("not a control frame (kind %1, tag %2)")
                              .arg(int(frame.header.kind))
                              .arg(tag));
@@ -195,6 +203,7 @@ MMPI_CONTROL_MESSAGE(Abort)
 MMPI_CONTROL_MESSAGE(Resume)
 MMPI_CONTROL_MESSAGE(KeyMismatch)
 MMPI_CONTROL_MESSAGE(Rejoined)
+MMPI_CONTROL_MESSAGE(GivenUp)
 #undef MMPI_CONTROL_MESSAGE
 
 } // namespace mmpi::detail

@@ -24,6 +24,7 @@ enum class ControlType : qint32 {
     Resume = 9,    // either way, first on a reconnected link: what I received
     KeyMismatch = 10, // acceptor -> connector: your key proof does not match my key; then close
     Rejoined = 11,    // member -> members: a new node took a lost rank (its entry)
+    GivenUp = 12,     // member -> members: I gave this member up; so do you
 };
 
 // Resume: a formed world's link to a peer, made again after it broke.
@@ -135,6 +136,17 @@ struct Rejoined
 {
     static constexpr ControlType type = ControlType::Rejoined;
     RankEntry entry;
+};
+
+// A member gave `nodeId` in `rank` up (its grace period ended, its app
+// ended): every member gives it up too, so that all hold one membership, and
+// the node itself learns that it is out of the world.
+struct GivenUp
+{
+    static constexpr ControlType type = ControlType::GivenUp;
+    qint32 rank = NoRank;
+    QString nodeId;
+    QString reason;
 };
 
 // The control type of a Control frame, or ProtocolViolation.

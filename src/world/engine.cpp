@@ -763,6 +763,8 @@ void Engine::handleControlFrame(int rank, const Frame &frame)
         return handleResume(rank, frame);
     if (type && *type == ControlType::Rejoined)
         return handleRejoinNotice(frame);
+    if (type && *type == ControlType::GivenUp && m_state == World::State::Formed)
+        return handleGivenUp(rank, frame);
     if (type && m_state == World::State::Forming) {
         if (*type == ControlType::RankTable && fromRoot && step == Step::AwaitingRankTable)
             return handleRankTable(frame);
@@ -1170,9 +1172,10 @@ void Engine::close()
     for (int rank = 0; rank < m_peers.size(); ++rank) {
         Peer &peer = m_peers[rank];
         if (peer.isReconnecting())
-            giveUp(rank, peer.failureClass, {ErrorCode::LinkClosed,
-                                             QStringLiteral("this node left the world while rank %1 was unreachable")
-                                                 .arg(rank)});
+            giveUp(rank, peer.failureClass,
+                   {ErrorCode::LinkClosed,
+                    QStringLiteral("this node left the world while rank %1 was unreachable").arg(rank)},
+                   Verdict::Local);
         if (!peer.link)
             continue;
         goodbye.header.destination = rank;

@@ -126,6 +126,7 @@ private:
         Error unreachableReason;
         QElapsedTimer unreachableFor;
         int attempt = 0;
+        Error lastAttemptError; // why the last reconnection attempt failed
         int epoch = 0; // a new one per outage: stale timers see the change
         QPointer<Link> attemptLink; // a dial or probe under way
     };
@@ -194,7 +195,14 @@ private:
     void handleResumeLink(Link *link, const PeerIdentity &peer);
     void resumeOn(int rank, Link *link);
     void handleResume(int rank, const Frame &frame);
-    void giveUp(int rank, World::FailureClass failureClass, const Error &reason);
+    // Who decided that a member is gone: this node (every member is told),
+    // another member (the member itself is told, if linked here), or nobody
+    // else needs to know (this node leaves, or was given up itself).
+    enum class Verdict { Ours, Told, Local };
+    void giveUp(int rank, World::FailureClass failureClass, const Error &reason, Verdict verdict = Verdict::Ours);
+    void announceGiveUp(int rank, const Error &reason, Verdict verdict);
+    void handleGraceEnded(int rank, int epoch, bool waitedForLower);
+    void handleGivenUp(int from, const Frame &frame);
     void stopReconnecting(Peer &peer);
     // rejoining a formed world in a lost member's place (enginerejoin.cpp)
     Result<void> admitRejoin(const PeerIdentity &peer) const;

@@ -47,16 +47,9 @@ bool Engine::tryReconnect(int rank, const Error &reason)
         qCWarning(lcWorld).noquote() << "rank" << rank << "is unreachable (" << className(peer.failureClass)
                                      << "):" << reason.message << "; reconnecting for up to"
                                      << m_config.reconnectGracePeriod.count() << "ms";
-        QTimer::singleShot(m_config.reconnectGracePeriod, this, [this, rank, epoch] {
-            const Peer &p = m_peers.at(rank);
-            if (p.isReconnecting() && p.epoch == epoch)
-                giveUp(rank, World::FailureClass::NodeTerm,
-                       {ErrorCode::NodeLost, QStringLiteral("no link to rank %1 again within the %2 ms grace period "
-                                                            "(unreachable since: %3)")
-                                                 .arg(rank)
-                                                 .arg(m_config.reconnectGracePeriod.count())
-                                                 .arg(p.unreachableReason.message)});
-        });
+        peer.lastAttemptError = {};
+        QTimer::singleShot(m_config.reconnectGracePeriod, this,
+                           [this, rank, epoch] { handleGraceEnded(rank, epoch, false); });
         Q_EMIT nodeUnreachable(rank, peer.failureClass);
         Q_EMIT linkQualityChanged(rank);
     }
@@ -150,6 +143,10 @@ void Engine::handleAttemptFailed(int rank, const Error &error)
     Peer &peer = m_peers[rank];
     if (!peer.isReconnecting() || peer.link)
         return;
+    if (error.code == ErrorCode::PairingRefused && peer.lastAttemptError.code != ErrorCode::PairingRefused)
+        qCWarning(lcWorld).noquote() << "rank" << rank << "is in reach but its device refuses to pair again:"
+                                     << error.message;
+    peer.lastAttemptError = error;
     if (error.code == ErrorCode::ConnectionRefused)
         return giveUp(rank, World::FailureClass::NodeTerm,
                       {ErrorCode::NodeLost, QStringLiteral("rank %1's app has ended: %2").arg(rank).arg(error.message)});
@@ -245,10 +242,82 @@ void Engine::handleResume(int rank, const Frame &frame)
     pump(rank);
 }
 
-void Engine::giveUp(int rank, World::FailureClass failureClass, const Error &reason)
+// One view of a member that does not come back (docs/design/resume.md, "One
+// view"): the lower rank of a broken pair decides. The higher one, at the end
+// of its own grace period, waits as long again to hear the verdict (GivenUp),
+// through any member, and decides itself only if none comes (the lower rank
+// is gone too). A member back to some peers and not to others is so given up
+// by all, never kept by some.
+void Engine::handleGraceEnded(int rank, int epoch, bool waitedForLower)
+{
+    const Peer &peer = m_peers.at(rank);
+    if (!peer.isReconnecting() || peer.epoch != epoch)
+        return;
+    if (rank < m_rank && !waitedForLower) {
+        qCInfo(lcWorld).noquote() << "grace period for rank" << rank << "over; waiting up to"
+                                  << m_config.reconnectGracePeriod.count()
+                                  << "ms for the verdict of the lower rank of the pair";
+        QTimer::singleShot(m_config.reconnectGracePeriod, this,
+                           [this, rank, epoch] { handleGraceEnded(rank, epoch, true); });
+        return;
+    }
+    const bool pairing = peer.lastAttemptError.code == ErrorCode::PairingRefused;
+    const QString why = pairing ? QStringLiteral("its device refuses to pair again: %1").arg(peer.lastAttemptError.message)
+                                : QStringLiteral("unreachable since: %1").arg(peer.unreachableReason.message);
+    const QString verdict = waitedForLower ? QStringLiteral(", nor word from it in as long again") : QString();
+    giveUp(rank, World::FailureClass::NodeTerm,
+           {pairing ? ErrorCode::PairingRefused : ErrorCode::NodeLost,
+            QStringLiteral("no link to rank %1 again within the %2 ms grace period%3 (%4)")
+                .arg(rank)
+                .arg(m_config.reconnectGracePeriod.count())
+                .arg(verdict, why)});
+}
+
+void Engine::announceGiveUp(int rank, const Error &reason, Verdict verdict)
+{
+    if (verdict == Verdict::Local || m_state != World::State::Formed)
+        return;
+    const Frame notice = encodeControl(GivenUp{rank, m_peers.at(rank).info.nodeId, reason.message.left(512)});
+    for (int other = 0; other < m_peers.size(); ++other) {
+        const Peer &peer = m_peers.at(other);
+        const bool tell = verdict == Verdict::Ours ? other != m_rank : other == rank;
+        if (tell && peer.link && peer.isMember())
+            peer.link->sendFrame(notice);
+    }
+}
+
+void Engine::handleGivenUp(int from, const Frame &frame)
+{
+    const auto notice = decodeControl<GivenUp>(frame);
+    if (!notice)
+        return closeLink(from, notice.error());
+    if (notice->rank == m_rank && notice->nodeId == identity().nodeId) {
+        qCWarning(lcWorld).noquote() << "rank" << from << "gave this node up:" << notice->reason;
+        for (int rank = 0; rank < m_peers.size(); ++rank)
+            if (rank != m_rank && m_peers.at(rank).isMember())
+                giveUp(rank, World::FailureClass::NodeTerm,
+                       {ErrorCode::NodeLost, QStringLiteral("rank %1 gave this node up, so the world goes on without "
+                                                            "it: %2").arg(from).arg(notice->reason)},
+                       Verdict::Local);
+        return;
+    }
+    if (notice->rank >= m_peers.size() || notice->rank == m_rank)
+        return;
+    const Peer &peer = m_peers.at(notice->rank);
+    if (!peer.isMember() || peer.info.nodeId != notice->nodeId)
+        return; // given up here too already, or replaced since
+    giveUp(notice->rank, World::FailureClass::NodeTerm,
+           {ErrorCode::NodeLost,
+            QStringLiteral("rank %1 gave rank %2 up: %3").arg(from).arg(notice->rank).arg(notice->reason)},
+           Verdict::Told);
+}
+
+void Engine::giveUp(int rank, World::FailureClass failureClass, const Error &reason, Verdict verdict)
 {
     Peer &peer = m_peers[rank];
     stopReconnecting(peer);
+    // Before its link goes: the member itself hears it too.
+    announceGiveUp(rank, reason, verdict);
     discardLink(peer);
     setPeerState(peer, PeerState::Lost, reason.message);
     if (!m_detector->giveUp(rank))

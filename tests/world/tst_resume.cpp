@@ -82,6 +82,7 @@ private Q_SLOTS:
     void outOfRangeWithinGraceResumes();
     void outOfRangeBeyondGraceIsLost();
     void endedPeerIsLostAtOnce();
+    void memberGivenUpByOneIsGivenUpByAll();
     void fullReplayBufferHoldsTheSender();
     void brokenTcpLinkMidChunkResumes_data();
     void brokenTcpLinkMidChunkResumes();
@@ -89,6 +90,9 @@ private Q_SLOTS:
 private:
     std::vector<World *> formWorlds(WorldHarness &harness, int n, const QStringList &faults,
                                     std::chrono::milliseconds grace = 10s);
+    // The same with a grace period per rank.
+    std::vector<World *> formWorlds(WorldHarness &harness, const QStringList &faults,
+                                    const std::vector<std::chrono::milliseconds> &graces);
     // Rank 0 sends rank 1 numbered frames from a thread of its own for
     // `duration`, every 50th a fragmented 200 KiB one; returns how many.
     static qint64 stream(World *from, std::chrono::milliseconds duration);
@@ -97,12 +101,19 @@ private:
 std::vector<World *> TestResume::formWorlds(WorldHarness &harness, int n, const QStringList &faults,
                                             std::chrono::milliseconds grace)
 {
+    return formWorlds(harness, faults, std::vector<std::chrono::milliseconds>(n, grace));
+}
+
+std::vector<World *> TestResume::formWorlds(WorldHarness &harness, const QStringList &faults,
+                                            const std::vector<std::chrono::milliseconds> &graces)
+{
     std::vector<World *> worlds;
+    const int n = int(graces.size());
     for (int i = 0; i < n; ++i) {
         WorldConfig config = harness.config(i, n);
         config.heartbeatInterval = 100ms;
         config.heartbeatTimeout = 1000ms;
-        config.reconnectGracePeriod = grace;
+        config.reconnectGracePeriod = graces[i];
         if (!faults.isEmpty()) {
             config.transportOptions.insert(QStringLiteral("rank"), i);
             config.transportOptions.insert(QStringLiteral("faults"), faults);
@@ -246,6 +257,44 @@ void TestResume::endedPeerIsLostAtOnce()
     }
     QVERIFY2(clock.elapsed() < 10000, qPrintable(QString::number(clock.elapsed())));
     QCOMPARE(worlds[0]->linkQuality(2)->status, World::NodeStatus::Alive);
+}
+
+void TestResume::memberGivenUpByOneIsGivenUpByAll()
+{
+    // Rank 2 is away for 5 s. Rank 0 waits 1 s for it, rank 1 would wait
+    // 30 s and have it back: without one verdict, rank 0 would go on without
+    // rank 2 while rank 1 took it back.
+    WorldHarness harness(QStringLiteral("sim"), WorldConfig::Mode::Launched);
+    harness.addTransportOptions({{QStringLiteral("link"), QStringLiteral("ideal")}});
+    const auto worlds = formWorlds(harness, {QStringLiteral("rank 2 out-of-range at 300ms for 5s")}, {1s, 30s, 30s});
+    QVERIFY(!worlds.empty());
+    Listener rank0(worlds[0]);
+    Listener rank1(worlds[1]);
+    QElapsedTimer clock;
+    clock.start();
+
+    // Then rank 0 gives it up when its grace period ends, and rank 1, told
+    // so, gives it up too: long before its own 30 s, and before rank 2 is
+    // back in range (when it would have resumed there).
+    for (Listener *l : {&rank0, &rank1}) {
+        QTRY_COMPARE_WITH_TIMEOUT(l->lost.size(), 1, Patience);
+        QCOMPARE(l->lost.at(0).at(0).toInt(), 2);
+        QCOMPARE(l->lost.at(0).at(1).value<World::FailureClass>(), World::FailureClass::NodeTerm);
+    }
+    QVERIFY2(clock.elapsed() < 4500, qPrintable(QString::number(clock.elapsed())));
+    const Error told = rank1.lost.at(0).at(2).value<Error>();
+    QCOMPARE(told.code, ErrorCode::NodeLost);
+    QVERIFY2(told.message.startsWith(QStringLiteral("rank 0 gave rank 2 up: no link to rank 2 again within the 1000 ms")),
+             qPrintable(told.message));
+    // Rank 2's return finds a world that has moved on: neither takes it
+    // back, and 0 and 1 still hold each other.
+    QTest::qWait(5500);
+    for (int r : {0, 1}) {
+        QCOMPARE(worlds[r]->linkQuality(2)->status, World::NodeStatus::Lost);
+        QCOMPARE(worlds[r]->linkQuality(1 - r)->status, World::NodeStatus::Alive);
+    }
+    QCOMPARE(rank0.returned.size(), 0);
+    QCOMPARE(rank1.returned.size(), 0);
 }
 
 void TestResume::fullReplayBufferHoldsTheSender()
