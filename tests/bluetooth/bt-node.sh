@@ -5,6 +5,9 @@
 # (btnode has the bluetooth transport linked in: no plugin path.)
 BIN=${1:?btnode}; SIZE=${2:?size}; DEBUG=${3:-0}
 shift 3 2>/dev/null || shift $#
+# --scenario rebuild: the last guest is a spare, outside the world of SIZE-1
+# until the survivors invite it into the rank of the node that died.
+case " $* " in *" rebuild "*) SIZE=$((SIZE - 1)); SPARE=$SIZE ;; *) SPARE=-1 ;; esac
 A=$(btmgmt --index 0 info | awk '/addr /{print $2; exit}')
 btmgmt --index 0 name "mmpi$BTVM_NODE" >/dev/null
 # Secure Connections off: see bt-vm's README (an emulator race, not Qt's).
@@ -23,7 +26,14 @@ if [ "$BTVM_NODE" = 0 ]; then
         sleep 0.1
     done
     echo "peers ready: $(ls "$BTVM_SHARED" | grep '^ready\.' | tr '\n' ' ')"
-    "$BIN" --root --size "$SIZE" "$@"
+    "$BIN" --root --size "$SIZE" --formed-mark "$BTVM_SHARED/formed" "$@"
+    rc=$?
+elif [ "$BTVM_NODE" = "$SPARE" ]; then
+    # Seen by the root's inquiry like any device, but with no mmpiNode
+    # service until the world has formed: it stays out of the formation.
+    btmgmt --index 0 discov yes >/dev/null
+    for _ in $(seq 600); do [ -e "$BTVM_SHARED/formed" ] && break; sleep 0.1; done
+    "$BIN" --size "$SIZE" --spare "$@"
     rc=$?
 else
     "$BIN" --size "$SIZE" "$@" &
@@ -36,6 +46,14 @@ else
     wait $pid
     rc=$?
 fi
+# A guest powers off when this script ends: it stays up (radio on) until
+# every node has finished, so that an app killed mid-run (scenario kill)
+# leaves a device that answers pages but has nothing listening.
+touch "$BTVM_SHARED/done.$BTVM_NODE"
+for _ in $(seq 600); do
+    [ "$(ls "$BTVM_SHARED" | grep -c '^done\.')" -ge "$BTVM_NODES" ] && break
+    sleep 0.1
+done
 # The links bonded: bluetoothd stored a link key for every peer, so a node
 # back in range reconnects without pairing again (bluetoothd's default
 # JustWorksRepairing = never refuses that). A node killed mid-run (scenario

@@ -7,7 +7,10 @@
 // exchange and allreduce under FaultTolerance while the controller of rank
 // --victim (default: the highest) is powered off: "range" powers it on again
 // after --off-ms (the world must resume, every sum right, nothing lost),
-// "shrink" ends that node for good (the survivors must SHRINK and finish).
+// "shrink" ends that node for good (the survivors must SHRINK and finish);
+// "kill" ends the victim's app with its radio on (SHRINK); "rebuild" ends it
+// too, and the survivors invite a spare (--spare: a node that advertises the
+// world once it formed) into its rank over Bluetooth (REBUILD).
 // Prints "event=..." lines; exit 0 only if every check passed.
 #include <mmpi/comm/communicator.h>
 #include <mmpi/ft/faulttolerance.h>
@@ -21,8 +24,10 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QFile>
 
 #include <cstdio>
+#include <limits>
 
 using namespace mmpi;
 
@@ -73,7 +78,8 @@ bool powerOff(QBluetoothLocalDevice &local)
 
 struct Scenario
 {
-    QString name;      // range, shrink (power off for good) or kill (the app dies, the radio stays on)
+    QString name;      // range, shrink (power off for good), kill (the app dies, the radio stays on) or rebuild
+    bool spare = false; // this node takes the victim's rank (rebuild)
     int victim = 0;    // world rank whose controller goes off
     int offMs = 5000;  // range: how long
     int iterations = 20;
@@ -98,28 +104,47 @@ int runScenario(World &world, const Communicator &comm, const Scenario &scenario
                 .arg(QVariant::fromValue(policy).toString(), ranks.join(u','))
                 .arg(ft.communicator().size()));
     });
+    const bool victim = world.rank() == scenario.victim;
+    QElapsedTimer sincePowerOn; // the victim's: until every peer is back
     QObject::connect(&world, &World::nodeReturned, [&](int rank) {
         ++returned;
         say(QStringLiteral("event=returned rank=%1").arg(rank));
+        if (victim && sincePowerOn.isValid() && returned == world.size() - 1)
+            say(QStringLiteral("event=reconnected ms=%1").arg(sincePowerOn.elapsed()));
     });
-    const bool victim = world.rank() == scenario.victim;
     QBluetoothLocalDevice local;
+    int rebuilt = scenario.spare ? 1 : 0;
+    QObject::connect(&ft, &FaultTolerance::ranksRebuilt, [&] {
+        ++rebuilt;
+        say(QStringLiteral("event=rebuilt size=%1").arg(ft.communicator().size()));
+    });
+    if (scenario.name == u"rebuild") {
+        ft.setPolicy(World::FailureClass::NodeTerm, Policy::Rebuild);
+        ft.setInvitesSpares(true);
+    }
     QElapsedTimer clock;
-    qint64 done = 0;
+    // A spare joins the survivors' resume: the iteration they all finished.
+    qint64 done = scenario.spare ? std::numeric_limits<qint64>::max() : 0;
+    if (scenario.spare)
+        handled = -1;
     for (qint64 i = 1; i <= scenario.iterations;) {
         if (handled != reconfigured) {
             handled = reconfigured;
+            // REBUILD: the lost rank is blank until the spare takes it.
+            for (int k = 0; k < 900 && scenario.name == u"rebuild" && rebuilt < reconfigured; ++k)
+                pause(100);
             auto resume = ft.communicator().allreduce(done, Op::Min).wait();
             if (!resume)
                 return fail(QStringLiteral("resume"), resume.error());
             i = *resume + 1;
             continue;
         }
-        if (victim && i == scenario.offAt && scenario.name == u"kill") {
+        if (victim && !scenario.spare && i == scenario.offAt
+            && (scenario.name == u"kill" || scenario.name == u"rebuild")) {
             say(QStringLiteral("event=done rank=%1 victim=1").arg(world.rank()));
             std::_Exit(0); // the app dies mid-run: its sockets close, no goodbye
         }
-        if (victim && i == scenario.offAt) {
+        if (victim && !scenario.spare && i == scenario.offAt) {
             if (!powerOff(local))
                 return fail(QStringLiteral("power off"), {ErrorCode::LinkError, QStringLiteral("still on")});
             if (scenario.name == u"shrink") {
@@ -129,6 +154,7 @@ int runScenario(World &world, const Communicator &comm, const Scenario &scenario
             }
             pause(scenario.offMs);
             local.setHostMode(QBluetoothLocalDevice::HostDiscoverable);
+            sincePowerOn.start();
             for (int k = 0; k < 50 && local.hostMode() == QBluetoothLocalDevice::HostPoweredOff; ++k)
                 pause(100);
             say(QStringLiteral("event=power state=%1").arg(hostModeName(local.hostMode())));
@@ -158,7 +184,8 @@ int runScenario(World &world, const Communicator &comm, const Scenario &scenario
         pause(100);
     }
     const int size = ft.communicator().size();
-    const int expected = scenario.name == u"range" ? world.size() : world.size() - 1;
+    const bool whole = scenario.name == u"range" || scenario.name == u"rebuild";
+    const int expected = whole ? world.size() : world.size() - 1;
     if (size != expected || (scenario.name == u"range" && (reconfigured != 0 || returned == 0)))
         return fail(QStringLiteral("scenario"),
                     {ErrorCode::NodeLost, QStringLiteral("%1: size %2 (expected %3), %4 reconfiguration(s), %5 return(s)")
@@ -189,12 +216,18 @@ int main(int argc, char *argv[])
                       QStringLiteral("R"), QStringLiteral("-1")});
     parser.addOption({QStringLiteral("off-ms"), QStringLiteral("range: how long it is off."), QStringLiteral("MS"),
                       QStringLiteral("5000")});
+    parser.addOption({QStringLiteral("spare"), QStringLiteral("rebuild: be the spare that takes the lost rank.")});
+    parser.addOption({QStringLiteral("formed-mark"), QStringLiteral("A file to create once the world formed."),
+                      QStringLiteral("PATH")});
     parser.process(app);
     Scenario scenario;
     scenario.name = parser.value(QStringLiteral("scenario"));
-    if (!scenario.name.isEmpty() && scenario.name != u"range" && scenario.name != u"shrink" && scenario.name != u"kill")
+    const QStringList scenarios{QStringLiteral("range"), QStringLiteral("shrink"), QStringLiteral("kill"),
+                                QStringLiteral("rebuild")};
+    if (!scenario.name.isEmpty() && !scenarios.contains(scenario.name))
         return fail(QStringLiteral("arguments"),
-                    {ErrorCode::BadConfiguration, QStringLiteral("--scenario range|shrink|kill")});
+                    {ErrorCode::BadConfiguration, QStringLiteral("--scenario %1").arg(scenarios.join(u'|'))});
+    scenario.spare = parser.isSet(QStringLiteral("spare"));
     scenario.offMs = parser.value(QStringLiteral("off-ms")).toInt();
     const int size = parser.value(QStringLiteral("size")).toInt();
     const bool root = parser.isSet(QStringLiteral("root"));
@@ -206,7 +239,8 @@ int main(int argc, char *argv[])
     config.worldKey = QByteArrayLiteral("bt-rig-test-key-0123456789abcdef");
     config.size = size;
     config.rank = root ? 0 : NoRank;
-    config.formationTimeout = std::chrono::seconds(60);
+    // A spare waits through the formation, the loss and the survivors' agreement.
+    config.formationTimeout = std::chrono::seconds(scenario.spare ? 90 : 60);
     config.discoveryTimeout = std::chrono::seconds(50);
     config.handshakeTimeout = std::chrono::seconds(15);
     // An outage of --off-ms fits in it; a node gone for good is given up
@@ -229,10 +263,18 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("form"), formed.error());
     const int rank = world.rank();
     const int n = world.size();
-    say(QStringLiteral("event=formed rank=%1 size=%2 form_ms=%3 epoch_ms=%4")
-            .arg(rank).arg(n).arg(clock.elapsed()).arg(QDateTime::currentMSecsSinceEpoch()));
+    say(QStringLiteral("event=formed rank=%1 size=%2 form_ms=%3 epoch_ms=%4 replacement=%5")
+            .arg(rank).arg(n).arg(clock.elapsed()).arg(QDateTime::currentMSecsSinceEpoch()).arg(world.isReplacement()));
     if (n != size)
         return fail(QStringLiteral("size"), {ErrorCode::FormationTimeout, QStringLiteral("size %1").arg(n)});
+    if (const QString mark = parser.value(QStringLiteral("formed-mark")); !mark.isEmpty())
+        QFile(mark).open(QIODevice::WriteOnly);
+    if (scenario.spare) {
+        if (!world.isReplacement())
+            return fail(QStringLiteral("spare"), {ErrorCode::InvalidRank, QStringLiteral("not a replacement")});
+        scenario.victim = rank;
+        return runScenario(world, *comm, scenario);
+    }
 
     // Point to point around the ring.
     const qint64 mine = 1000 + rank;

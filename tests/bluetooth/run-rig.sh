@@ -80,21 +80,23 @@ rig_fault() {
 }
 
 table() {
-    local log0=$OUT/node0/cmd.log disc t0 last=0 e tline total mesh
+    local log0=$OUT/node0/cmd.log disc t0 last=0 e tline total mesh back
     disc=$(grep -o 'discovery complete: .* after [0-9]* ms' "$log0" | awk '{print $(NF-1)}' | head -1)
     t0=$(grep '^event=start' "$log0" | grep -o 'epoch_ms=[0-9]*' | cut -d= -f2)
     for i in $(seq 0 $((NODES - 1))); do
-        e=$(grep '^event=formed' "$OUT/node$i/cmd.log" 2>/dev/null | grep -o 'epoch_ms=[0-9]*' | cut -d= -f2)
+        # a spare (scenario rebuild) forms later, into the lost rank
+        e=$(grep '^event=formed.*replacement=0' "$OUT/node$i/cmd.log" 2>/dev/null | grep -o 'epoch_ms=[0-9]*' | cut -d= -f2)
         [ -n "$e" ] && [ "$e" -gt "$last" ] && last=$e
     done
     if [ -n "$disc" ] && [ -n "$t0" ] && [ "$last" -gt 0 ]; then
         total=$((last - t0)); mesh=$((total - disc))
     fi
     tline=$(grep -h '^event=throughput\|^event=outage' "$log0" "$OUT"/node*/cmd.log 2>/dev/null | head -1 | cut -d' ' -f2-)
+    back=$(grep -h '^event=reconnected' "$OUT"/node*/cmd.log 2>/dev/null | head -1 | grep -o 'ms=[0-9]*' | cut -d= -f2)
     echo
-    echo "| nodes | discovery (inquiry + SDP), ms | mesh set-up after discovery, ms | formation total, ms | bulk rank 0 -> 1 / outage |"
-    echo "|---|---|---|---|---|"
-    echo "| $NODES | ${disc:-?} | ${mesh:-?} | ${total:-?} | ${tline:-?} |"
+    echo "| nodes | discovery (inquiry + SDP), ms | mesh set-up after discovery, ms | formation total, ms | bulk rank 0 -> 1 / outage | whole again after power-on, ms |"
+    echo "|---|---|---|---|---|---|"
+    echo "| $NODES | ${disc:-?} | ${mesh:-?} | ${total:-?} | ${tline:-?} | ${back:--} |"
 }
 
 mkdir -p "$OUT"
