@@ -127,6 +127,7 @@ private:
         QElapsedTimer unreachableFor;
         int attempt = 0;
         Error lastAttemptError; // why the last reconnection attempt failed
+        QString verdict;        // why this node gave the peer up (told again on resumed links)
         int epoch = 0; // a new one per outage: stale timers see the change
         QPointer<Link> attemptLink; // a dial or probe under way
     };
@@ -201,6 +202,7 @@ private:
     enum class Verdict { Ours, Told, Local };
     void giveUp(int rank, World::FailureClass failureClass, const Error &reason, Verdict verdict = Verdict::Ours);
     void announceGiveUp(int rank, const Error &reason, Verdict verdict);
+    void retellVerdicts(int rank);
     void handleGraceEnded(int rank, int epoch, bool waitedForLower);
     void handleGivenUp(int from, const Frame &frame);
     void stopReconnecting(Peer &peer);

@@ -124,6 +124,7 @@ void Engine::handleRejoinLink(Link *link, const PeerIdentity &id)
     stopReconnecting(peer);
     discardLink(peer);
     peer.info = {rank, id.nodeId, id.listenAddress};
+    peer.verdict.clear();
     peer.closeReason = {};
     peer.failureClass = World::FailureClass::Normal;
     restartStreams(peer);
@@ -162,6 +163,7 @@ void Engine::handleRejoinNotice(const Frame &frame)
     if (peer.link || peer.isMember() || (peer.state == PeerState::Linking && peer.info.nodeId == e.nodeId))
         return; // linked, still has the node before it, or dialling it already
     peer.info = {e.rank, e.nodeId, e.address};
+    peer.verdict.clear();
     qCInfo(lcWorld).noquote() << "rank" << e.rank << "rejoined as node" << e.nodeId << "at" << e.address
                               << ": linking to it";
     if (m_formation.step() == Step::LinkingSurvivors)

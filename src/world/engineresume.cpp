@@ -236,6 +236,7 @@ void Engine::handleResume(int rank, const Frame &frame)
     // A warning like the outage it ends, so that logs show both.
     qCWarning(lcWorld).noquote() << "rank" << rank << "is back after" << away << "ms; resent" << *resent
                                  << "frame(s) it had not received";
+    retellVerdicts(rank);
     Q_EMIT nodeReturned(rank);
     Q_EMIT linkQualityChanged(rank);
     sendAck(rank);
@@ -277,12 +278,24 @@ void Engine::announceGiveUp(int rank, const Error &reason, Verdict verdict)
 {
     if (verdict == Verdict::Local || m_state != World::State::Formed)
         return;
-    const Frame notice = encodeControl(GivenUp{rank, m_peers.at(rank).info.nodeId, reason.message.left(512)});
+    m_peers[rank].verdict = reason.message.left(512);
+    const Frame notice = encodeControl(GivenUp{rank, m_peers.at(rank).info.nodeId, m_peers.at(rank).verdict});
     for (int other = 0; other < m_peers.size(); ++other) {
         const Peer &peer = m_peers.at(other);
         const bool tell = verdict == Verdict::Ours ? other != m_rank : other == rank;
         if (tell && peer.link && peer.isMember())
             peer.link->sendFrame(notice);
+    }
+}
+
+// A verdict sent while the link to `rank` was down never reached it: the
+// resumed link carries every verdict again (a repeat is ignored).
+void Engine::retellVerdicts(int rank)
+{
+    for (int other = 0; other < m_peers.size(); ++other) {
+        const Peer &peer = m_peers.at(other);
+        if (other != rank && peer.state == PeerState::Lost && !peer.verdict.isEmpty())
+            m_peers[rank].link->sendFrame(encodeControl(GivenUp{other, peer.info.nodeId, peer.verdict}));
     }
 }
 
