@@ -21,11 +21,13 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR ? v
 # whole-again (empty where the run failed).
 rig_run() {
     local out
-    out=$(mktemp -d)
+    out=$(mktemp -d /tmp/mmpi-bt-run.XXXXXX)
     if BT_RIG_ATTEMPTS=1 "$here/tests/bluetooth/run-rig.sh" "$btvm" "$build/bin/btnode" "$out/r" "$@" >"$out/log" 2>&1; then
         grep -E '^\| [0-9]+ \|' "$out/log" | tail -1 | awk -F'|' '{ print $3, $4, $5, $7 }'
+        rm -rf "$out"
+    else
+        echo "rig run $* failed: logs in $out" >&2
     fi
-    rm -rf "$out"
 }
 
 cells() {
@@ -47,30 +49,34 @@ cells() {
 }
 
 soaks() {
-    local s
+    local s dir
     echo
     echo "soaks at 3 nodes, $soak single attempts each, bluetoothd's default configuration"
     echo "| scenario | runs | passed | failed | void (rig) | whole again after power-on, ms (each passed run) |"
     echo "|---|---|---|---|---|---|"
     for s in range shrink kill; do
-        "$here/tests/bluetooth/rig-soak.sh" "$soak" "$btvm" "$build/bin/btnode" "$(mktemp -d)/soak" 3 --scenario "$s" \
-            | grep -E '^\| 3 nodes' || echo "| 3 nodes --scenario $s | soak did not run |"
+        dir=$(mktemp -d /tmp/mmpi-bt-soak.XXXXXX)
+        "$here/tests/bluetooth/rig-soak.sh" "$soak" "$btvm" "$build/bin/btnode" "$dir/soak" 3 --scenario "$s" \
+            >"$dir/soak.out" 2>&1 || true
+        grep -E '^\| 3 nodes' "$dir/soak.out" || echo "| 3 nodes --scenario $s | soak did not run: $dir/soak.out |"
+        grep -E '^run [0-9]+: .*failed' "$dir/soak.out" | cut -c1-240 | sed "s|^|  $s |" || true
     done
 }
 
 main() {
-    local report_file
     bench_start "$0" "$@"
     if bench_build_dir "$@"; then
         shift
     fi
     runs=${1:-$runs} soak=${2:-$soak}
     [ -x "$build/bin/btnode" ] || { echo "no $build/bin/btnode: build the target btnode" >&2; exit 2; }
-    report_file=$(mktemp)
-    { echo "bt-vm rig at $btvm (emulated radio: no page or inquiry latency)"; cells; soaks; } | tee "$report_file"
-    echo
-    bench_write_section bluetooth "Bluetooth on the bt-vm rig (bench/bluetooth.sh)" "$report_file"
-    rm -f "$report_file"
+    bench_report bluetooth "Bluetooth on the bt-vm rig (bench/bluetooth.sh)" report
+}
+
+report() {
+    echo "bt-vm rig at $btvm (emulated radio: no page or inquiry latency)"
+    cells
+    soaks
 }
 
 main "$@"

@@ -128,6 +128,18 @@ bench_build_type() {
     sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null | head -n 1
 }
 
+# bench_report NAME TITLE COMMAND...: runs COMMAND, shows what it prints and
+# writes that as section NAME (bench_write_section).
+bench_report() {
+    local name=$1 title=$2 report
+    shift 2
+    report=$(mktemp)
+    "$@" | tee "$report"
+    echo
+    bench_write_section "$name" "$title" "$report"
+    rm -f "$report"
+}
+
 # bench_write_section NAME TITLE REPORT: replaces section NAME of
 # bench/RESULTS.md (MMPI_BENCH_RESULTS=FILE: of FILE; =0: none) with TITLE,
 # the run's date, machine, command, commit and build, and the text of the

@@ -34,7 +34,6 @@ table() {
 }
 
 main() {
-    local report_file
     bench_start "$0" "$@"
     if bench_build_dir "$@"; then
         shift
@@ -45,11 +44,12 @@ main() {
         exit 2
     fi
     bin=$build/bin
-    report_file=$(mktemp)
-    { echo "formation of launched worlds, $runs runs each (rank 0, form() to formed())"; table; } | tee "$report_file"
-    echo
-    bench_write_section formation "Formation of launched worlds (bench/formation.sh)" "$report_file"
-    rm -f "$report_file"
+    bench_report formation "Formation of launched worlds (bench/formation.sh)" report
+}
+
+report() {
+    echo "formation of launched worlds, $runs runs each (rank 0, form() to formed())"
+    table
 }
 
 main "$@"

@@ -16,13 +16,17 @@ constexpr auto PropertiesInterface = "org.freedesktop.DBus.Properties";
 // bluetoothd names its adapters /org/bluez/hci<index>; an index is a kernel
 // HCI device number, and a machine has a handful at most.
 constexpr int MaxAdapterIndex = 32;
+// The calls run on the progress thread before any link exists; a bluetoothd
+// that does not answer within this is treated as absent (D-Bus's own default
+// would be 25 s).
+constexpr int CallTimeoutMs = 2000;
 
 QDBusMessage propertyCall(const QString &path, const QString &method, const QVariantList &arguments)
 {
     QDBusMessage call = QDBusMessage::createMethodCall(QLatin1String(Service), path,
                                                        QLatin1String(PropertiesInterface), method);
     call.setArguments(arguments);
-    return QDBusConnection::systemBus().call(call);
+    return QDBusConnection::systemBus().call(call, QDBus::Block, CallTimeoutMs);
 }
 
 QVariant adapterProperty(const QString &path, const QString &name, QString *error = nullptr)

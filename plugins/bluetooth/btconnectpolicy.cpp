@@ -10,14 +10,21 @@ std::optional<int> BtConnectPolicy::retryDelay(Failure failure, int attempt, boo
     if (failure == Failure::Fatal || attempt < 1)
         return std::nullopt;
     int allowed = retries;
-    // A first pairing can fail on a race and succeed next time; a peer paired
-    // with before refuses again for the same reason (its policy).
-    if ((failure == Failure::Refused || failure == Failure::AuthRejected) && peerKnown)
+    // A peer paired with before refuses to pair again for good (its policy):
+    // one retry for a flaky stack. A first pairing can fail on a race.
+    if (failure == Failure::AuthRejected && peerKnown)
         allowed = std::min(retries, 1);
+    if (failure == Failure::Refused && peerKnown)
+        allowed = std::min(retries, 3);
     if (attempt > allowed)
         return std::nullopt;
     const int shift = std::min(attempt - 1, 8);
     return std::min(maxBackoffMs, firstBackoffMs << shift);
+}
+
+int BtConnectPolicy::jittered(int delay, double random) const
+{
+    return std::max(1, int(delay * (1.0 + jitter * (2.0 * random - 1.0))));
 }
 
 BtConnectPolicy::Failure BtConnectPolicy::classifyErrno(int error)

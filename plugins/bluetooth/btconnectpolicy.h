@@ -29,12 +29,21 @@ public:
     int retries = 4;        // attempts after the first
     int firstBackoffMs = 300;
     int maxBackoffMs = 2400;
+    // Each delay is spread by up to this fraction either way (BtDialer), so
+    // that two devices that page each other at once, and are both refused,
+    // do not collide again on every retry.
+    double jitter = 0.25;
 
     // Delay before attempt `attempt + 1` (attempt counts from 1), or nothing:
-    // give up. `peerKnown`: a connect to this peer succeeded before, so a
-    // refusal is no pairing race; it is retried once only (a phone's flaky
-    // stack), then reported so that a peer whose app ended is known quickly.
+    // give up. `peerKnown`: a connect to this peer succeeded before. A
+    // refusal from it is retried up to 3 times, about 2 s: long enough to
+    // outlast the refusals of two bonded devices paging each other when one
+    // comes back in range (the bt-vm rig's range soak gave a live node up
+    // after 2 refused attempts in 1 run of 20), short enough that a peer
+    // whose app ended is known well within the world's grace period.
     std::optional<int> retryDelay(Failure failure, int attempt, bool peerKnown) const;
+    // `delay` spread by `jitter`, from `random` in [0, 1).
+    int jittered(int delay, double random) const;
 
     // errno of a failed connect() -> failure class.
     static Failure classifyErrno(int error);

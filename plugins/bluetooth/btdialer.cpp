@@ -3,6 +3,7 @@
 #include <mmpi/core/logging.h>
 
 #include <QMetaEnum>
+#include <QRandomGenerator>
 
 namespace mmpi {
 
@@ -47,7 +48,8 @@ void BtDialer::handleFailure(BtConnectPolicy::Failure failure, const QString &re
 {
     if (!m_active)
         return;
-    if (const auto delay = m_policy.retryDelay(failure, m_attempt, m_peerKnown)) {
+    if (auto delay = m_policy.retryDelay(failure, m_attempt, m_peerKnown)) {
+        *delay = m_policy.jittered(*delay, QRandomGenerator::global()->generateDouble());
         qCDebug(lcTransport).noquote() << "bluetooth: connect to" << formatBtAddress(m_peer) << "attempt"
                                        << m_attempt << "failed (" << reason << "); retrying in" << *delay << "ms";
         Q_EMIT retrying(m_attempt, failure, *delay, reason);

@@ -123,6 +123,7 @@ int runScenario(World &world, const Communicator &comm, const Scenario &scenario
         ft.setInvitesSpares(true);
     }
     QElapsedTimer clock;
+    bool wentOff = false;
     // A spare joins the survivors' resume: the iteration they all finished.
     qint64 done = scenario.spare ? std::numeric_limits<qint64>::max() : 0;
     if (scenario.spare)
@@ -144,7 +145,8 @@ int runScenario(World &world, const Communicator &comm, const Scenario &scenario
             say(QStringLiteral("event=done rank=%1 victim=1").arg(world.rank()));
             std::_Exit(0); // the app dies mid-run: its sockets close, no goodbye
         }
-        if (victim && !scenario.spare && i == scenario.offAt) {
+        if (victim && !scenario.spare && i == scenario.offAt && !wentOff) {
+            wentOff = true; // once: a resume after a reconfiguration comes here again
             if (!powerOff(local))
                 return fail(QStringLiteral("power off"), {ErrorCode::LinkError, QStringLiteral("still on")});
             if (scenario.name == u"shrink") {

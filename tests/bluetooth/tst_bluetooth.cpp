@@ -64,9 +64,10 @@ private Q_SLOTS:
         QCOMPARE(policy.retryDelay(Failure::Refused, 2, false).value_or(-1), 600);
         QCOMPARE(policy.retryDelay(Failure::Unreachable, 4, false).value_or(-1), 2400);
         QVERIFY(!policy.retryDelay(Failure::Refused, 5, false));
-        // A refusal from a peer reached before is no pairing race: one retry only.
-        QVERIFY(policy.retryDelay(Failure::Refused, 1, true));
-        QVERIFY(!policy.retryDelay(Failure::Refused, 2, true));
+        // A refusal from a peer reached before: three retries (two bonded
+        // devices paging each other are refused for a while), not four.
+        QVERIFY(policy.retryDelay(Failure::Refused, 3, true));
+        QVERIFY(!policy.retryDelay(Failure::Refused, 4, true));
         QVERIFY(policy.retryDelay(Failure::Unreachable, 3, true));
         QVERIFY(!policy.retryDelay(Failure::Fatal, 1, false));
         // So is a pairing refused by a peer paired with before (its policy);
@@ -76,6 +77,12 @@ private Q_SLOTS:
         QVERIFY(policy.retryDelay(Failure::AuthRejected, 4, false));
         policy.maxBackoffMs = 500;
         QCOMPARE(policy.retryDelay(Failure::Transient, 4, false).value_or(-1), 500);
+        // Spread by a quarter either way, so two dialers drift apart.
+        QCOMPARE(policy.jittered(1000, 0.0), 750);
+        QCOMPARE(policy.jittered(1000, 0.5), 1000);
+        QCOMPARE(policy.jittered(1000, 0.999), 1249);
+        policy.jitter = 0;
+        QCOMPARE(policy.jittered(1000, 0.9), 1000);
     }
 
     void errorMapping()
@@ -108,6 +115,7 @@ private Q_SLOTS:
         opener->script = {Failure::Refused, Failure::Refused, std::nullopt};
         BtConnectPolicy policy;
         policy.firstBackoffMs = 20;
+        policy.jitter = 0;
         BtDialer dialer(opener, policy, false);
         QSignalSpy connected(&dialer, &BtDialer::connected);
         QSignalSpy retrying(&dialer, &BtDialer::retrying);
@@ -131,7 +139,7 @@ private Q_SLOTS:
         QTest::addColumn<int>("attempts");
         QTest::addColumn<int>("code");
         QTest::newRow("refused, new peer") << int(Failure::Refused) << false << 3 << int(ErrorCode::ConnectionRefused);
-        QTest::newRow("refused, known peer") << int(Failure::Refused) << true << 2 << int(ErrorCode::ConnectionRefused);
+        QTest::newRow("refused, known peer") << int(Failure::Refused) << true << 3 << int(ErrorCode::ConnectionRefused);
         QTest::newRow("unreachable") << int(Failure::Unreachable) << true << 3 << int(ErrorCode::ConnectFailed);
         QTest::newRow("fatal") << int(Failure::Fatal) << false << 1 << int(ErrorCode::ConnectFailed);
         QTest::newRow("pairing refused again") << int(Failure::AuthRejected) << true << 2
