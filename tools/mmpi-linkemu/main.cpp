@@ -37,6 +37,13 @@ std::vector<std::string> namespaceNames(const Options &options)
     return names;
 }
 
+// "10.77.0": node i is at <this>.<i+1>, as mmpirun --rank-address '<this>.{rank+1}' says.
+std::string subnetText(const Options &options)
+{
+    const std::string first = options.address(0);
+    return first.substr(0, first.rfind('.'));
+}
+
 // 30, 2.5: as a person writes it.
 std::string decimal(double value)
 {
@@ -52,6 +59,7 @@ std::vector<std::string> environmentFor(const Options &options)
         "MMPI_LINKEMU_NODES=" + std::to_string(options.nodes),
         "MMPI_LINKEMU_PREFIX=mmpi-emu-" + std::to_string(::getpid()) + "-",
         "MMPI_LINKEMU_DEVICE=" + Device,
+        "MMPI_LINKEMU_SUBNET=" + subnetText(options),
         "MMPI_LINKEMU_PROFILE=" + options.link.name,
         "MMPI_LINKEMU_LATENCY_MS=" + decimal(options.link.latencyMs),
         "MMPI_LINKEMU_RATE=" + std::to_string(std::int64_t(options.link.rateBytesPerSecond)),
