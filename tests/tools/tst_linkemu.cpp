@@ -11,6 +11,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTest>
 
 #include <csignal>
@@ -266,6 +267,10 @@ int main(int argc, char **argv)
     }
     if (::access("/dev/net/tun", R_OK | W_OK) != 0) {
         std::fprintf(stderr, "tst_linkemu: skipped: /dev/net/tun is not usable here\n");
+        return 77;
+    }
+    if (QStandardPaths::findExecutable(u"ip"_s).isEmpty()) {
+        std::fprintf(stderr, "tst_linkemu: skipped: the 'ip' command (iproute2) is not installed\n");
         return 77;
     }
     TestLinkEmu test;

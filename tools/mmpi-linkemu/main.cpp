@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace mmpi::linkemu;
@@ -110,7 +111,7 @@ void becomeRealtime(bool wanted)
                              "on a loaded machine frames may leave late\n", std::strerror(error));
 }
 
-void printStats(const Options &options, const Switch &net)
+void printStats(const Options &options, const Switch &net, std::int64_t startNs)
 {
     for (int node = 0; node < options.nodes; ++node) {
         const RadioStats &s = net.radio(node).stats();
@@ -123,6 +124,12 @@ void printStats(const Options &options, const Switch &net)
     std::fprintf(stderr, "mmpi-linkemu: %llu packets delivered, %llu unroutable, %llu not written\n",
                  (unsigned long long)net.stats().delivered, (unsigned long long)net.stats().unroutable,
                  (unsigned long long)net.stats().writeErrors);
+    // The emulator's own cost (its commands not included): the switch's, nearly all.
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    std::fprintf(stderr, "mmpi-linkemu: CPU %.2f s user, %.2f s system in %.2f s\n",
+                 double(usage.ru_utime.tv_sec) + usage.ru_utime.tv_usec / 1e6,
+                 double(usage.ru_stime.tv_sec) + usage.ru_stime.tv_usec / 1e6, double(monotonicNs() - startNs) / 1e9);
 }
 
 RadioConfig radioConfig(const Options &options)
@@ -146,6 +153,7 @@ std::vector<int> makeNodes(const Options &options, std::string *error)
 // Namespaces made, switch running: the command's run.
 int emulate(const Options &options, const std::vector<int> &fds)
 {
+    const std::int64_t startNs = monotonicNs();
     Switch net(fds, options.subnet, radioConfig(options));
     const int stop = ::eventfd(0, EFD_CLOEXEC);
     if (stop < 0) {
@@ -171,7 +179,7 @@ int emulate(const Options &options, const std::vector<int> &fds)
     switcher.join();
     ::close(stop);
     if (options.stats)
-        printStats(options, net);
+        printStats(options, net, startNs);
     return status;
 }
 
