@@ -99,6 +99,7 @@ class TestLinkEmu : public QObject
 private Q_SLOTS:
     void usageErrorsNameTheOption();
     void skipsWhereItIsNotRoot();
+    void refusedRealtimeIsAWarning();
     void roundTripIsTwiceTheLatency();
     void bulkTransferRunsAtTheProfileRate();
     void twoSendersShareOneRadio();
@@ -129,6 +130,16 @@ void TestLinkEmu::skipsWhereItIsNotRoot()
                                                      emulator, u"--"_s, u"true"_s});
     QCOMPARE(run.exitCode, 77);
     QVERIFY2(run.err.contains(u"skipped: network namespaces and TUN devices need root"_s), qPrintable(run.dump()));
+}
+
+void TestLinkEmu::refusedRealtimeIsAWarning()
+{
+    // Given root without CAP_SYS_NICE (and no RLIMIT_RTPRIO), then the switch
+    // runs at normal priority, says so, and the command still runs.
+    const ProcessRun run = runProcess(u"setpriv"_s, {u"--bounding-set=-sys_nice"_s, emulator, u"--nodes"_s, u"1"_s,
+                                                     u"--"_s, u"sh"_s, u"-c"_s, u"echo ran"_s});
+    QVERIFY2(run.exitCode == 0 && run.out.contains(u"ran"_s), qPrintable(run.dump()));
+    QVERIFY2(run.err.contains(u"warning: the switch runs without SCHED_FIFO"_s), qPrintable(run.dump()));
 }
 
 void TestLinkEmu::roundTripIsTwiceTheLatency()
