@@ -25,6 +25,8 @@ using namespace Qt::StringLiterals;
 
 const QString emulator = QStringLiteral(MMPI_LINKEMU_PATH);
 const QString probe = QStringLiteral(LINKEMU_PROBE_PATH);
+const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
+const QString ring = QStringLiteral(MMPI_RING_PATH);
 
 // The bluetooth profile: 30 ms one way, 90000 bytes/s on the wire.
 constexpr double LatencyS = 0.030;
@@ -104,6 +106,7 @@ private Q_SLOTS:
     void bulkTransferRunsAtTheProfileRate();
     void twoSendersShareOneRadio();
     void eachRunsTheCommandInEveryNamespace();
+    void mmpirunRunsTheTcpTransportAcrossIt();
     void noNamespaceLeftAfterTheCommandIsKilled();
     void noNamespaceLeftAfterTheEmulatorIsKilled_data();
     void noNamespaceLeftAfterTheEmulatorIsKilled();
@@ -216,6 +219,26 @@ void TestLinkEmu::eachRunsTheCommandInEveryNamespace()
                                                      u"exit $((3 + {node}))"_s},
                                           {.timeoutMs = 20000});
     QCOMPARE(failing.exitCode, 4);
+}
+
+void TestLinkEmu::mmpirunRunsTheTcpTransportAcrossIt()
+{
+    // The way docs/guide/linkemu.md says: each rank in its namespace, at its
+    // address, over the real tcp transport. A hop of the token then takes
+    // the one-way latency and its frame's airtime (over loopback: well
+    // under a millisecond).
+    const QString script = u"exec %1 -n 3 --transport tcp --timeout 30 "
+                           "--rank-prefix \"ip netns exec ${MMPI_LINKEMU_PREFIX}{rank}\" "
+                           "--rank-address \"${MMPI_LINKEMU_SUBNET}.{rank+1}\" %2 --rounds 2"_s.arg(mmpirun, ring);
+    const ProcessRun run = runEmulated({u"--nodes"_s, u"3"_s, u"--profile"_s, u"bluetooth"_s}, script, 40000);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    QVERIFY2(run.out.contains(u"[0] World of 3 node(s) over tcp formed"_s), qPrintable(run.dump()));
+    static const QRegularExpression hops(u"\\[0\\] 6 hops in [0-9.]+ ms \\(([0-9.]+) ms per hop\\)"_s);
+    const auto m = hops.match(run.out);
+    QVERIFY2(m.hasMatch(), qPrintable(run.dump()));
+    const double perHop = m.captured(1).toDouble();
+    qInfo("%.1f ms per hop of the token (one-way latency %.0f ms)", perHop, LatencyS * 1e3);
+    QVERIFY2(perHop >= LatencyS * 1e3 && perHop < 2 * LatencyS * 1e3, qPrintable(run.dump()));
 }
 
 void TestLinkEmu::noNamespaceLeftAfterTheCommandIsKilled()
