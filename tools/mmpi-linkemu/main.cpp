@@ -80,9 +80,10 @@ std::string replaced(std::string text, const std::string &from, const std::strin
     return text;
 }
 
-std::string startCommands(const Options &options, Children &children)
+std::string startCommands(const Options &options, Children &children, bool shaped)
 {
-    const std::vector<std::string> env = environmentFor(options);
+    std::vector<std::string> env = environmentFor(options);
+    env.push_back(std::string("MMPI_LINKEMU_SHAPING=") + (shaped ? "kernel" : "switch"));
     if (!options.each)
         return children.start(options.command, env, {});
     for (int node = 0; node < options.nodes; ++node) {
@@ -138,6 +139,22 @@ RadioConfig radioConfig(const Options &options)
             options.queueBytes(), options.seed};
 }
 
+// Without the qdisc the switch still holds every frame to the rate; only
+// the nodes' kernels see their frames as sent the moment they are queued.
+bool shapeNodes(const Options &options)
+{
+    for (int node = 0; node < options.nodes; ++node) {
+        const std::string error = shapeInKernel(namespaceName(node), Device, options.link.rateBytesPerSecond,
+                                                options.mtu, options.queueBytes());
+        if (!error.empty()) {
+            std::fprintf(stderr, "mmpi-linkemu: warning: no kernel shaping (%s); the switch alone keeps the rate, "
+                                 "and sockets count queued frames as sent\n", error.c_str());
+            return false;
+        }
+    }
+    return true;
+}
+
 std::vector<int> makeNodes(const Options &options, std::string *error)
 {
     std::vector<int> fds;
@@ -151,7 +168,7 @@ std::vector<int> makeNodes(const Options &options, std::string *error)
 }
 
 // Namespaces made, switch running: the command's run.
-int emulate(const Options &options, const std::vector<int> &fds)
+int emulate(const Options &options, const std::vector<int> &fds, bool shaped)
 {
     const std::int64_t startNs = monotonicNs();
     Switch net(fds, options.subnet, radioConfig(options));
@@ -166,7 +183,7 @@ int emulate(const Options &options, const std::vector<int> &fds)
             std::fprintf(stderr, "mmpi-linkemu: the switch stopped: %s\n", error.c_str());
     });
     Children children;
-    const std::string error = startCommands(options, children);
+    const std::string error = startCommands(options, children, shaped);
     if (!error.empty()) {
         std::fprintf(stderr, "mmpi-linkemu: %s\n", error.c_str());
         children.stopAll(SIGTERM); // the nodes started already cannot do without the others
@@ -210,8 +227,10 @@ int main(int argc, char **argv)
     std::string error;
     const std::vector<int> fds = makeNodes(options, &error);
     int status = 1;
-    if (int(fds.size()) == options.nodes)
-        status = emulate(options, fds);
+    if (int(fds.size()) == options.nodes) {
+        const bool shaped = options.kernelShaping && shapeNodes(options);
+        status = emulate(options, fds, shaped);
+    }
     else
         std::fprintf(stderr, "mmpi-linkemu: cannot make the namespaces: %s\n", error.c_str());
     for (int fd : fds)

@@ -1,6 +1,7 @@
 #include "namespaces.h"
 
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -236,6 +237,15 @@ int makeNode(const std::string &name, const std::string &device, const std::stri
         }
     }
     return fd;
+}
+
+std::string shapeInKernel(const std::string &name, const std::string &device, double rate, int mtu,
+                          std::size_t limitBytes)
+{
+    // tc's "bps" is bytes per second.
+    return runCommand({"tc", "-n", name, "qdisc", "replace", "dev", device, "root", "tbf", "rate",
+                       std::to_string(std::llround(rate)) + "bps", "burst", std::to_string(mtu), "limit",
+                       std::to_string(limitBytes)});
 }
 
 std::string whyNotHere()

@@ -42,6 +42,13 @@ void removeNamespaces(const std::vector<std::string> &names);
 int makeNode(const std::string &name, const std::string &device, const std::string &address, int mtu,
              std::string *error);
 
+// A tbf qdisc on `device` in namespace `name` at `rate` bytes/s, a bucket of
+// one `mtu` frame and a queue of `limitBytes`: frames wait in the node's own
+// kernel, so its sockets' unsent counts are what a radio's would be. An
+// error message, or empty.
+std::string shapeInKernel(const std::string &name, const std::string &device, double rate, int mtu,
+                          std::size_t limitBytes);
+
 // Why the emulator cannot run here (not root, no TUN, no `ip`), or empty.
 std::string whyNotHere();
 

@@ -182,8 +182,8 @@ ParsedOptions parseOptions(const std::vector<std::string> &args)
             parsed.help = true;
             return parsed;
         }
-        if (arg == "--no-realtime") {
-            parsed.options.realtime = false;
+        if (arg == "--no-realtime" || arg == "--no-kernel-shaping") {
+            (arg == "--no-realtime" ? parsed.options.realtime : parsed.options.kernelShaping) = false;
         } else if (const auto flag = flags().find(arg); flag != flags().end()) {
             parsed.options.*(flag->second) = true;
         } else if (const std::size_t eq = arg.find('='); eq != std::string::npos && setters().count(arg.substr(0, eq))) {
@@ -220,7 +220,7 @@ std::string usage()
         + "]\n"
           "                    [--latency MS] [--rate BYTES_PER_S] [--jitter MS] [--loss P] [--seed N]\n"
           "                    [--queue-ms MS] [--mtu BYTES] [--subnet A.B.C] [--timeout S]\n"
-          "                    [--each] [--stats] [--no-realtime] -- COMMAND [ARG...]\n"
+          "                    [--each] [--stats] [--no-realtime] [--no-kernel-shaping] -- COMMAND [ARG...]\n"
           "\n"
           "Makes N network namespaces joined by emulated radios (one per node: its sends share\n"
           "it), runs COMMAND on the host with MMPI_LINKEMU_NS_<i> and MMPI_LINKEMU_ADDR_<i> set,\n"

@@ -20,6 +20,7 @@ struct Options
     bool each = false;        // run the command once in every namespace
     bool stats = false;
     bool realtime = true;     // SCHED_FIFO for the switch when allowed
+    bool kernelShaping = true; // a tbf qdisc at the rate on every radio0 (docs/guide/linkemu.md#the-model)
     double timeoutS = 0;      // 0: none
     std::vector<std::string> command;
 
