@@ -4,7 +4,7 @@
 //   linkemu_probe udp-echo --port P --seconds S
 //   linkemu_probe udp-ping --to A --port P --count N --size B     -> rtt_us median=... min=... max=...
 //   linkemu_probe tcp-sink --port P --connections K --seconds S   -> flow i: bytes=... first_ns=... last_ns=...
-//   linkemu_probe tcp-send --to A --port P --bytes N              -> sent bytes=...
+//   linkemu_probe tcp-send --to A --port P --bytes N              -> unsent_after_write=..., sent bytes=...
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -18,6 +18,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -191,6 +193,10 @@ int tcpSend(const std::string &to, int port, long long bytes)
             fail("send");
         left -= put;
     }
+    // What the kernel took but has not sent yet: on an emulated radio most of it.
+    int unsent = -1;
+    ioctl(fd, SIOCOUTQNSD, &unsent);
+    std::printf("unsent_after_write=%d\n", unsent);
     shutdown(fd, SHUT_WR);
     char byte;
     pollfd p{fd, POLLIN, 0};
