@@ -179,8 +179,10 @@ int emulate(const Options &options, const std::vector<int> &fds, bool shaped)
     }
     std::thread switcher([&] {
         becomeRealtime(options.realtime);
-        if (const std::string error = net.run(stop); !error.empty())
+        if (const std::string error = net.run(stop); !error.empty()) {
             std::fprintf(stderr, "mmpi-linkemu: the switch stopped: %s\n", error.c_str());
+            ::kill(::getpid(), SIGTERM); // the command would go on without a network: stop it
+        }
     });
     Children children;
     const std::string error = startCommands(options, children, shaped);
@@ -230,9 +232,9 @@ int main(int argc, char **argv)
     if (int(fds.size()) == options.nodes) {
         const bool shaped = options.kernelShaping && shapeNodes(options);
         status = emulate(options, fds, shaped);
-    }
-    else
+    } else {
         std::fprintf(stderr, "mmpi-linkemu: cannot make the namespaces: %s\n", error.c_str());
+    }
     for (int fd : fds)
         ::close(fd);
     guardian.finish();
