@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <optional>
 
@@ -55,95 +54,68 @@ std::optional<std::uint32_t> subnet(const std::string &text)
     return address << 8;
 }
 
-using Setter = std::function<std::string(Options &, const std::string &)>;
-
 std::string bad(const std::string &option, const std::string &value, const std::string &what)
 {
     return option + ": '" + value + "' is not " + what;
 }
 
-const std::map<std::string, Setter> &setters()
+// An option with a number: its bounds, whether it must be whole, what to call
+// it in an error, and where it goes.
+struct NumberOption
 {
-    static const std::map<std::string, Setter> table = {
-        {"--nodes", [](Options &o, const std::string &v) {
-             const auto n = number(v, 1, MaxNodes);
-             if (!n || double(int(*n)) != *n)
-                 return bad("--nodes", v, "a whole number from 1 to " + std::to_string(MaxNodes));
-             o.nodes = int(*n);
-             return std::string();
-         }},
-        {"--profile", [](Options &o, const std::string &v) {
-             const auto profile = findProfile(v);
-             if (!profile)
-                 return "--profile: unknown profile '" + v + "' (known: " + profileNames() + ")";
-             o.link = *profile;
-             return std::string();
-         }},
-        {"--latency", [](Options &o, const std::string &v) {
-             const auto ms = number(v, 0, 60000);
-             if (!ms)
-                 return bad("--latency", v, "milliseconds from 0 to 60000");
-             o.link.latencyMs = *ms;
-             return std::string();
-         }},
-        {"--rate", [](Options &o, const std::string &v) {
-             const auto r = rate(v);
-             if (!r)
-                 return bad("--rate", v, "bytes per second (e.g. 90000, 90k, 5M)");
-             o.link.rateBytesPerSecond = *r;
-             return std::string();
-         }},
-        {"--jitter", [](Options &o, const std::string &v) {
-             const auto ms = number(v, 0, 60000);
-             if (!ms)
-                 return bad("--jitter", v, "milliseconds from 0 to 60000");
-             o.link.jitterMs = *ms;
-             return std::string();
-         }},
-        {"--loss", [](Options &o, const std::string &v) {
-             const auto p = number(v, 0, 0.5);
-             if (!p)
-                 return bad("--loss", v, "a probability from 0 to 0.5");
-             o.link.loss = *p;
-             return std::string();
-         }},
-        {"--seed", [](Options &o, const std::string &v) {
-             const auto s = number(v, 0, 9007199254740992.0);
-             if (!s || double(std::uint64_t(*s)) != *s)
-                 return bad("--seed", v, "a whole number");
-             o.seed = std::uint64_t(*s);
-             return std::string();
-         }},
-        {"--queue-ms", [](Options &o, const std::string &v) {
-             const auto ms = number(v, 1, 60000);
-             if (!ms)
-                 return bad("--queue-ms", v, "milliseconds from 1 to 60000");
-             o.queueMs = *ms;
-             return std::string();
-         }},
-        {"--mtu", [](Options &o, const std::string &v) {
-             const auto m = number(v, 576, 9000);
-             if (!m || double(int(*m)) != *m)
-                 return bad("--mtu", v, "a whole number of bytes from 576 to 9000");
-             o.mtu = int(*m);
-             return std::string();
-         }},
-        {"--subnet", [](Options &o, const std::string &v) {
-             const auto s = subnet(v);
-             if (!s)
-                 return bad("--subnet", v, "the first three numbers of an IPv4 /24, e.g. 10.77.0");
-             o.subnet = *s;
-             return std::string();
-         }},
-        {"--timeout", [](Options &o, const std::string &v) {
-             const auto s = number(v, 0.001, 86400);
-             if (!s)
-                 return bad("--timeout", v, "seconds from 0.001 to 86400");
-             o.timeoutS = *s;
-             return std::string();
-         }},
+    double low, high;
+    bool whole;
+    const char *what;
+    void (*set)(Options &, double);
+};
+
+const std::map<std::string, NumberOption> &numberOptions()
+{
+    static const std::map<std::string, NumberOption> table = {
+        {"--nodes", {1, MaxNodes, true, "a whole number from 1 to 64", [](Options &o, double v) { o.nodes = int(v); }}},
+        {"--latency", {0, 60000, false, "milliseconds from 0 to 60000",
+                       [](Options &o, double v) { o.link.latencyMs = v; }}},
+        {"--jitter", {0, 60000, false, "milliseconds from 0 to 60000", [](Options &o, double v) { o.link.jitterMs = v; }}},
+        {"--loss", {0, 0.5, false, "a probability from 0 to 0.5", [](Options &o, double v) { o.link.loss = v; }}},
+        {"--seed", {0, 9007199254740992.0, true, "a whole number", [](Options &o, double v) { o.seed = std::uint64_t(v); }}},
+        {"--queue-ms", {1, 60000, false, "milliseconds from 1 to 60000", [](Options &o, double v) { o.queueMs = v; }}},
+        {"--mtu", {576, 9000, true, "a whole number of bytes from 576 to 9000", [](Options &o, double v) { o.mtu = int(v); }}},
+        {"--timeout", {0.001, 86400, false, "seconds from 0.001 to 86400", [](Options &o, double v) { o.timeoutS = v; }}},
     };
     return table;
+}
+
+bool takesValue(const std::string &option)
+{
+    return option == "--profile" || option == "--rate" || option == "--subnet" || numberOptions().count(option);
+}
+
+// Sets `option` (one that takesValue()) from `value`; a usage error, or empty.
+std::string setOption(Options &o, const std::string &option, const std::string &value)
+{
+    if (option == "--profile") {
+        const auto profile = findProfile(value);
+        if (!profile)
+            return "--profile: unknown profile '" + value + "' (known: " + profileNames() + ")";
+        o.link = *profile;
+    } else if (option == "--rate") {
+        const auto r = rate(value);
+        if (!r)
+            return bad(option, value, "bytes per second (e.g. 90000, 90k, 5M)");
+        o.link.rateBytesPerSecond = *r;
+    } else if (option == "--subnet") {
+        const auto net = subnet(value);
+        if (!net)
+            return bad(option, value, "the first three numbers of an IPv4 /24, e.g. 10.77.0");
+        o.subnet = *net;
+    } else {
+        const NumberOption &spec = numberOptions().at(option);
+        const auto n = number(value, spec.low, spec.high);
+        if (!n || (spec.whole && std::floor(*n) != *n))
+            return bad(option, value, spec.what);
+        spec.set(o, *n);
+    }
+    return {};
 }
 
 const std::map<std::string, bool Options::*> &flags()
@@ -186,9 +158,9 @@ ParsedOptions parseOptions(const std::vector<std::string> &args)
             (arg == "--no-realtime" ? parsed.options.realtime : parsed.options.kernelShaping) = false;
         } else if (const auto flag = flags().find(arg); flag != flags().end()) {
             parsed.options.*(flag->second) = true;
-        } else if (const std::size_t eq = arg.find('='); eq != std::string::npos && setters().count(arg.substr(0, eq))) {
+        } else if (const std::size_t eq = arg.find('='); eq != std::string::npos && takesValue(arg.substr(0, eq))) {
             overrides.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
-        } else if (setters().count(arg)) {
+        } else if (takesValue(arg)) {
             if (i + 1 >= args.size() || args[i + 1] == "--") {
                 parsed.error = arg + " needs a value";
                 return parsed;
@@ -201,7 +173,7 @@ ParsedOptions parseOptions(const std::vector<std::string> &args)
     }
     std::stable_partition(overrides.begin(), overrides.end(), [](const auto &o) { return o.first == "--profile"; });
     for (const auto &[option, value] : overrides) {
-        if (std::string error = setters().at(option)(parsed.options, value); !error.empty()) {
+        if (std::string error = setOption(parsed.options, option, value); !error.empty()) {
             parsed.error = error;
             return parsed;
         }
