@@ -28,10 +28,14 @@ void checkRefusal(const Error &error)
 }
 
 // The rules controlmessage.h promises beyond "it parsed".
-void checkFields(const Challenge &m) { check(m.nonce.size() == NonceSize, "challenge nonce size"); }
+void checkFields(const Challenge &m)
+{
+    check(m.nonce.size() == NonceSize && m.publicKey.size() == PublicKeySize, "challenge nonce or key size");
+}
 void checkFields(const Response &m)
 {
-    check(m.nonce.size() == NonceSize && m.mac.size() == MacSize, "response nonce or MAC size");
+    check(m.nonce.size() == NonceSize && m.mac.size() == MacSize && m.publicKey.size() == PublicKeySize,
+          "response nonce, MAC or key size");
     check(m.purpose >= LinkPurpose::Join && m.purpose <= LinkPurpose::Invite, "response with an unknown purpose");
 }
 void checkFields(const Accept &m) { check(m.mac.size() == MacSize, "accept MAC size"); }

@@ -58,9 +58,18 @@ enum class ErrorCode {
     // comm, last so that the numbers before it (they travel in abort
     // messages) stay those of earlier builds
     Reconfigured, // abandoned: the world reconfigured after a failure (FaultTolerance); the communicator stays usable
+    // sealed links (wire, transport, world), after the codes above for the same reason
+    // A sealed record was refused: it failed authentication (altered, or
+    // sealed with another key) or came out of order (replayed, reordered,
+    // dropped). The link ends; the world reconnects and resumes.
+    RecordRefused,
+    // The peer speaks the unsealed handshake of an older MMPI: this node makes sealed links only.
+    SealingUnsupported,
+    // The cryptographic library failed (no memory, a cipher missing from its build).
+    CryptoFailed,
 };
 // The highest code: error codes travel in collectives' abort messages.
-constexpr ErrorCode LastErrorCode = ErrorCode::Reconfigured;
+constexpr ErrorCode LastErrorCode = ErrorCode::CryptoFailed;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.
