@@ -4,6 +4,7 @@
 
 #include <openssl/evp.h>
 
+#include <cstring>
 #include <limits>
 
 namespace mmpi {
@@ -88,10 +89,11 @@ FrameHeader RecordCipher::recordHeader(quint64 sequence, quint32 sealedLength)
 // Nonce and authenticated data of one record; the key stays from create().
 Result<void> RecordCipher::start(bool encrypt, quint64 sequence, const char *outerHeader)
 {
-    const QByteArray nonce = nonceFor(m_direction, sequence);
+    unsigned char nonce[NonceSize]; // nonceFor()'s bytes, without an allocation per record
+    qToBigEndian<quint32>(quint32(m_direction), nonce);
+    qToBigEndian<quint64>(sequence, nonce + 4);
     int ignored = 0;
-    if (EVP_CipherInit_ex(m_context.get(), nullptr, nullptr, nullptr,
-                          reinterpret_cast<const unsigned char *>(nonce.constData()), encrypt ? 1 : 0) != 1
+    if (EVP_CipherInit_ex(m_context.get(), nullptr, nullptr, nullptr, nonce, encrypt ? 1 : 0) != 1
         || EVP_CipherUpdate(m_context.get(), nullptr, &ignored,
                             reinterpret_cast<const unsigned char *>(outerHeader), FrameHeaderSize) != 1)
         return cryptoFailure("starting a record");
@@ -186,12 +188,13 @@ Result<Frame> RecordCipher::decrypt(const Frame &record)
     char head[FrameHeaderSize];
     Frame frame;
     frame.payload = QByteArray(payloadSize, Qt::Uninitialized);
-    QByteArray tag(in + FrameHeaderSize + payloadSize, TagSize);
+    char tag[TagSize]; // EVP takes it through a non-const pointer
+    memcpy(tag, in + FrameHeaderSize + payloadSize, TagSize);
     unsigned char none[TagSize];
     int last = 0;
     if (!update(m_context.get(), head, in, FrameHeaderSize)
         || !update(m_context.get(), frame.payload.data(), in + FrameHeaderSize, payloadSize)
-        || EVP_CIPHER_CTX_ctrl(m_context.get(), EVP_CTRL_GCM_SET_TAG, TagSize, tag.data()) != 1)
+        || EVP_CIPHER_CTX_ctrl(m_context.get(), EVP_CTRL_GCM_SET_TAG, TagSize, tag) != 1)
         return cryptoFailure("opening a record");
     if (EVP_CipherFinal_ex(m_context.get(), none, &last) != 1)
         return refuse(QStringLiteral("sealed record %1 failed authentication: it was altered on the way, or "

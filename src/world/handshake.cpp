@@ -70,12 +70,15 @@ Handshake *Handshake::connect(Link *link, const LocalIdentity &self, LinkPurpose
 void Handshake::sendChallenge()
 {
     auto exchange = KeyExchange::generate();
-    if (!exchange)
-        return fail(exchange.error());
+    if (!exchange) {
+        // Later: accept() has not returned, so nobody listens for failed() yet.
+        QMetaObject::invokeMethod(this, [this, error = exchange.error()] { fail(error); }, Qt::QueuedConnection);
+        return;
+    }
     m_exchange = std::move(*exchange);
     m_acceptorNonce = randomNonce();
-    m_acceptorPublicKey = m_exchange->publicKey();
-    m_link->sendFrame(encodeControl(Challenge{m_self.worldName, m_self.nodeId, m_acceptorNonce, m_acceptorPublicKey}));
+    m_link->sendFrame(
+        encodeControl(Challenge{m_self.worldName, m_self.nodeId, m_acceptorNonce, m_exchange->publicKey()}));
 }
 
 Result<void> Handshake::deriveSecrets(const QByteArray &peerPublicKey, const PeerIdentity &connectorClaim)

@@ -94,7 +94,6 @@ private:
     AdmitFunction m_admit;
     QByteArray m_acceptorNonce;
     QByteArray m_connectorNonce;
-    QByteArray m_acceptorPublicKey;
     std::optional<KeyExchange> m_exchange; // dropped once the secrets are derived (forward secrecy)
     std::optional<LinkSecrets> m_secrets;
     PeerIdentity m_peer;
