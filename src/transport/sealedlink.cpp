@@ -1,6 +1,7 @@
 #include <mmpi/transport/sealedlink.h>
 
 #include <mmpi/core/logging.h>
+#include <mmpi/wire/bufferpool.h>
 
 namespace mmpi {
 
@@ -38,6 +39,9 @@ void SealedLink::sendFrame(const Frame &frame)
     if (!record)
         return failWith(record.error());
     m_inner->sendFrame(*record);
+    // A stream link has copied the record to its socket by now; one that
+    // keeps it shares the buffer, which recycle() then leaves alone.
+    BufferPool::recycle(std::move(record->payload));
 }
 
 void SealedLink::setReading(bool enabled)
@@ -75,6 +79,9 @@ void SealedLink::handleRecord(const Frame &record)
     if (!frame)
         return failWith(frame.error());
     Q_EMIT frameReceived(*frame);
+    // Taken from BufferPool by open(); whoever kept the frame shares the
+    // buffer, which recycle() then leaves alone.
+    BufferPool::recycle(std::move(frame->payload));
 }
 
 void SealedLink::handleInnerState(Link::State state)

@@ -1,5 +1,7 @@
 #include <mmpi/wire/recordcipher.h>
 
+#include <mmpi/wire/bufferpool.h>
+
 #include <QtEndian>
 
 #include <openssl/evp.h>
@@ -120,8 +122,9 @@ Result<Frame> RecordCipher::seal(const Frame &frame)
     inner.payloadLength = quint32(frame.payload.size());
     char head[FrameHeaderSize];
     encodeHeaderInto(inner, head);
-    // Encrypted straight into the record: the frame's bytes are read once.
-    record.payload = QByteArray(sealedLength, Qt::Uninitialized);
+    // Encrypted straight into the record: the frame's bytes are read once,
+    // into a buffer that has been written before (BufferPool: no page faults).
+    record.payload = BufferPool::take(sealedLength);
     char *out = record.payload.data();
     unsigned char none[TagSize]; // GCM's final step writes nothing, but takes a place
     int last = 0;
@@ -187,7 +190,7 @@ Result<Frame> RecordCipher::decrypt(const Frame &record)
     const qsizetype payloadSize = record.payload.size() - FrameHeaderSize - TagSize;
     char head[FrameHeaderSize];
     Frame frame;
-    frame.payload = QByteArray(payloadSize, Qt::Uninitialized);
+    frame.payload = BufferPool::take(payloadSize);
     char tag[TagSize]; // EVP takes it through a non-const pointer
     memcpy(tag, in + FrameHeaderSize + payloadSize, TagSize);
     unsigned char none[TagSize];

@@ -41,9 +41,11 @@ public:
     RecordCipher &operator=(RecordCipher &&other) noexcept;
     ~RecordCipher();
 
-    // The Sealed frame that carries `frame` as the next record.
+    // The Sealed frame that carries `frame` as the next record. Its payload
+    // comes from BufferPool: recycle it once it is written.
     Result<Frame> seal(const Frame &frame);
     // The frame the next record carries; RecordRefused if `record` is not it.
+    // Its payload comes from BufferPool, as seal()'s does.
     Result<Frame> open(const Frame &record);
 
     // The number the next record sealed or opened gets.
