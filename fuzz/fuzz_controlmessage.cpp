@@ -111,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const auto type = controlType(frame);
     const qint32 tag = frame.header.tag;
-    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= 11
+    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= qint32(LastControlType)
         && frame.payload.size() <= MaxControlPayload;
     check(type.hasValue() == valid, "controlType misjudges kind, tag or size");
     if (type)
