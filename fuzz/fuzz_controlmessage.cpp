@@ -28,10 +28,14 @@ void checkRefusal(const Error &error)
 }
 
 // The rules controlmessage.h promises beyond "it parsed".
-void checkFields(const Challenge &m) { check(m.nonce.size() == NonceSize, "challenge nonce size"); }
+void checkFields(const Challenge &m)
+{
+    check(m.nonce.size() == NonceSize && m.publicKey.size() == PublicKeySize, "challenge nonce or key size");
+}
 void checkFields(const Response &m)
 {
-    check(m.nonce.size() == NonceSize && m.mac.size() == MacSize, "response nonce or MAC size");
+    check(m.nonce.size() == NonceSize && m.mac.size() == MacSize && m.publicKey.size() == PublicKeySize,
+          "response nonce, MAC or key size");
     check(m.purpose >= LinkPurpose::Join && m.purpose <= LinkPurpose::Invite, "response with an unknown purpose");
 }
 void checkFields(const Accept &m) { check(m.mac.size() == MacSize, "accept MAC size"); }
@@ -107,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     const auto type = controlType(frame);
     const qint32 tag = frame.header.tag;
-    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= qint32(ControlType::GivenUp)
+    const bool valid = frame.header.kind == FrameKind::Control && tag >= 1 && tag <= qint32(LastControlType)
         && frame.payload.size() <= MaxControlPayload;
     check(type.hasValue() == valid, "controlType misjudges kind, tag or size");
     if (type)

@@ -36,13 +36,16 @@ int main(int argc, char **argv)
     const QString dir = fuzz::corpusDirectory(argc, argv);
     if (dir.isEmpty())
         return 2;
-    const Challenge challenge{QStringLiteral("wörld"), QStringLiteral("root-1"), filled('\x11', NonceSize)};
+    const Challenge challenge{QStringLiteral("wörld"), QStringLiteral("root-1"), filled('\x11', NonceSize),
+                              filled('\x12', PublicKeySize)};
     const Response response{LinkPurpose::Mesh, filled('\x22', NonceSize), filled('\x33', MacSize),
-                            QStringLiteral("node-2"), 2, QStringLiteral("tcp://127.0.0.1:45001")};
+                            QStringLiteral("node-2"), 2, QStringLiteral("tcp://127.0.0.1:45001"),
+                            filled('\x23', PublicKeySize)};
     const Response rejoin{LinkPurpose::Rejoin, filled('\x44', NonceSize), filled('\x55', MacSize),
-                          QString(), NoRank, QString()};
+                          QString(), NoRank, QString(), filled('\x45', PublicKeySize)};
     const Response invite{LinkPurpose::Invite, filled('\x47', NonceSize), filled('\x56', MacSize),
-                          QStringLiteral("node-0"), 0, QStringLiteral("local://mmpi-spare")};
+                          QStringLiteral("node-0"), 0, QStringLiteral("local://mmpi-spare"),
+                          filled('\x48', PublicKeySize)};
     const Accept accept{filled('\x66', MacSize), 0, QStringLiteral("bt://00:1A:7D:DA:71:13")};
     const bool ok = writeSeed(dir, QStringLiteral("challenge.bin"), challenge)
         && writeSeed(dir, QStringLiteral("response.bin"), response)

@@ -62,9 +62,9 @@ Result<void> checkLeadingFields(const char *p, qsizetype size)
                          .arg(quint8(p[4])).arg(FrameVersion));
     if (size >= 6) {
         const quint8 kind = quint8(p[5]);
-        if (kind < quint8(FrameKind::Data) || kind > quint8(FrameKind::Ack))
+        if (kind < quint8(FrameKind::Data) || kind > quint8(FrameKind::Sealed))
             return Error(ErrorCode::BadFrameKind,
-                         QStringLiteral("unknown frame kind %1 (expected 1 to 6)").arg(kind));
+                         QStringLiteral("unknown frame kind %1 (expected 1 to 7)").arg(kind));
     }
     if (size >= 7 && !itemTypeFromCode(quint8(p[6])))
         return Error(ErrorCode::BadItemType,

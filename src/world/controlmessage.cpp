@@ -19,10 +19,10 @@ Error violation(const QString &message)
     return {ErrorCode::ProtocolViolation, message};
 }
 
-void write(QDataStream &s, const Challenge &m) { s << m.worldName << m.nodeId << m.nonce; }
+void write(QDataStream &s, const Challenge &m) { s << m.worldName << m.nodeId << m.nonce << m.publicKey; }
 void write(QDataStream &s, const Response &m)
 {
-    s << quint8(m.purpose) << m.nonce << m.mac << m.nodeId << m.rank << m.listenAddress;
+    s << quint8(m.purpose) << m.nonce << m.mac << m.nodeId << m.rank << m.listenAddress << m.publicKey;
 }
 void write(QDataStream &s, const Accept &m) { s << m.mac << m.rank << m.listenAddress; }
 void write(QDataStream &s, const Refuse &m) { s << m.reason; }
@@ -40,11 +40,11 @@ void write(QDataStream &s, const RankTable &m)
         s << e.rank << e.nodeId << e.address;
 }
 
-void read(QDataStream &s, Challenge &m) { s >> m.worldName >> m.nodeId >> m.nonce; }
+void read(QDataStream &s, Challenge &m) { s >> m.worldName >> m.nodeId >> m.nonce >> m.publicKey; }
 void read(QDataStream &s, Response &m)
 {
     quint8 purpose = 0;
-    s >> purpose >> m.nonce >> m.mac >> m.nodeId >> m.rank >> m.listenAddress;
+    s >> purpose >> m.nonce >> m.mac >> m.nodeId >> m.rank >> m.listenAddress >> m.publicKey;
     if (purpose < quint8(LinkPurpose::Join) || purpose > quint8(LinkPurpose::Invite))
         s.setStatus(QDataStream::ReadCorruptData);
     m.purpose = LinkPurpose(purpose);
@@ -85,13 +85,13 @@ bool stringsFit(std::initializer_list<const QString *> strings)
 // a rank table that lists ranks 0..n-1 in order.
 Result<void> check(const Challenge &m)
 {
-    if (m.nonce.size() != NonceSize || !stringsFit({&m.worldName, &m.nodeId}))
+    if (m.nonce.size() != NonceSize || m.publicKey.size() != PublicKeySize || !stringsFit({&m.worldName, &m.nodeId}))
         return violation(QStringLiteral("malformed challenge"));
     return success();
 }
 Result<void> check(const Response &m)
 {
-    if (m.nonce.size() != NonceSize || m.mac.size() != MacSize
+    if (m.nonce.size() != NonceSize || m.mac.size() != MacSize || m.publicKey.size() != PublicKeySize
         || !stringsFit({&m.nodeId, &m.listenAddress}))
         return violation(QStringLiteral("malformed response"));
     return success();
@@ -144,8 +144,8 @@ Result<void> check(const RankTable &m)
 Result<ControlType> controlType(const Frame &frame)
 {
     const qint32 tag = frame.header.tag;
-    if (frame.header.kind != FrameKind::Control || tag < qint32(ControlType::Challenge)
-        || tag > qint32(ControlType::GivenUp))
+    if (frame.header.kind != FrameKind::Control || tag < qint32(ControlType::UnsealedChallenge)
+        || tag > qint32(LastControlType))
         return violation(QStringLiteral("not a control frame (kind %1, tag %2)")
                              .arg(int(frame.header.kind))
                              .arg(tag));

@@ -13,9 +13,11 @@
 namespace mmpi::detail {
 
 enum class ControlType : qint32 {
-    Challenge = 1, // acceptor -> connector: who I am, my nonce
-    Response = 2,  // connector -> acceptor: my nonce, my proof, who I am
-    Accept = 3,    // acceptor -> connector: my proof
+    // The unsealed handshake of MMPI before sealed links: recognised only to
+    // refuse such a peer with SealingUnsupported, saying why.
+    UnsealedChallenge = 1,
+    UnsealedResponse = 2,
+    UnsealedAccept = 3,
     Refuse = 4,    // either way: why the link is refused; then close
     RankTable = 5, // root -> node: ranks, node ids and listen addresses
     MeshReady = 6, // node -> root: links to every rank are up
@@ -24,8 +26,13 @@ enum class ControlType : qint32 {
     Resume = 9,    // either way, first on a reconnected link: what I received
     KeyMismatch = 10, // acceptor -> connector: your key proof does not match my key; then close
     Rejoined = 11,    // member -> members: a new node took a lost rank (its entry)
-    GivenUp = 12,     // member -> members: I gave this member up; so do you
+    // The sealed handshake (docs/design/protocol.md, "Handshake"):
+    Challenge = 12, // acceptor -> connector: who I am, my nonce, my X25519 public key
+    Response = 13,  // connector -> acceptor: my nonce, my proof, who I am, my X25519 public key
+    Accept = 14,    // acceptor -> connector: my proof; from here on every frame is sealed
+    GivenUp = 15,   // member -> members: I gave this member up; so do you
 };
+constexpr ControlType LastControlType = ControlType::GivenUp;
 
 // Resume: a formed world's link to a peer, made again after it broke.
 // Rejoin: a replacement for a lost member, linking to each survivor (REBUILD);
@@ -48,6 +55,7 @@ inline bool startsRejoin(LinkPurpose purpose)
 
 constexpr int NonceSize = 32;
 constexpr int MacSize = 32; // HMAC-SHA256
+constexpr int PublicKeySize = 32; // X25519
 constexpr int MaxControlPayload = 64 * 1024;
 
 struct Challenge
@@ -56,6 +64,7 @@ struct Challenge
     QString worldName;
     QString nodeId;
     QByteArray nonce;
+    QByteArray publicKey;
 };
 
 struct Response
@@ -67,6 +76,7 @@ struct Response
     QString nodeId;
     qint32 rank = NoRank;
     QString listenAddress;
+    QByteArray publicKey;
 };
 
 struct Accept

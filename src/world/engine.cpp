@@ -705,6 +705,9 @@ void Engine::handleLinkFrame(int rank, const Frame &frame)
         return handleFragment(rank, frame);
     case FrameKind::Ack:
         return handleAck(rank, frame);
+    case FrameKind::Sealed: // its SealedLink opens every record; one inside another is no frame of ours
+        return closeLink(rank, {ErrorCode::ProtocolViolation,
+                                QStringLiteral("rank %1 sent a sealed record inside a sealed record").arg(rank)});
     }
 }
 
@@ -811,6 +814,10 @@ void Engine::handleLinkClosed(int rank, Link *link)
                              : Error{ErrorCode::LinkClosed, QStringLiteral("rank %1 closed its link").arg(rank)};
     detachLink(peer);
     link->deleteLater();
+    // A refused record says someone tampered with the link (or a bug): the
+    // app hears of it although the world goes on as for any broken link.
+    if (reason.code == ErrorCode::RecordRefused)
+        Q_EMIT peerRefused(link->peerAddress(), reason);
     const bool left = peer.state == PeerState::Left;
     if (m_state == World::State::Formed && !left && tryReconnect(rank, reason))
         return;

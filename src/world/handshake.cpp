@@ -1,10 +1,8 @@
 #include "handshake.h"
 
 #include <mmpi/core/logging.h>
+#include <mmpi/transport/sealedlink.h>
 
-#include <QDataStream>
-#include <QIODevice>
-#include <QMessageAuthenticationCode>
 #include <QRandomGenerator>
 
 namespace mmpi::detail {
@@ -30,21 +28,7 @@ bool equalConstantTime(const QByteArray &a, const QByteArray &b)
     return diff == 0;
 }
 
-const QByteArray ConnectorRole = QByteArrayLiteral("MMPI/1 connector");
-const QByteArray AcceptorRole = QByteArrayLiteral("MMPI/1 acceptor");
-
 } // namespace
-
-QByteArray keyProof(const QByteArray &key, const QByteArray &role, const QString &worldName,
-                    const QByteArray &acceptorNonce, const QByteArray &connectorNonce,
-                    const PeerIdentity &claim)
-{
-    QByteArray message;
-    QDataStream stream(&message, QIODevice::WriteOnly);
-    stream << role << worldName << acceptorNonce << connectorNonce << quint8(claim.purpose)
-           << claim.nodeId << claim.rank << claim.listenAddress;
-    return QMessageAuthenticationCode::hash(message, key, QCryptographicHash::Sha256);
-}
 
 Handshake::Handshake(Link *link, const LocalIdentity &self, std::chrono::milliseconds timeout,
                      QObject *parent)
@@ -85,8 +69,43 @@ Handshake *Handshake::connect(Link *link, const LocalIdentity &self, LinkPurpose
 
 void Handshake::sendChallenge()
 {
+    auto exchange = KeyExchange::generate();
+    if (!exchange) {
+        // Later: accept() has not returned, so nobody listens for failed() yet.
+        QMetaObject::invokeMethod(this, [this, error = exchange.error()] { fail(error); }, Qt::QueuedConnection);
+        return;
+    }
+    m_exchange = std::move(*exchange);
     m_acceptorNonce = randomNonce();
-    m_link->sendFrame(encodeControl(Challenge{m_self.worldName, m_self.nodeId, m_acceptorNonce}));
+    m_link->sendFrame(
+        encodeControl(Challenge{m_self.worldName, m_self.nodeId, m_acceptorNonce, m_exchange->publicKey()}));
+}
+
+Result<void> Handshake::deriveSecrets(const QByteArray &peerPublicKey, const PeerIdentity &connectorClaim)
+{
+    auto shared = m_exchange->agree(peerPublicKey);
+    // The private key is of no more use: gone, a recording of this link
+    // cannot be opened even with the world key.
+    const QByteArray ownPublicKey = m_exchange->publicKey();
+    m_exchange.reset();
+    if (!shared)
+        return shared.error();
+    LinkTranscript transcript;
+    transcript.worldName = m_self.worldName;
+    transcript.acceptorNodeId = m_accepting ? m_self.nodeId : m_peer.nodeId;
+    transcript.acceptorNonce = m_acceptorNonce;
+    transcript.connectorNonce = m_connectorNonce;
+    transcript.acceptorPublicKey = m_accepting ? ownPublicKey : peerPublicKey;
+    transcript.connectorPublicKey = m_accepting ? peerPublicKey : ownPublicKey;
+    transcript.purpose = connectorClaim.purpose;
+    transcript.connectorNodeId = connectorClaim.nodeId;
+    transcript.connectorRank = connectorClaim.rank;
+    transcript.connectorListenAddress = connectorClaim.listenAddress;
+    auto secrets = KeySchedule::derive(*shared, m_self.key, transcript);
+    if (!secrets)
+        return secrets.error();
+    m_secrets = std::move(*secrets);
+    return success();
 }
 
 void Handshake::handleFrame(const Frame &frame)
@@ -119,6 +138,9 @@ void Handshake::handleFrame(const Frame &frame)
         break;
     case ControlType::Refuse:
         return handleRefuse(frame);
+    case ControlType::UnsealedChallenge:
+    case ControlType::UnsealedResponse:
+        return refuseUnsealed();
     default:
         break;
     }
@@ -137,18 +159,25 @@ void Handshake::handleChallenge(const Frame &frame)
         return refuse({ErrorCode::AuthenticationFailed,
                        QStringLiteral("%1 belongs to world '%2', not '%3'")
                            .arg(m_link->peerAddress(), challenge->worldName, m_self.worldName)});
+    auto exchange = KeyExchange::generate();
+    if (!exchange)
+        return refuse(exchange.error());
+    m_exchange = std::move(*exchange);
+    const QByteArray ownPublicKey = m_exchange->publicKey();
     m_acceptorNonce = challenge->nonce;
     m_connectorNonce = randomNonce();
     m_peer.nodeId = challenge->nodeId;
     const PeerIdentity claim{m_purpose, m_self.nodeId, m_self.rank, m_self.listenAddress};
+    if (auto derived = deriveSecrets(challenge->publicKey, claim); !derived)
+        return refuse(derived.error());
     Response response;
     response.purpose = m_purpose;
     response.nonce = m_connectorNonce;
-    response.mac = keyProof(m_self.key, ConnectorRole, m_self.worldName, m_acceptorNonce,
-                            m_connectorNonce, claim);
+    response.mac = KeySchedule::connectorProof(*m_secrets);
     response.nodeId = claim.nodeId;
     response.rank = claim.rank;
     response.listenAddress = claim.listenAddress;
+    response.publicKey = ownPublicKey;
     m_link->sendFrame(encodeControl(response));
 }
 
@@ -160,11 +189,12 @@ void Handshake::handleResponse(const Frame &frame)
     m_connectorNonce = response->nonce;
     const PeerIdentity claim{response->purpose, response->nodeId, response->rank,
                              response->listenAddress};
-    const QByteArray expected = keyProof(m_self.key, ConnectorRole, m_self.worldName,
-                                         m_acceptorNonce, m_connectorNonce, claim);
-    // A well-formed proof that does not match was made with another key:
-    // both ends report that, the connector once the KeyMismatch reaches it.
-    if (!equalConstantTime(expected, response->mac))
+    if (auto derived = deriveSecrets(response->publicKey, claim); !derived)
+        return refuse(derived.error());
+    // A well-formed proof that does not match was made with another key (or
+    // over another handshake: someone in between changed it). Both ends
+    // report that, the connector once the KeyMismatch reaches it.
+    if (!equalConstantTime(KeySchedule::connectorProof(*m_secrets), response->mac))
         return refuseKeyMismatch({ErrorCode::WorldKeyMismatch,
                                   QStringLiteral("the world keys differ: the key proof of node %1 at %2 does not "
                                                  "match this node's world key")
@@ -173,10 +203,8 @@ void Handshake::handleResponse(const Frame &frame)
         if (auto admitted = m_admit(claim); !admitted)
             return refuse(admitted.error());
     }
-    const PeerIdentity self{claim.purpose, m_self.nodeId, m_self.rank, m_self.listenAddress};
     Accept accept;
-    accept.mac = keyProof(m_self.key, AcceptorRole, m_self.worldName, m_acceptorNonce,
-                          m_connectorNonce, self);
+    accept.mac = KeySchedule::acceptorProof(*m_secrets, m_self.rank, m_self.listenAddress);
     accept.rank = m_self.rank;
     accept.listenAddress = m_self.listenAddress;
     m_link->sendFrame(encodeControl(accept));
@@ -189,8 +217,7 @@ void Handshake::handleAccept(const Frame &frame)
     if (!accept)
         return refuse(accept.error());
     const PeerIdentity claim{m_purpose, m_peer.nodeId, accept->rank, accept->listenAddress};
-    const QByteArray expected = keyProof(m_self.key, AcceptorRole, m_self.worldName,
-                                         m_acceptorNonce, m_connectorNonce, claim);
+    const QByteArray expected = KeySchedule::acceptorProof(*m_secrets, accept->rank, accept->listenAddress);
     if (!equalConstantTime(expected, accept->mac))
         return fail({ErrorCode::AuthenticationFailed,
                      QStringLiteral("node %1 at %2 failed to prove the world key")
@@ -215,6 +242,16 @@ void Handshake::handleRefuse(const Frame &frame)
           QStringLiteral("%1 refused the link: %2")
               .arg(m_link->peerAddress(),
                    refusal ? refusal->reason : QStringLiteral("(unreadable reason)"))});
+}
+
+// An older MMPI's acceptor sends an unsealed Challenge, its connector an
+// unsealed Response: neither can make a sealed link, and both hear why.
+void Handshake::refuseUnsealed()
+{
+    refuse({ErrorCode::SealingUnsupported,
+            QStringLiteral("%1 speaks the unsealed handshake of an older MMPI: this node makes sealed links only "
+                           "(update the other node)")
+                .arg(m_link->peerAddress())});
 }
 
 void Handshake::handleLinkClosed()
@@ -253,10 +290,25 @@ void Handshake::fail(const Error &error)
     Q_EMIT failed(link, error);
 }
 
+// The record ciphers take over the link before anything else is read: the
+// peer's first sealed frame may already wait behind the Accept.
 void Handshake::succeed(const PeerIdentity &peer)
 {
+    const bool accepting = m_accepting;
+    const LinkSecrets secrets = *std::exchange(m_secrets, std::nullopt);
+    Link *link = m_link;
     finish();
-    Q_EMIT succeeded(m_link, peer);
+    using Direction = RecordCipher::Direction;
+    auto toAcceptor = RecordCipher::create(secrets.connectorToAcceptorKey, Direction::ConnectorToAcceptor);
+    auto toConnector = RecordCipher::create(secrets.acceptorToConnectorKey, Direction::AcceptorToConnector);
+    if (!toAcceptor || !toConnector) {
+        link->close();
+        Q_EMIT failed(link, toAcceptor ? toConnector.error() : toAcceptor.error());
+        return;
+    }
+    auto *sealed = accepting ? new SealedLink(link, std::move(*toConnector), std::move(*toAcceptor), link->parent())
+                             : new SealedLink(link, std::move(*toAcceptor), std::move(*toConnector), link->parent());
+    Q_EMIT succeeded(sealed, peer);
 }
 
 void Handshake::finish()

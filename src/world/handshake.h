@@ -1,13 +1,20 @@
-// Handshake: the world-key challenge-response on one fresh link, before the
-// link may carry anything else. Each side proves it holds the key with an
-// HMAC over both nonces and the identity it claims; the key never travels.
-// A connector whose proof does not match the acceptor's key is told so with a
-// KeyMismatch, and both ends fail the link with WorldKeyMismatch: a wrong key
-// on either side reads as what it is wherever it is reported. One object per
-// link; it deletes itself when done.
+// Handshake: the sealed handshake on one fresh link, before the link may
+// carry anything else (docs/design/protocol.md, "Handshake"). Both sides
+// send an ephemeral X25519 public key with their nonce; each proves it holds
+// the world key with a MAC under a key derived from the X25519 secret, the
+// world key and the transcript (KeySchedule), so the proofs cannot be
+// checked, nor the key guessed, without the secret. On success the link
+// comes out wrapped in a SealedLink with the derived record keys: every
+// frame after the Accept is sealed. A connector whose proof does not match
+// the acceptor's key is told so with a KeyMismatch, and both ends fail the
+// link with WorldKeyMismatch. A peer that speaks the older unsealed
+// handshake is refused with SealingUnsupported. One object per link; it
+// deletes itself when done.
 #pragma once
 
 #include "controlmessage.h"
+#include "keyexchange.h"
+#include "keyschedule.h"
 
 #include <mmpi/transport/link.h>
 
@@ -17,6 +24,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 
 namespace mmpi::detail {
 
@@ -54,6 +62,7 @@ public:
     Link *link() const { return m_link; }
 
 Q_SIGNALS:
+    // `link` is a new SealedLink that owns the handshake's link.
     void succeeded(mmpi::Link *link, const mmpi::detail::PeerIdentity &peer);
     // The link has been closed (after a Refuse where that helps the peer).
     void failed(mmpi::Link *link, const mmpi::Error &error);
@@ -67,7 +76,10 @@ private:
     void handleAccept(const Frame &frame);
     void handleKeyMismatch(const Frame &frame);
     void handleRefuse(const Frame &frame);
+    void refuseUnsealed();
     void sendChallenge();
+    // Derives the link's secrets once both public keys and nonces are known.
+    Result<void> deriveSecrets(const QByteArray &peerPublicKey, const PeerIdentity &connectorClaim);
     void refuse(const Error &error);
     // Tells the connector its proof does not match this node's key, then fails with `error`.
     void refuseKeyMismatch(const Error &error);
@@ -82,15 +94,12 @@ private:
     AdmitFunction m_admit;
     QByteArray m_acceptorNonce;
     QByteArray m_connectorNonce;
+    std::optional<KeyExchange> m_exchange; // dropped once the secrets are derived (forward secrecy)
+    std::optional<LinkSecrets> m_secrets;
     PeerIdentity m_peer;
     QTimer m_timer;
     bool m_done = false;
 };
-
-// HMAC-SHA256 over a role label, the world name, both nonces and a claim.
-QByteArray keyProof(const QByteArray &key, const QByteArray &role, const QString &worldName,
-                    const QByteArray &acceptorNonce, const QByteArray &connectorNonce,
-                    const PeerIdentity &claim);
 
 } // namespace mmpi::detail
 

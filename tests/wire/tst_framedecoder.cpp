@@ -411,9 +411,9 @@ void tst_FrameDecoder::headerErrors_data()
     QTest::newRow("version 2") << headerWith(4, bytes({2})) << ErrorCode::BadVersion
                                << QStringLiteral("unsupported frame version 2 (expected 1)");
     QTest::newRow("kind 0") << headerWith(5, bytes({0})) << ErrorCode::BadFrameKind
-                            << QStringLiteral("unknown frame kind 0 (expected 1 to 6)");
-    QTest::newRow("kind 7") << headerWith(5, bytes({7})) << ErrorCode::BadFrameKind
-                            << QStringLiteral("unknown frame kind 7 (expected 1 to 6)");
+                            << QStringLiteral("unknown frame kind 0 (expected 1 to 7)");
+    QTest::newRow("kind 8") << headerWith(5, bytes({8})) << ErrorCode::BadFrameKind
+                            << QStringLiteral("unknown frame kind 8 (expected 1 to 7)");
     QTest::newRow("item type 14") << headerWith(6, bytes({14})) << ErrorCode::BadItemType
                                   << QStringLiteral("unknown item type code 14 (expected 0 to 13)");
     QTest::newRow("item type 255") << headerWith(6, bytes({255})) << ErrorCode::BadItemType

@@ -62,9 +62,18 @@ enum class ErrorCode {
     // JustWorksRepairing policy): reconnection cannot succeed until the
     // devices bond or the policy allows it (docs/guide/bluetooth.md)
     PairingRefused,
+    // sealed links (wire, transport, world), after the codes above for the same reason
+    // A sealed record was refused: it failed authentication (altered, or
+    // sealed with another key) or came out of order (replayed, reordered,
+    // dropped). The link ends; the world reconnects and resumes.
+    RecordRefused,
+    // The peer speaks the unsealed handshake of an older MMPI: this node makes sealed links only.
+    SealingUnsupported,
+    // The cryptographic library failed (no memory, a cipher missing from its build).
+    CryptoFailed,
 };
 // The highest code: error codes travel in collectives' abort messages.
-constexpr ErrorCode LastErrorCode = ErrorCode::PairingRefused;
+constexpr ErrorCode LastErrorCode = ErrorCode::CryptoFailed;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.

@@ -27,6 +27,10 @@ enum class FrameKind : quint8 {
     // Cumulative acknowledgement of a link's sequenced frames (Data, Fragment,
     // Goodbye): one Long item, the highest sequence number received in order.
     Ack = 6,
+    // A sealed record (docs/design/protocol.md, "Sealed records"): after the
+    // handshake every frame travels inside one, encrypted and authenticated.
+    // Item type Byte, count the payload's length, sequence the record number.
+    Sealed = 7,
 };
 Q_ENUM_NS(FrameKind)
 } // inline namespace framekinds

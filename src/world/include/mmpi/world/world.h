@@ -216,7 +216,11 @@ Q_SIGNALS:
     // A peer was refused: WorldKeyMismatch when it holds another world key
     // than this node (either one may be the wrong one: a formation that
     // then runs out of time fails with WorldKeyMismatch too), otherwise a bad
-    // claim or malformed input (AuthenticationFailed, ProtocolViolation).
+    // claim or malformed input (AuthenticationFailed, ProtocolViolation),
+    // SealingUnsupported for an older MMPI that cannot seal links, and
+    // RecordRefused when a linked peer's sealed record was altered,
+    // replayed, reordered or dropped on the way (the link then breaks, and
+    // the world reconnects and resumes as for any broken link).
     void peerRefused(const QString &peer, const mmpi::Error &reason);
     // A Data frame for this node (when no MessageSink is set).
     void frameReceived(const mmpi::Frame &frame);
