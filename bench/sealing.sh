@@ -47,7 +47,6 @@ measure() {
         run unsealed "$unsealed" --sizes 1,64,1024
         run sealed "$sealed" --oneway --sizes 4194304
         run unsealed "$unsealed" --oneway --sizes 4194304
-
     done
 }
 
