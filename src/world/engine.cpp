@@ -1,6 +1,7 @@
 #include "engine.h"
 
 #include <mmpi/core/logging.h>
+#include <mmpi/transport/sealedlink.h>
 #include <mmpi/transport/transportregistry.h>
 #include <mmpi/wire/framedecoder.h>
 
@@ -661,6 +662,8 @@ void Engine::connectLink(int rank, Link *link)
         if (state == Link::State::Closed)
             handleLinkClosed(rank, link);
     });
+    if (const auto *sealed = qobject_cast<SealedLink *>(link))
+        Q_EMIT peerVerified(rank, sealed->verificationCode());
 }
 
 void Engine::pump(int rank)

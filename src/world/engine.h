@@ -96,6 +96,9 @@ Q_SIGNALS:
     void nodeSuspect(int rank);
     void nodeAlive(int rank);
     void linkQualityChanged(int rank);
+    // A link to `rank` was made (formation, resume, rejoin): its handshake's
+    // verification code, which the peer shows for this node too.
+    void peerVerified(int rank, const QString &code);
     // A replacement node took the lost member's rank (REBUILD); `info` is its
     // identity. Its streams start afresh: nothing from the old node carries over.
     void nodeRejoined(int rank, const mmpi::NodeInfo &info);

@@ -308,6 +308,7 @@ void Handshake::succeed(const PeerIdentity &peer)
     }
     auto *sealed = accepting ? new SealedLink(link, std::move(*toConnector), std::move(*toAcceptor), link->parent())
                              : new SealedLink(link, std::move(*toAcceptor), std::move(*toConnector), link->parent());
+    sealed->setVerificationCode(KeySchedule::verificationCode(secrets));
     Q_EMIT succeeded(sealed, peer);
 }
 

@@ -1,5 +1,7 @@
 #include "keyschedule.h"
 
+#include <QtEndian>
+
 #include <QCryptographicHash>
 #include <QDataStream>
 #include <QIODevice>
@@ -19,6 +21,10 @@ const QByteArray TranscriptLabel = QByteArrayLiteral("MMPI/2 sealed link");
 const QByteArray KeysLabel = QByteArrayLiteral("MMPI/2 link keys");
 const QByteArray ConnectorLabel = QByteArrayLiteral("MMPI/2 connector");
 const QByteArray AcceptorLabel = QByteArrayLiteral("MMPI/2 acceptor");
+const QByteArray VerificationLabel = QByteArrayLiteral("MMPI/2 verification code");
+// Six decimal digits, about 20 bits: what KDE Connect and Bluetooth's
+// numeric comparison ask a person to compare.
+constexpr quint32 VerificationModulus = 1000000;
 
 struct KdfDeleter
 {
@@ -81,6 +87,14 @@ Result<LinkSecrets> KeySchedule::derive(const QByteArray &sharedSecret, const QB
     secrets.connectorToAcceptorKey = okm->sliced(2 * KeySize, KeySize);
     secrets.acceptorToConnectorKey = okm->sliced(3 * KeySize, KeySize);
     return secrets;
+}
+
+QString KeySchedule::verificationCode(const LinkSecrets &secrets)
+{
+    const QByteArray digest = QMessageAuthenticationCode::hash(VerificationLabel, secrets.transcriptHash,
+                                                               QCryptographicHash::Sha256);
+    const quint32 value = qFromBigEndian<quint32>(digest.constData()) % VerificationModulus;
+    return QStringLiteral("%1 %2").arg(value / 1000, 3, 10, QLatin1Char('0')).arg(value % 1000, 3, 10, QLatin1Char('0'));
 }
 
 QByteArray KeySchedule::connectorProof(const LinkSecrets &secrets)

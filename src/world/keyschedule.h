@@ -54,6 +54,10 @@ public:
     static QByteArray connectorProof(const LinkSecrets &secrets);
     // The acceptor's proof, over the transcript and what it says of itself.
     static QByteArray acceptorProof(const LinkSecrets &secrets, qint32 rank, const QString &listenAddress);
+    // Six digits ("482 913") that both ends show a person, who checks that
+    // they match: a man in the middle runs two handshakes with two
+    // transcripts, so the two devices show different digits.
+    static QString verificationCode(const LinkSecrets &secrets);
     // HKDF-SHA256 (RFC 5869) through OpenSSL: exposed for known-answer tests.
     static Result<QByteArray> hkdf(const QByteArray &salt, const QByteArray &inputKey, const QByteArray &info,
                                    int length);

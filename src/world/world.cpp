@@ -171,6 +171,13 @@ void World::connectEngineTraffic(detail::Engine *engine)
             sink->handlePeerGone(rank, {ErrorCode::PeerLeft, QStringLiteral("rank %1 left the world").arg(rank)});
         QMetaObject::invokeMethod(this, [this, rank] { Q_EMIT nodeLeft(rank); }, Qt::QueuedConnection);
     }, Qt::DirectConnection);
+    connect(engine, &detail::Engine::peerVerified, this, [this](int rank, const QString &code) {
+        {
+            QMutexLocker lock(&d->mutex);
+            d->verificationCodes.insert(rank, code);
+        }
+        QMetaObject::invokeMethod(this, [this, rank] { Q_EMIT verificationCodeChanged(rank); }, Qt::QueuedConnection);
+    }, Qt::DirectConnection);
     connect(engine, &detail::Engine::nodeRejoined, this, [this](int rank, const NodeInfo &info) {
         {
             QMutexLocker lock(&d->mutex);
@@ -319,6 +326,15 @@ Result<LinkQuality> World::linkQuality(int rank) const
     if (!quality)
         return Error{ErrorCode::InvalidRank, QStringLiteral("rank %1 has no link").arg(rank)};
     return *quality;
+}
+
+Result<QString> World::verificationCode(int rank) const
+{
+    QMutexLocker lock(&d->mutex);
+    const auto code = d->verificationCodes.constFind(rank);
+    if (code == d->verificationCodes.cend() || code->isEmpty())
+        return Error{ErrorCode::InvalidRank, QStringLiteral("this node has had no link to rank %1").arg(rank)};
+    return *code;
 }
 
 LinkMedium World::expectedLink() const

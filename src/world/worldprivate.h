@@ -9,6 +9,7 @@
 
 #include <mmpi/world/world.h>
 
+#include <QHash>
 #include <QMutex>
 #include <QThread>
 #include <QUuid>
@@ -33,6 +34,7 @@ public:
     mutable QMutex mutex; // guards error and nodes
     Error error;
     QList<NodeInfo> nodes;
+    QHash<int, QString> verificationCodes; // guarded by mutex: per peer rank, of its current link
     std::shared_ptr<MessageSink> sink; // guarded by mutex
     // Set before the state becomes Formed and fixed after: read without a lock.
     QList<std::shared_ptr<const detail::PeerStream>> streams;

@@ -51,6 +51,7 @@ private Q_SLOTS:
     void scheduleMatchesKnownAnswer();
     void proofsMatchKnownAnswer();
     void everyInputChangesTheKeys();
+    void verificationCodeMatchesKnownAnswer();
 };
 
 void TestKeySchedule::hkdfMatchesRfc5869()
@@ -158,6 +159,19 @@ void TestKeySchedule::everyInputChangesTheKeys()
     const QSet<QByteArray> keys{reference.connectorProofKey, reference.acceptorProofKey,
                                 reference.connectorToAcceptorKey, reference.acceptorToConnectorKey};
     QCOMPARE(keys.size(), 4);
+}
+
+// HMAC-SHA256 keyed with the transcript hash over "MMPI/2 verification code",
+// its first 4 bytes big-endian modulo 10^6 (Python's hmac, for hash bytes
+// 0x00..0x1f); both ends derive it from the transcript they share.
+void TestKeySchedule::verificationCodeMatchesKnownAnswer()
+{
+    LinkSecrets secrets;
+    for (int i = 0; i < 32; ++i)
+        secrets.transcriptHash.append(char(i));
+    QCOMPARE(KeySchedule::verificationCode(secrets), QStringLiteral("506 987"));
+    secrets.transcriptHash[0] = 1;
+    QVERIFY(KeySchedule::verificationCode(secrets) != QStringLiteral("506 987"));
 }
 
 QTEST_GUILESS_MAIN(TestKeySchedule)

@@ -8,6 +8,7 @@
 
 #include <mmpi/world/world.h>
 
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
 #include <QUrl>
@@ -39,6 +40,7 @@ class TestSealedLinks : public QObject
 private Q_SLOTS:
     void tamperedRecordIsRefusedAndResumed_data();
     void tamperedRecordIsRefusedAndResumed();
+    void bothEndsOfALinkShowOneVerificationCode();
 };
 
 void TestSealedLinks::tamperedRecordIsRefusedAndResumed_data()
@@ -75,6 +77,8 @@ void TestSealedLinks::tamperedRecordIsRefusedAndResumed()
     QSignalSpy returned0(worlds[0], &World::nodeReturned);
     QSignalSpy returned1(worlds[1], &World::nodeReturned);
     QSignalSpy lost(worlds[0], &World::nodeLost);
+    QSignalSpy recoded0(worlds[0], &World::verificationCodeChanged);
+    QSignalSpy recoded1(worlds[1], &World::verificationCodeChanged);
     QList<qint64> numbers;
     QObject::connect(worlds[0], &World::frameReceived, worlds[0], [&numbers](const Frame &frame) {
         numbers.append(qFromBigEndian<qint64>(frame.payload.constData()));
@@ -109,6 +113,35 @@ void TestSealedLinks::tamperedRecordIsRefusedAndResumed()
     QTRY_COMPARE_WITH_TIMEOUT(returned1.size(), 1, Patience);
     QCOMPARE(refused.size(), 1);
     QCOMPARE(lost.size(), 0);
+    // The resumed link has new keys, and both ends show its new code.
+    QTRY_VERIFY_WITH_TIMEOUT(!recoded0.isEmpty() && !recoded1.isEmpty(), Patience);
+    QCOMPARE(worlds[0]->verificationCode(1).value(), worlds[1]->verificationCode(0).value());
+}
+
+void TestSealedLinks::bothEndsOfALinkShowOneVerificationCode()
+{
+    WorldHarness harness(QStringLiteral("local"), WorldConfig::Mode::Launched);
+    std::vector<World *> worlds;
+    for (int i = 0; i < 3; ++i)
+        worlds.push_back(harness.start(harness.config(i, 3)));
+    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(worlds.begin(), worlds.end(),
+                                         [](World *w) { return w->state() == World::State::Formed; }),
+                             Patience);
+    // Each pair's two ends show the same six digits; each link its own.
+    static const QRegularExpression digits(QStringLiteral("^\\d{3} \\d{3}$"));
+    QStringList codes;
+    for (int a = 0; a < 3; ++a) {
+        for (int b = a + 1; b < 3; ++b) {
+            QTRY_VERIFY_WITH_TIMEOUT(worlds[a]->verificationCode(b) && worlds[b]->verificationCode(a), Patience);
+            const QString code = *worlds[a]->verificationCode(b);
+            QVERIFY2(digits.match(code).hasMatch(), qPrintable(code));
+            QCOMPARE(*worlds[b]->verificationCode(a), code);
+            codes << code;
+        }
+    }
+    QVERIFY2(codes.at(0) != codes.at(1) || codes.at(1) != codes.at(2), qPrintable(codes.join(u',')));
+    QCOMPARE(worlds[0]->verificationCode(0).error().code, ErrorCode::InvalidRank);
+    QCOMPARE(worlds[0]->verificationCode(7).error().code, ErrorCode::InvalidRank);
 }
 
 QTEST_GUILESS_MAIN(TestSealedLinks)

@@ -30,6 +30,11 @@ public:
     LinkCounters counters() const override;
     void close() override;
 
+    // What both ends of this link show a person to compare (the handshake's
+    // verification code), empty if none was set.
+    QString verificationCode() const { return m_verificationCode; }
+    void setVerificationCode(const QString &code) { m_verificationCode = code; }
+
 private:
     void handleRecord(const Frame &record);
     void handleInnerState(Link::State state);
@@ -39,6 +44,7 @@ private:
     RecordCipher m_sender;
     RecordCipher m_receiver;
     QString m_peerAddress; // kept: the inner link may be gone when it is asked for
+    QString m_verificationCode;
 };
 
 } // namespace mmpi

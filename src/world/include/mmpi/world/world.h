@@ -175,6 +175,13 @@ public:
     // node was last heard from. Thread-safe. Errors: NotFormed, InvalidRank
     // (also for this node's own rank, which has no link).
     Result<LinkQuality> linkQuality(int rank) const;
+    // The six digits ("482 913") of this node's link to `rank`, which the
+    // node in `rank` shows for its link to this one: a person who sees the
+    // same digits on both devices knows no one sits between them
+    // (docs/design/protocol.md, "Verification code"). A link made again
+    // (resume, rejoin) has new keys and new digits: verificationCodeChanged.
+    // Thread-safe. Errors: InvalidRank (no link to it yet, or this node).
+    Result<QString> verificationCode(int rank) const;
     // What the transport says its medium is (Transport::expectedLink()), the
     // link model to start from before any round trip is measured. Wi-Fi
     // until formed. Thread-safe.
@@ -251,6 +258,8 @@ Q_SIGNALS:
     // to the old node and not received are gone, and the app restores the
     // rank's state from a checkpoint (docs/fault-tolerance.md#rebuild).
     void nodeRejoined(int rank);
+    // verificationCode(rank) is new: a link to `rank` was made or made again.
+    void verificationCodeChanged(int rank);
     // inviteSpare(rank) found no spare that took the rank (reason says why).
     void spareNotFound(int rank, const mmpi::Error &reason);
 
