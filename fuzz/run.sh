@@ -4,7 +4,8 @@
 # an equal share of FUZZ_SECONDS (at least 1 s) on a fresh copy of its seed
 # corpus, in turn: fuzz_framedecoder (the wire frame decoder),
 # fuzz_canvasdecoder (the MMPE batch decoder), fuzz_mpdecoder (the edu.rit.mp
-# stream decoder) and fuzz_controlmessage (the world's control messages).
+# stream decoder), fuzz_controlmessage (the world's control messages) and
+# fuzz_discovery (the tcp beacon's datagram and the join code).
 # Exits non-zero if a fuzzer finds a crash, a sanitizer report, a violated
 # invariant, a hang or an allocation beyond the decoder's limits (the
 # reproducer is left in $FUZZ_BUILD_DIR/artifacts/, prefixed with the
@@ -35,9 +36,10 @@ cmake -S "$root" -B "$build" "${generator[@]}" \
     -DMMPI_BUILD_FUZZERS=ON
 cmake --build "$build" -j "$jobs" --target \
     fuzz_framedecoder fuzz_make_corpus fuzz_canvasdecoder fuzz_make_canvas_corpus \
-    fuzz_mpdecoder fuzz_make_mp_corpus fuzz_controlmessage fuzz_make_control_corpus
+    fuzz_mpdecoder fuzz_make_mp_corpus fuzz_controlmessage fuzz_make_control_corpus \
+    fuzz_discovery fuzz_make_discovery_corpus
 
-targets=4
+targets=5
 share=$((seconds / targets))
 extra=$((seconds % targets)) # one second more for each of the first `extra` targets
 [ "$share" -ge 1 ] || { share=1; extra=0; }
@@ -90,3 +92,7 @@ fuzz fuzz_mpdecoder mp-corpus fuzz_make_mp_corpus mp- -malloc_limit_mb=8 -timeou
 # byte array in blocks of up to 2 MB before it finds the bytes missing, so
 # 16 MB is far beyond anything the decoder may allocate.
 fuzz fuzz_controlmessage control-corpus fuzz_make_control_corpus control- -malloc_limit_mb=16 -timeout=10
+
+# A datagram is at most 512 bytes and a code's text 64 characters: 4 MB is far
+# beyond anything either decoder may allocate.
+fuzz fuzz_discovery discovery-corpus fuzz_make_discovery_corpus discovery- -malloc_limit_mb=4 -timeout=10
