@@ -2,6 +2,8 @@
 
 #include <QFileInfo>
 
+#include <algorithm>
+
 namespace mmpi {
 
 namespace {
@@ -74,6 +76,11 @@ QList<QNetworkInterface> InterfaceFilter::interfaces() const
     for (const QNetworkInterface &interface : QNetworkInterface::allInterfaces())
         if (exclusionReason(factsOf(interface)).isEmpty())
             kept << interface;
+    // Named interfaces in the app's order: its first is its best guess of
+    // the one peers reach, and adverts list addresses best first.
+    std::stable_sort(kept.begin(), kept.end(), [this](const QNetworkInterface &a, const QNetworkInterface &b) {
+        return m_names.indexOf(a.name()) < m_names.indexOf(b.name());
+    });
     return kept;
 }
 

@@ -34,7 +34,8 @@ public:
     // Why discovery does not use the interface described by `facts`, or an
     // empty string if it does.
     QString exclusionReason(const Facts &facts) const;
-    // The interfaces of this host the rule keeps, in the system's order.
+    // The interfaces of this host the rule keeps: named ones in the order
+    // named, otherwise in the system's order.
     QList<QNetworkInterface> interfaces() const;
     // Their IPv4 addresses, then their IPv6 ones that are not link-local (a
     // link-local address needs a scope a peer cannot know); no duplicates.
