@@ -46,7 +46,8 @@ int main(int argc, char **argv)
                          {QStringLiteral("blue"), QStringLiteral("n2"),
                           {QHostAddress(QStringLiteral("fd00::1")), QHostAddress(QHostAddress::AnyIPv4)}, 65535});
     // Version 1 as the previous release writes it.
-    ok = ok && fuzz::writeSeedFile(dir, QStringLiteral("v1"), {QByteArrayView("\0MMPB\1\x10\x92\4blue\2n1\x09" "127.0.0.1", 26)});
+    ok = ok && fuzz::writeSeedFile(dir, QStringLiteral("v1"),
+                                   {QByteArrayView("\0MMPB\1\x10\x92\4blue\2n1\x09" "127.0.0.1", 26)});
     for (int n = 1; n <= JoinCode::MaxAddresses; ++n)
         ok = ok && writeCode(dir, QStringLiteral("code-%1").arg(n), n, false)
             && writeCode(dir, QStringLiteral("code-%1-typed").arg(n), n, true);

@@ -8,9 +8,8 @@
 #include "tcpadvert.h"
 
 #include <mmpi/core/result.h>
-#include <mmpi/transport/transport.h>
-
 #include <mmpi/transport/interfacefilter.h>
+#include <mmpi/transport/transport.h>
 
 #include <QHostAddress>
 #include <QTimer>

@@ -34,13 +34,13 @@ void Engine::handleBeaconTimeout()
     const Step waiting = root ? Step::Discovering : Step::Advertising;
     if (m_formation.step() != waiting || (root && m_heardAdvert))
         return;
-    const qint64 ms = m_config.beaconTimeout.count();
-    const QString what = root ? QStringLiteral("no advert of world '%1' heard within %2 ms").arg(m_config.worldName).arg(ms)
-                              : QStringLiteral("no root of world '%1' answered this node's adverts within %2 ms")
-                                    .arg(m_config.worldName).arg(ms);
+    const QString what = root ? QStringLiteral("no advert of world '%1' heard")
+                              : QStringLiteral("no root of world '%1' answered this node's adverts");
     const Error reason(ErrorCode::DiscoveryTimedOut,
-                       QStringLiteral("%1 over transport %2 (broadcasts blocked, or no node there yet)")
-                           .arg(what, m_config.transport));
+                       QStringLiteral("%1 within %2 ms over transport %3 (broadcasts blocked, or no node there yet)")
+                           .arg(what.arg(m_config.worldName))
+                           .arg(m_config.beaconTimeout.count())
+                           .arg(m_config.transport));
     qCInfo(lcWorld).noquote() << "discovery: the beacon step gave up:" << reason.message;
     Q_EMIT discoveryStepGaveUp(World::DiscoveryStep::Beacon, reason);
     if (m_config.joinCode.isEmpty())
@@ -51,10 +51,10 @@ void Engine::handleBeaconTimeout()
         return;
     }
     const auto code = JoinCode::parse(m_config.joinCode); // checked by validate()
+    const QStringList contacts = code->beaconContacts();
     qCInfo(lcWorld).noquote() << "discovery: sending adverts to the join code's root at"
-                              << code->beaconContacts().join(QStringLiteral(", "));
-    if (auto sent = m_transport->advertiseTo({m_config.worldName, m_nodeId, m_listenAddress, {}}, code->beaconContacts());
-        !sent)
+                              << contacts.join(QStringLiteral(", "));
+    if (auto sent = m_transport->advertiseTo({m_config.worldName, m_nodeId, m_listenAddress, {}}, contacts); !sent)
         fail(sent.error());
 }
 

@@ -43,7 +43,8 @@ void listInterfaces(const QStringList &names)
     const InterfaceFilter filter(names);
     for (const QNetworkInterface &interface : QNetworkInterface::allInterfaces()) {
         const QString reason = filter.exclusionReason(InterfaceFilter::factsOf(interface));
-        say(QStringLiteral("INTERFACE %1 %2").arg(interface.name(), reason.isEmpty() ? QStringLiteral("kept") : reason));
+        say(QStringLiteral("INTERFACE %1 %2")
+                .arg(interface.name(), reason.isEmpty() ? QStringLiteral("kept") : reason));
     }
 }
 
@@ -53,9 +54,11 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
-    const QCommandLineOption root(QStringLiteral("root")), size(QStringLiteral("size"), {}, QStringLiteral("n"), QStringLiteral("1"));
+    const QCommandLineOption root(QStringLiteral("root"));
+    const QCommandLineOption size(QStringLiteral("size"), {}, QStringLiteral("n"), QStringLiteral("1"));
     const QCommandLineOption port(QStringLiteral("beacon-port"), {}, QStringLiteral("port"), QStringLiteral("47474"));
-    const QCommandLineOption beaconTimeout(QStringLiteral("beacon-timeout"), {}, QStringLiteral("ms"), QStringLiteral("3000"));
+    const QCommandLineOption beaconTimeout(QStringLiteral("beacon-timeout"), {}, QStringLiteral("ms"),
+                                           QStringLiteral("3000"));
     const QCommandLineOption timeout(QStringLiteral("timeout"), {}, QStringLiteral("ms"), QStringLiteral("30000"));
     const QCommandLineOption interfaces(QStringLiteral("interfaces"), {}, QStringLiteral("names"));
     const QCommandLineOption listen(QStringLiteral("listen"), {}, QStringLiteral("host"), QStringLiteral("any"));
