@@ -5,7 +5,8 @@
 # corpus, in turn: fuzz_framedecoder (the wire frame decoder),
 # fuzz_canvasdecoder (the MMPE batch decoder), fuzz_mpdecoder (the edu.rit.mp
 # stream decoder), fuzz_controlmessage (the world's control messages, the
-# sealed handshake's among them) and fuzz_recordcipher (sealed links' records).
+# sealed handshake's among them), fuzz_recordcipher (sealed links' records)
+# and fuzz_discovery (the tcp beacon's datagram and the join code).
 # Exits non-zero if a fuzzer finds a crash, a sanitizer report, a violated
 # invariant, a hang or an allocation beyond the decoder's limits (the
 # reproducer is left in $FUZZ_BUILD_DIR/artifacts/, prefixed with the
@@ -37,9 +38,10 @@ cmake -S "$root" -B "$build" "${generator[@]}" \
 cmake --build "$build" -j "$jobs" --target \
     fuzz_framedecoder fuzz_make_corpus fuzz_canvasdecoder fuzz_make_canvas_corpus \
     fuzz_mpdecoder fuzz_make_mp_corpus fuzz_controlmessage fuzz_make_control_corpus \
-    fuzz_recordcipher fuzz_make_record_corpus
+    fuzz_recordcipher fuzz_make_record_corpus \
+    fuzz_discovery fuzz_make_discovery_corpus
 
-targets=5
+targets=6
 share=$((seconds / targets))
 extra=$((seconds % targets)) # one second more for each of the first `extra` targets
 [ "$share" -ge 1 ] || { share=1; extra=0; }
@@ -96,3 +98,6 @@ fuzz fuzz_controlmessage control-corpus fuzz_make_control_corpus control- -mallo
 # Records are at most the decoder's 1 MiB limit; opening one allocates its
 # frame once, so 16 MB is far beyond anything it may need.
 fuzz fuzz_recordcipher record-corpus fuzz_make_record_corpus record- -malloc_limit_mb=16 -timeout=10
+# A datagram is at most 512 bytes and a code's text 64 characters: 4 MB is far
+# beyond anything either decoder may allocate.
+fuzz fuzz_discovery discovery-corpus fuzz_make_discovery_corpus discovery- -malloc_limit_mb=4 -timeout=10

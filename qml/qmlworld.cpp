@@ -8,6 +8,7 @@
 #include <QCoreApplication>
 #include <QCoroQml>
 #include <QCryptographicHash>
+#include <QMetaEnum>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -66,6 +67,8 @@ void QmlWorld::setRootAddress(const QString &a) { if (m_settings.rootAddress != 
 void QmlWorld::setListenAddress(const QString &a) { if (m_settings.listenAddress != a) { m_settings.listenAddress = a; Q_EMIT settingsChanged(); } }
 void QmlWorld::setFormationTimeout(int ms) { m_settings.formationTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setDiscoveryTimeout(int ms) { m_settings.discoveryTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
+void QmlWorld::setJoinCode(const QString &code) { m_settings.joinCode = code; Q_EMIT settingsChanged(); }
+void QmlWorld::setBeaconTimeout(int ms) { m_settings.beaconTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setHeartbeatInterval(int ms) { m_settings.heartbeatInterval = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setHeartbeatTimeout(int ms) { m_settings.heartbeatTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setReconnectGracePeriod(int ms) { m_settings.reconnectGracePeriod = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
@@ -169,6 +172,14 @@ void QmlWorld::connectWorld()
     connect(w, &World::discoveryProgress, this, [this](int devices, int nodes, int secondsLeft) {
         m_discovery = {devices, nodes, secondsLeft};
         Q_EMIT discoveryProgress(devices, nodes, secondsLeft);
+    });
+    const auto stepName = [](World::DiscoveryStep step) {
+        return QString::fromLatin1(QMetaEnum::fromType<World::DiscoveryStep>().valueToKey(int(step)));
+    };
+    connect(w, &World::discoveryStepStarted, this,
+            [this, stepName](World::DiscoveryStep step) { Q_EMIT discoveryStepStarted(stepName(step)); });
+    connect(w, &World::discoveryStepGaveUp, this, [this, stepName](World::DiscoveryStep step, const Error &reason) {
+        Q_EMIT discoveryStepGaveUp(stepName(step), reason.message);
     });
     connect(w, &World::formed, this, &QmlWorld::reserveChannels);
     connect(w, &World::stateChanged, this, [this](World::State s) {

@@ -45,6 +45,10 @@ class QmlWorld : public QObject, public QQmlParserStatus
     Q_PROPERTY(QString listenAddress READ listenAddress WRITE setListenAddress NOTIFY settingsChanged)
     Q_PROPERTY(int formationTimeout READ formationTimeout WRITE setFormationTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int discoveryTimeout READ discoveryTimeout WRITE setDiscoveryTimeout NOTIFY settingsChanged)
+    // Discovered worlds: a join code's text (WorldConfig::joinCode) and how
+    // long the beacon alone is tried before it (WorldConfig::beaconTimeout).
+    Q_PROPERTY(QString joinCode READ joinCode WRITE setJoinCode NOTIFY settingsChanged)
+    Q_PROPERTY(int beaconTimeout READ beaconTimeout WRITE setBeaconTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int heartbeatInterval READ heartbeatInterval WRITE setHeartbeatInterval NOTIFY settingsChanged)
     Q_PROPERTY(int heartbeatTimeout READ heartbeatTimeout WRITE setHeartbeatTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int reconnectGracePeriod READ reconnectGracePeriod WRITE setReconnectGracePeriod NOTIFY settingsChanged)
@@ -122,6 +126,10 @@ public:
     void setFormationTimeout(int ms);
     int discoveryTimeout() const { return int(m_settings.discoveryTimeout.count()); }
     void setDiscoveryTimeout(int ms);
+    QString joinCode() const { return m_settings.joinCode; }
+    void setJoinCode(const QString &code);
+    int beaconTimeout() const { return int(m_settings.beaconTimeout.count()); }
+    void setBeaconTimeout(int ms);
     int heartbeatInterval() const { return int(m_settings.heartbeatInterval.count()); }
     void setHeartbeatInterval(int ms);
     int heartbeatTimeout() const { return int(m_settings.heartbeatTimeout.count()); }
@@ -191,6 +199,10 @@ Q_SIGNALS:
     void formationProgress(int joined, int expected);
     // The root of a discovered world while it searches (World::discoveryProgress).
     void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
+    // A step of a discovered world's search began, or gave up with its
+    // reason (World::discoveryStepStarted/GaveUp): "Beacon", "JoinCode".
+    void discoveryStepStarted(const QString &step);
+    void discoveryStepGaveUp(const QString &step, const QString &reason);
     void nodeSuspect(int rank);
     void nodeAlive(int rank);
     void nodeUnreachable(int rank, mmpi::QmlWorld::FailureClass failureClass);

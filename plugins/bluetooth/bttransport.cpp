@@ -366,7 +366,7 @@ Result<void> BtTransport::startDiscovery(const QString &worldName)
             remembered << device;
     m_discovery->setRemembered(remembered);
     connect(m_discovery, &BtDiscovery::candidateFound, this, [this](const BtServiceRecord &record) {
-        Q_EMIT peerDiscovered({record.worldName, record.nodeId, formatBtAddress({record.device, record.channel})});
+        Q_EMIT peerDiscovered({record.worldName, record.nodeId, formatBtAddress({record.device, record.channel}), {}});
     });
     connect(m_discovery, &BtDiscovery::completed, this, [this] {
         BtPeerCache cache(m_options.peerCache);

@@ -196,7 +196,7 @@ Result<PeerAdvert> LocalRendezvous::checkAdvert(const QJsonObject &object, const
         return discoveryError(QStringLiteral("not a version %1 advert").arg(AdvertVersion));
     const PeerAdvert advert{object.value(QStringLiteral("worldName")).toString(),
                             object.value(QStringLiteral("nodeId")).toString(),
-                            object.value(QStringLiteral("address")).toString()};
+                            object.value(QStringLiteral("address")).toString(), {}};
     if (advert.worldName != m_worldName)
         return discoveryError(QStringLiteral("the advert is for world '%1'").arg(advert.worldName));
     if (auto name = pathComponent(advert.nodeId); !name || *name + QStringLiteral(".json") != fileName)

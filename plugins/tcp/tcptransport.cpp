@@ -46,6 +46,10 @@ Result<void> TcpTransport::configure(const QVariantMap &options)
                       QStringLiteral("'%1' is not an IP address, 'any' or 'localhost'").arg(parsed.listenHost));
     parsed.beaconPort = quint16(reader.integer(QStringLiteral("beaconPort"), parsed.beaconPort, 1, 65535));
     parsed.beaconTargets = parseTargets(reader, reader.stringList(QStringLiteral("beaconTargets"), {}));
+    parsed.interfaces = reader.stringList(QStringLiteral("interfaces"), {});
+    for (const QString &interface : std::as_const(parsed.interfaces))
+        if (interface.isEmpty() || interface.size() > 64)
+            reader.reject(QStringLiteral("interfaces"), QStringLiteral("'%1' is not an interface name").arg(interface));
     parsed.beaconInterval = int(reader.integer(QStringLiteral("beaconInterval"), parsed.beaconInterval, 10, 60000));
     parsed.connectTimeout = int(reader.integer(QStringLiteral("connectTimeout"), parsed.connectTimeout, 1, 600000));
     parsed.limits = reader.decoderLimits();
@@ -122,15 +126,63 @@ Result<Link *> TcpTransport::connectTo(const QString &address)
                               m_options.loopbackCongestion, this);
 }
 
+QList<QHostAddress> TcpTransport::advertisedHosts(const QString &listenHost) const
+{
+    const QHostAddress host(listenHost);
+    if (!isAnyHost(listenHost))
+        return {host};
+    QList<QHostAddress> hosts;
+    const bool v4Only = host == QHostAddress(QHostAddress::AnyIPv4);
+    for (const QHostAddress &address : InterfaceFilter(m_options.interfaces).addresses()) {
+        if (hosts.size() < TcpAdvert::MaxHosts && (!v4Only || address.protocol() == QAbstractSocket::IPv4Protocol))
+            hosts << address;
+    }
+    // No usable interface to name: a discoverer takes the sender's address.
+    if (hosts.isEmpty())
+        hosts << (host.isNull() ? QHostAddress(QHostAddress::AnyIPv4) : host);
+    return hosts;
+}
+
 Result<void> TcpTransport::advertise(const PeerAdvert &advert)
+{
+    const QList<QHostAddress> targets = m_options.beaconTargets.isEmpty()
+                                            ? TcpBeacon::defaultTargets(InterfaceFilter(m_options.interfaces))
+                                            : m_options.beaconTargets;
+    return startBeacon(advert, targets, m_options.beaconPort);
+}
+
+Result<void> TcpTransport::advertiseTo(const PeerAdvert &advert, const QStringList &contacts)
+{
+    QList<QHostAddress> targets;
+    quint16 port = 0;
+    for (const QString &contact : contacts) {
+        auto endpoint = parseTcpAddress(contact);
+        if (!endpoint)
+            return endpoint.error();
+        const QHostAddress target(endpoint->host);
+        // One beacon port for all: a root listens for beacons on one port.
+        if (target.isNull() || endpoint->port == 0 || (port != 0 && endpoint->port != port))
+            return Error(ErrorCode::BadAddress,
+                         QStringLiteral("'%1' is not a beacon address (tcp://<ip>:<port>, one port for all)")
+                             .arg(contact));
+        targets << target;
+        port = endpoint->port;
+    }
+    if (targets.isEmpty())
+        return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no address to send beacons to"));
+    return startBeacon(advert, targets, port);
+}
+
+Result<void> TcpTransport::startBeacon(const PeerAdvert &advert, const QList<QHostAddress> &targets, quint16 port)
 {
     auto endpoint = parseTcpAddress(advert.address.isEmpty() ? listenAddress() : advert.address);
     if (!endpoint)
         return endpoint.error();
-    const QList<QHostAddress> targets =
-        m_options.beaconTargets.isEmpty() ? TcpBeacon::defaultTargets() : m_options.beaconTargets;
-    return m_beacon.startAdvertising({advert.worldName, advert.nodeId, endpoint->host, endpoint->port},
-                                     targets, m_options.beaconPort, m_options.beaconInterval);
+    const QList<QHostAddress> hosts = advertisedHosts(endpoint->host);
+    qCDebug(lcTransport).noquote() << "beacon of" << advert.nodeId << "lists" << hosts << "to" << targets
+                                   << "port" << port;
+    return m_beacon.startAdvertising({advert.worldName, advert.nodeId, hosts, endpoint->port}, targets, port,
+                                     m_options.beaconInterval);
 }
 
 void TcpTransport::stopAdvertising()

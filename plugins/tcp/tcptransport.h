@@ -40,6 +40,7 @@ public:
     // Loopback when it listens on a loopback address, else Wi-Fi.
     LinkMedium expectedLink() const override;
     Result<void> advertise(const PeerAdvert &advert) override;
+    Result<void> advertiseTo(const PeerAdvert &advert, const QStringList &contacts) override;
     void stopAdvertising() override;
     Result<void> startDiscovery(const QString &worldName) override;
     void stopDiscovery() override;
@@ -50,6 +51,7 @@ private:
         QString listenHost = QStringLiteral("127.0.0.1");
         quint16 beaconPort = 47474;
         QList<QHostAddress> beaconTargets; // empty: TcpBeacon::defaultTargets()
+        QStringList interfaces;            // empty: InterfaceFilter's default rule
         int beaconInterval = 500;
         int connectTimeout = 5000;
         DecoderLimits limits;
@@ -57,6 +59,10 @@ private:
         QByteArray loopbackCongestion = QByteArrayLiteral("cubic");
     };
 
+    // The hosts a beacon lists: the listen host, or when listening on every
+    // interface the addresses of the interfaces the filter keeps.
+    QList<QHostAddress> advertisedHosts(const QString &listenHost) const;
+    Result<void> startBeacon(const PeerAdvert &advert, const QList<QHostAddress> &targets, quint16 port);
     void acceptPendingLinks();
     void handleAcceptError(QAbstractSocket::SocketError error);
 

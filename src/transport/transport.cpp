@@ -65,6 +65,12 @@ Result<void> Transport::advertise(const PeerAdvert &)
     return noDiscovery(name());
 }
 
+Result<void> Transport::advertiseTo(const PeerAdvert &, const QStringList &)
+{
+    return Error(ErrorCode::DiscoveryFailed,
+                 QStringLiteral("transport %1 cannot send its adverts to given addresses").arg(name()));
+}
+
 void Transport::stopAdvertising()
 {
 }

@@ -41,6 +41,13 @@ bool isTransient(const Error &error)
         || error.code == ErrorCode::LinkError;
 }
 
+// Whether a claimed listen address names no host a peer can dial
+// ("tcp://0.0.0.0:port", "tcp://[::]:port").
+bool isAnyListenAddress(const QString &address)
+{
+    return address.contains(QLatin1String("://0.0.0.0:")) || address.contains(QLatin1String("://[::]:"));
+}
+
 } // namespace
 
 Engine::Engine(const WorldConfig &config, const QString &nodeId)
@@ -50,6 +57,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     // Parented so that moveToThread() takes the timers to the progress thread.
     , m_deadline(this)
     , m_discoveryTimer(this)
+    , m_beaconTimer(this)
     , m_closeTimer(this)
     , m_flushTimer(this)
     , m_heartbeatTimer(this)
@@ -67,6 +75,8 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     m_inviteTimer.setSingleShot(true);
     connect(&m_inviteTimer, &QTimer::timeout, this, &Engine::handleInviteTimeout);
     m_discoveryTimer.setSingleShot(true);
+    m_beaconTimer.setSingleShot(true);
+    connect(&m_beaconTimer, &QTimer::timeout, this, &Engine::handleBeaconTimeout);
     connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::handleDiscoveryTimeout);
     m_closeTimer.setSingleShot(true);
     connect(&m_closeTimer, &QTimer::timeout, this, &Engine::finishClose);
@@ -87,6 +97,8 @@ void Engine::start()
 {
     m_clock.start();
     setStep(Step::OpeningTransport, m_config.transport);
+    if (auto keyed = deriveJoinCodeKey(); !keyed)
+        return fail(keyed.error());
     if (auto opened = openTransport(); !opened)
         return fail(opened.error());
     m_deadline.start(m_config.formationTimeout);
@@ -108,17 +120,19 @@ void Engine::start()
             if (auto started = m_transport->startDiscovery(m_config.worldName); !started)
                 return fail(started.error());
             m_discoveryTimer.start(std::min(m_config.discoveryTimeout, m_config.formationTimeout));
+            startBeaconStep();
         }
         Q_EMIT formationProgress(1, m_config.size);
         return;
     }
     if (discovered) {
         m_rank = NoRank;
-        if (auto advertised = m_transport->advertise({m_config.worldName, m_nodeId, m_listenAddress});
+        if (auto advertised = m_transport->advertise({m_config.worldName, m_nodeId, m_listenAddress, {}});
             !advertised)
             return fail(advertised.error());
-        return setStep(Step::Advertising, QStringLiteral("node %1 advertising world %2 at %3")
-                                              .arg(m_nodeId, m_config.worldName, m_listenAddress));
+        setStep(Step::Advertising, QStringLiteral("node %1 advertising world %2 at %3")
+                                       .arg(m_nodeId, m_config.worldName, m_listenAddress));
+        return startBeaconStep();
     }
     m_rank = m_config.rank;
     m_peers.resize(m_size);
@@ -214,25 +228,44 @@ void Engine::handlePeerDiscovered(const PeerAdvert &advert)
     if (m_formation.step() != Step::Discovering || advert.nodeId == m_nodeId || m_contacted.contains(advert.nodeId)
         || int(m_candidates.size()) + 1 >= m_config.size)
         return;
-    auto link = m_transport->connectTo(advert.address);
-    if (!link) {
-        qCWarning(lcWorld).noquote() << "cannot contact discovered node" << advert.nodeId << ":"
-                                     << link.error().toString();
+    m_heardAdvert = true;
+    m_contacted.insert(advert.nodeId);
+    contactDiscovered(advert, 0);
+}
+
+void Engine::contactDiscovered(const PeerAdvert &advert, int index)
+{
+    const QString address = index == 0 ? advert.address : advert.alternateAddresses.value(index - 1);
+    // Every address tried: the node may be tried again at its next advert.
+    if (address.isEmpty() || m_formation.step() != Step::Discovering) {
+        m_contacted.remove(advert.nodeId);
         return;
     }
-    m_contacted.insert(advert.nodeId);
-    qCDebug(lcWorld).noquote() << "contacting discovered node" << advert.nodeId << "at" << advert.address;
-    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Join,
-                                         m_config.handshakeTimeout, this);
-    connect(handshake, &Handshake::succeeded, this, &Engine::handleCandidateJoined);
-    connect(handshake, &Handshake::failed, this, [this, id = advert.nodeId](Link *l, const Error &e) {
-        // A node that could not be reached may be tried again at its next
-        // advert; one that failed the key proof stays refused.
+    auto link = m_transport->connectTo(address);
+    if (!link) {
+        qCWarning(lcWorld).noquote() << "cannot contact discovered node" << advert.nodeId << "at" << address << ":"
+                                     << link.error().toString();
+        return contactDiscovered(advert, index + 1);
+    }
+    qCDebug(lcWorld).noquote() << "contacting discovered node" << advert.nodeId << "at" << address;
+    auto *handshake = Handshake::connect(*link, identity(), LinkPurpose::Join, m_config.handshakeTimeout, this);
+    // The rank table gives the address the root reached the node at: a node
+    // listening on every interface claims 0.0.0.0, which others cannot dial.
+    connect(handshake, &Handshake::succeeded, this, [this, address](Link *l, PeerIdentity peer) {
+        if (isAnyListenAddress(peer.listenAddress))
+            peer.listenAddress = address;
+        handleCandidateJoined(l, peer);
+    });
+    connect(handshake, &Handshake::failed, this, [this, advert, index](Link *l, const Error &e) {
+        // An address that could not be reached gives way to the node's next
+        // one; a node that failed the key proof stays refused.
         if (!isTransient(e))
             return handleRefused(l, e);
-        m_contacted.remove(id);
         if (l)
             l->deleteLater();
+        qCDebug(lcWorld).noquote() << "discovered node" << advert.nodeId << "not reachable at this address:"
+                                   << e.message;
+        contactDiscovered(advert, index + 1);
     });
 }
 

@@ -79,6 +79,8 @@ Q_SIGNALS:
     void stateChanged(mmpi::World::State state);
     void formationProgress(int joined, int expected);
     void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
+    void discoveryStepStarted(mmpi::World::DiscoveryStep step);
+    void discoveryStepGaveUp(mmpi::World::DiscoveryStep step, const mmpi::Error &reason);
     // `replacement`: this node took a lost member's rank in a formed world.
     void formed(int rank, const QList<mmpi::NodeInfo> &nodes, bool replacement);
     void failed(const mmpi::Error &error);
@@ -146,6 +148,13 @@ private:
     Result<void> admitToRoot(const PeerIdentity &peer) const;
     void handleJoinedRoot(Link *link, const PeerIdentity &peer);
     void handlePeerDiscovered(const PeerAdvert &advert);
+    // Dials address `index` of `advert` (address, then its alternates).
+    void contactDiscovered(const PeerAdvert &advert, int index);
+    // Discovered worlds: start the beacon step, and give it up after
+    // beaconTimeout for the join code's (enginediscovery.cpp).
+    void startBeaconStep();
+    void handleBeaconTimeout();
+    Result<void> deriveJoinCodeKey();
     void handleCandidateJoined(Link *link, const PeerIdentity &peer);
     void handleDiscoveryTimeout();
     void assignRanksAndSendTable();
@@ -266,6 +275,8 @@ private:
 
     // root, discovered: adverts being contacted or refused, authenticated candidates
     QSet<QString> m_contacted;
+    // Whether this root has heard any advert of its world yet.
+    bool m_heardAdvert = false;
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_candidates;
     QSet<int> m_meshReady;
     // node
@@ -293,6 +304,8 @@ private:
 
     QTimer m_deadline;
     QTimer m_discoveryTimer;
+    // The fallback chain (enginediscovery.cpp): the beacon's time alone.
+    QTimer m_beaconTimer;
     QTimer m_closeTimer;
     QTimer m_flushTimer;
     QTimer m_heartbeatTimer;

@@ -118,6 +118,8 @@ void World::form(const WorldConfig &config)
     connect(engine, &detail::Engine::stateChanged, this, &World::handleEngineState);
     connect(engine, &detail::Engine::formationProgress, this, &World::formationProgress);
     connect(engine, &detail::Engine::discoveryProgress, this, &World::discoveryProgress);
+    connect(engine, &detail::Engine::discoveryStepStarted, this, &World::discoveryStepStarted);
+    connect(engine, &detail::Engine::discoveryStepGaveUp, this, &World::discoveryStepGaveUp);
     connect(engine, &detail::Engine::formed, this, [this, engine](int rank, const QList<NodeInfo> &nodes,
                                                                   bool replacement) {
         d->replacement = replacement;

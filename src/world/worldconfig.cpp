@@ -1,5 +1,7 @@
 #include <mmpi/world/worldconfig.h>
 
+#include <mmpi/world/joincode.h>
+
 #include <mmpi/wire/frame.h>
 
 #include <QJsonDocument>
@@ -76,8 +78,14 @@ Result<void> WorldConfig::validate() const
     if (maxUnexpectedBytes < chunk)
         return badConfig(QStringLiteral("unexpected-message limit %1 is below the chunk size %2")
                              .arg(maxUnexpectedBytes).arg(chunk));
-    if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0)
+    if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0 || beaconTimeout.count() <= 0)
         return badConfig(QStringLiteral("timeouts must be positive"));
+    if (!joinCode.isEmpty()) {
+        if (mode != Mode::Discovered)
+            return badConfig(QStringLiteral("a join code is for discovered worlds"));
+        if (auto code = JoinCode::parse(joinCode); !code)
+            return code.error();
+    }
     if (heartbeatInterval.count() != 0) {
         // Below 10 ms a heartbeat would be traffic of its own; the timeout
         // must leave a heartbeat time to arrive before the peer is suspect

@@ -65,7 +65,8 @@ class tst_Discovery : public QObject
     Q_OBJECT
 
 private:
-    std::unique_ptr<Transport> makeNode();
+    // A transport with the test's options and `extra` over them.
+    std::unique_ptr<Transport> makeNode(const QVariantMap &extra = {});
     // A listening node advertising `nodeId` in `world`; null on failure.
     std::unique_ptr<Transport> advertiser(const QString &world, const QString &nodeId);
     bool isTcp() const;
@@ -87,6 +88,8 @@ private Q_SLOTS:
     void unsafeNamesStayInsideTheDirectory();
     void anyHostIsReplacedBySender();
     void beaconPortInUseIsAClearError();
+    void everyListedHostIsReportedInOrder();
+    void anyListensAdvertiseTheChosenInterfaces();
 };
 
 bool tst_Discovery::isTcp() const
@@ -123,10 +126,12 @@ void tst_Discovery::cleanup()
     m_dir.reset();
 }
 
-std::unique_ptr<Transport> tst_Discovery::makeNode()
+std::unique_ptr<Transport> tst_Discovery::makeNode(const QVariantMap &extra)
 {
     QFETCH_GLOBAL(QString, transport);
-    return makeTransport(transport, m_options);
+    QVariantMap options = m_options;
+    options.insert(extra);
+    return makeTransport(transport, options);
 }
 
 std::unique_ptr<Transport> tst_Discovery::advertiser(const QString &world, const QString &nodeId)
@@ -201,7 +206,8 @@ void tst_Discovery::malformedAdvertsAreIgnored()
             QByteArray(),
             QByteArray("hello"),
             QByteArray(100, '\xFF'),
-            beaconDatagram("blue", "v2", "127.0.0.1", 4242, 2),
+            beaconDatagram("blue", "v2", "127.0.0.1", 4242, 2), // a version-1 body under version 2
+            beaconDatagram("blue", "v3", "127.0.0.1", 4242, 3),
             beaconDatagram("blue", "noport", "127.0.0.1", 0),
             beaconDatagram("blue", "badhost", "not-an-ip", 4242),
             beaconDatagram("blue", "", "127.0.0.1", 4242),
@@ -353,6 +359,49 @@ void tst_Discovery::anyHostIsReplacedBySender()
     QVERIFY(link);
     QTRY_COMPARE_WITH_TIMEOUT((*link)->state(), Link::State::Connected, Timeout);
     QTRY_COMPARE_WITH_TIMEOUT(incoming.size(), 1, Timeout);
+}
+
+void tst_Discovery::everyListedHostIsReportedInOrder()
+{
+    if (!isTcp())
+        QSKIP("only tcp adverts list hosts");
+    // A version-2 datagram from 127.0.0.1 listing 10.255.0.1, then
+    // 127.0.0.1: the sender's address first (the path that works), then the
+    // rest in the node's order.
+    auto root = makeNode();
+    QSignalSpy found(root.get(), &Transport::peerDiscovered);
+    QVERIFY(root->startDiscovery(QStringLiteral("blue")));
+    QByteArray datagram = beaconDatagram("blue", "multi", "", 4242, 2);
+    datagram.chop(1); // the empty host's length byte: version 2 has a list instead
+    datagram += QByteArray::fromHex("02040aff0001047f000001");
+    QUdpSocket sender;
+    sender.writeDatagram(datagram, QHostAddress::LocalHost, m_beaconPort);
+    QTRY_COMPARE_WITH_TIMEOUT(nodeIds(found), QStringList{QStringLiteral("multi")}, Timeout);
+    const PeerAdvert advert = advertsByNode(found).value(QStringLiteral("multi"));
+    QCOMPARE(advert.address, QStringLiteral("tcp://127.0.0.1:4242"));
+    QCOMPARE(advert.alternateAddresses, QStringList{QStringLiteral("tcp://10.255.0.1:4242")});
+}
+
+void tst_Discovery::anyListensAdvertiseTheChosenInterfaces()
+{
+    if (!isTcp())
+        QSKIP("only tcp adverts list hosts");
+    // Listening on every interface with interfaces=lo named: the advert
+    // lists 127.0.0.1 (not 0.0.0.0), and the root reports it.
+    auto node = makeNode({{QStringLiteral("listenHost"), QStringLiteral("0.0.0.0")},
+                          {QStringLiteral("interfaces"), QStringLiteral("lo")}});
+    QVERIFY(node);
+    auto address = node->listen(QString());
+    QVERIFY(address);
+    const quint16 port = address->section(u':', -1).toUShort();
+    auto root = makeNode();
+    QSignalSpy found(root.get(), &Transport::peerDiscovered);
+    QVERIFY(root->startDiscovery(QStringLiteral("blue")));
+    QVERIFY(node->advertise({QStringLiteral("blue"), QStringLiteral("any"), *address, {}}));
+    QTRY_COMPARE_WITH_TIMEOUT(nodeIds(found), QStringList{QStringLiteral("any")}, Timeout);
+    const PeerAdvert advert = advertsByNode(found).value(QStringLiteral("any"));
+    QCOMPARE(advert.address, QStringLiteral("tcp://127.0.0.1:%1").arg(port));
+    QVERIFY(advert.alternateAddresses.isEmpty());
 }
 
 void tst_Discovery::beaconPortInUseIsAClearError()

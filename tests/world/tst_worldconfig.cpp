@@ -1,4 +1,5 @@
 // WorldConfig: the launch environment contract with mmpirun and validation.
+#include <mmpi/world/joincode.h>
 #include <mmpi/world/world.h>
 
 #include <QSignalSpy>
@@ -25,6 +26,7 @@ private Q_SLOTS:
     void validateHeartbeat_data();
     void validateHeartbeat();
     void linkQualityNeedsFormedWorld();
+    void joinCodeIsChecked();
 };
 
 void TestWorldConfig::init()
@@ -269,6 +271,31 @@ void TestWorldConfig::linkQualityNeedsFormedWorld()
 {
     World world;
     QCOMPARE(world.linkQuality(1).error().code, ErrorCode::NotFormed);
+}
+
+void TestWorldConfig::joinCodeIsChecked()
+{
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.size = 2;
+    config.joinCode = QStringLiteral("040J-6HB7-H6NV-JWP0-N00H-FYFZ");
+    QVERIFY(config.validate());
+    // A mistyped code is BadJoinCode with its reason, before anything forms.
+    config.joinCode = QStringLiteral("040J-6HB7-H6NV-JWP0-N00H-FYF0");
+    const auto typo = config.validate();
+    QVERIFY(!typo);
+    QCOMPARE(typo.error().code, ErrorCode::BadJoinCode);
+    QVERIFY2(typo.error().message.contains(QStringLiteral("mistyped")), qPrintable(typo.error().message));
+    // Launched worlds have their root's address and key already.
+    config.joinCode = QStringLiteral("040J-6HB7-H6NV-JWP0-N00H-FYFZ");
+    config.mode = WorldConfig::Mode::Launched;
+    config.rank = 0;
+    const auto launched = config.validate();
+    QVERIFY(!launched);
+    QCOMPARE(launched.error().code, ErrorCode::BadConfiguration);
+    config.mode = WorldConfig::Mode::Discovered;
+    config.beaconTimeout = std::chrono::milliseconds(0);
+    QCOMPARE(config.validate().error().code, ErrorCode::BadConfiguration);
 }
 
 QTEST_GUILESS_MAIN(TestWorldConfig)

@@ -71,9 +71,14 @@ enum class ErrorCode {
     SealingUnsupported,
     // The cryptographic library failed (no memory, a cipher missing from its build).
     CryptoFailed,
+    // world: a join code that is malformed or mistyped (mmpi::JoinCode::parse)
+    BadJoinCode,
+    // world: a step of discovery heard nothing within its timeout
+    // (World::discoveryStepGaveUp says which step and why)
+    DiscoveryTimedOut,
 };
 // The highest code: error codes travel in collectives' abort messages.
-constexpr ErrorCode LastErrorCode = ErrorCode::CryptoFailed;
+constexpr ErrorCode LastErrorCode = ErrorCode::DiscoveryTimedOut;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.

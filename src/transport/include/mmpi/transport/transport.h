@@ -9,6 +9,7 @@
 #include <mmpi/transport/linkmedium.h>
 
 #include <QObject>
+#include <QStringList>
 #include <QVariantMap>
 
 namespace mmpi {
@@ -19,6 +20,9 @@ struct PeerAdvert
     QString worldName;
     QString nodeId;  // stable identity of the node for this run (a UUID)
     QString address; // where the node listens, as the discoverer can reach it
+    // Further addresses of the node (one with several interfaces), tried in
+    // this order when `address` cannot be reached.
+    QStringList alternateAddresses;
     bool operator==(const PeerAdvert &) const = default;
 };
 
@@ -61,6 +65,11 @@ public:
     // Announce this node until stopAdvertising(); `advert.address` is the
     // listen address (a discoverer may substitute the host it saw).
     virtual Result<void> advertise(const PeerAdvert &advert);
+    // As advertise(), but the adverts go only to `contacts`, a discoverer's
+    // own addresses in the transport's terms (tcp: "tcp://<ip>:<beacon
+    // port>", from a join code), for networks that carry no broadcast.
+    // Default: DiscoveryFailed.
+    virtual Result<void> advertiseTo(const PeerAdvert &advert, const QStringList &contacts);
     virtual void stopAdvertising();
     // Report adverts of `worldName` through peerDiscovered() until
     // stopDiscovery(). The same node may be reported more than once.

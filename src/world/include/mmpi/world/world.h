@@ -117,6 +117,14 @@ public:
     };
     Q_ENUM(FailureClass)
 
+    // The steps of a discovered world's search, in the order they are tried
+    // (docs/guide/transports.md, "Join codes").
+    enum class DiscoveryStep {
+        Beacon,   // the transport's own discovery (tcp: the broadcast beacon)
+        JoinCode, // adverts sent straight to the root's addresses in a join code
+    };
+    Q_ENUM(DiscoveryStep)
+
     explicit World(QObject *parent = nullptr);
     ~World() override;
 
@@ -218,6 +226,12 @@ Q_SIGNALS:
     // The root of a discovered world, while it searches: what its transport
     // reports (Transport::discoveryProgress; -1 where it does not know).
     void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
+    // A discovered world's node (root or not) began a step of its search.
+    void discoveryStepStarted(mmpi::World::DiscoveryStep step);
+    // A step heard nothing within its timeout (WorldConfig::beaconTimeout):
+    // `reason` (DiscoveryTimedOut) says what was missing. Formation goes on
+    // with the next step, if any, within formationTimeout.
+    void discoveryStepGaveUp(mmpi::World::DiscoveryStep step, const mmpi::Error &reason);
     void formed();
     void errorOccurred(const mmpi::Error &error);
     // A peer was refused: WorldKeyMismatch when it holds another world key

@@ -56,12 +56,24 @@ struct WorldConfig
     QStringList rejoinContacts;
     // Where this node listens for mesh links (empty: the transport chooses).
     QString listenAddress;
+    // Discovered only: a join code (mmpi::JoinCode, as its text), the same on
+    // the root, which shows it, and on the nodes, where a person typed it.
+    // Without a worldKey the world key is the code's (JoinCode::worldKey).
+    // A node that no root has contacted beaconTimeout after it began to
+    // beacon sends its adverts straight to the root's addresses in the code
+    // (the fallback for networks without broadcast: World::discoveryStepGaveUp).
+    QString joinCode;
 
     // Overall limit for forming; past it formation fails, naming what is missing.
     std::chrono::milliseconds formationTimeout{30000};
     // Discovered root: stop waiting for more nodes after this once the minimum
     // size has joined (the mesh is then built within formationTimeout).
     std::chrono::milliseconds discoveryTimeout{10000};
+    // Discovered: how long the beacon (broadcast adverts) alone is tried.
+    // A node with a joinCode then turns to it; a root that has heard no
+    // advert by then reports why (World::discoveryStepGaveUp) and goes on
+    // listening, for nodes with the join code among others.
+    std::chrono::milliseconds beaconTimeout{3000};
     // Per-link limit for the authentication exchange.
     std::chrono::milliseconds handshakeTimeout{5000};
     // How long close() waits for every peer's goodbye before closing anyway.

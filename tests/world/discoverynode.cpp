@@ -1,0 +1,124 @@
+// discoverynode: one node of a discovered tcp world, for tst_discovery_netns,
+// which runs it inside network namespaces. It prints what the test checks, one
+// line each, flushed at once:
+//   INTERFACE <name> <kept|reason>     (--list-interfaces, then it exits)
+//   CODE <join code>                   (--make-code: the root's, from its interfaces)
+//   STEP started|gaveup <step> <ms since form()> [<error code> <reason>]
+//   FORMED <rank> <size> <ms>
+//   FAILED <error code> <reason>
+#include <mmpi/transport/interfacefilter.h>
+#include <mmpi/world/joincode.h>
+#include <mmpi/world/world.h>
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QMetaEnum>
+#include <QTimer>
+
+#include <cstdio>
+
+using namespace mmpi;
+
+namespace {
+
+void say(const QString &line)
+{
+    std::fputs(qPrintable(line + u'\n'), stdout);
+    std::fflush(stdout);
+}
+
+QString codeName(ErrorCode code)
+{
+    return QString::fromLatin1(QMetaEnum::fromType<ErrorCode>().valueToKey(int(code)));
+}
+
+QString stepName(World::DiscoveryStep step)
+{
+    return QString::fromLatin1(QMetaEnum::fromType<World::DiscoveryStep>().valueToKey(int(step)));
+}
+
+void listInterfaces(const QStringList &names)
+{
+    const InterfaceFilter filter(names);
+    for (const QNetworkInterface &interface : QNetworkInterface::allInterfaces()) {
+        const QString reason = filter.exclusionReason(InterfaceFilter::factsOf(interface));
+        say(QStringLiteral("INTERFACE %1 %2")
+                .arg(interface.name(), reason.isEmpty() ? QStringLiteral("kept") : reason));
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCommandLineParser parser;
+    const QCommandLineOption root(QStringLiteral("root"));
+    const QCommandLineOption size(QStringLiteral("size"), {}, QStringLiteral("n"), QStringLiteral("1"));
+    const QCommandLineOption port(QStringLiteral("beacon-port"), {}, QStringLiteral("port"), QStringLiteral("47474"));
+    const QCommandLineOption beaconTimeout(QStringLiteral("beacon-timeout"), {}, QStringLiteral("ms"),
+                                           QStringLiteral("3000"));
+    const QCommandLineOption timeout(QStringLiteral("timeout"), {}, QStringLiteral("ms"), QStringLiteral("30000"));
+    const QCommandLineOption interfaces(QStringLiteral("interfaces"), {}, QStringLiteral("names"));
+    const QCommandLineOption listen(QStringLiteral("listen"), {}, QStringLiteral("host"), QStringLiteral("any"));
+    const QCommandLineOption joinCode(QStringLiteral("join-code"), {}, QStringLiteral("code"));
+    const QCommandLineOption makeCode(QStringLiteral("make-code"));
+    const QCommandLineOption list(QStringLiteral("list-interfaces"));
+    parser.addOptions({root, size, port, beaconTimeout, timeout, interfaces, listen, joinCode, makeCode, list});
+    parser.process(app);
+    const QStringList names = parser.value(interfaces).split(u',', Qt::SkipEmptyParts);
+    if (parser.isSet(list)) {
+        listInterfaces(names);
+        return 0;
+    }
+
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.transport = QStringLiteral("tcp");
+    config.worldName = QStringLiteral("netns");
+    config.size = parser.value(size).toInt();
+    config.rank = parser.isSet(root) ? 0 : NoRank;
+    config.formationTimeout = std::chrono::milliseconds(parser.value(timeout).toInt());
+    config.discoveryTimeout = config.formationTimeout;
+    config.beaconTimeout = std::chrono::milliseconds(parser.value(beaconTimeout).toInt());
+    config.transportOptions = {{QStringLiteral("beaconPort"), parser.value(port).toInt()},
+                               {QStringLiteral("listenHost"), parser.value(listen)},
+                               {QStringLiteral("interfaces"), names},
+                               {QStringLiteral("beaconInterval"), 100}};
+    config.joinCode = parser.value(joinCode);
+    if (parser.isSet(makeCode)) {
+        QList<QHostAddress> v4;
+        for (const QHostAddress &address : InterfaceFilter(names).addresses())
+            if (address.protocol() == QAbstractSocket::IPv4Protocol && v4.size() < JoinCode::MaxAddresses)
+                v4 << address;
+        auto code = JoinCode::generate(v4, quint16(parser.value(port).toInt()));
+        if (!code) {
+            say(QStringLiteral("FAILED %1 %2").arg(codeName(code.error().code), code.error().message));
+            return 1;
+        }
+        config.joinCode = code->toString();
+        say(QStringLiteral("CODE %1").arg(config.joinCode));
+    }
+
+    World world;
+    QElapsedTimer clock;
+    clock.start();
+    QObject::connect(&world, &World::discoveryStepStarted, [&](World::DiscoveryStep step) {
+        say(QStringLiteral("STEP started %1 %2").arg(stepName(step)).arg(clock.elapsed()));
+    });
+    QObject::connect(&world, &World::discoveryStepGaveUp, [&](World::DiscoveryStep step, const Error &reason) {
+        say(QStringLiteral("STEP gaveup %1 %2 %3 %4").arg(stepName(step)).arg(clock.elapsed())
+                .arg(codeName(reason.code), reason.message));
+    });
+    world.form(config);
+    const auto formed = world.waitForFormed();
+    if (!formed) {
+        say(QStringLiteral("FAILED %1 %2").arg(codeName(formed.error().code), formed.error().message));
+        return 1;
+    }
+    say(QStringLiteral("FORMED %1 %2 %3").arg(world.rank()).arg(world.size()).arg(clock.elapsed()));
+    // Everyone formed before anyone leaves: a goodbye exchange, bounded.
+    world.closeAndWait();
+    return 0;
+}

@@ -1,0 +1,280 @@
+// tst_discovery_netns: the fallback chain of a discovered tcp world on a
+// network the test makes itself (root and `ip`/`bridge` needed, else
+// skipped with the reason). Three namespaces, one node each (eth0,
+// 10.48.0.1-3/24), hang off a bridge in a fourth that also routes between
+// them, as a Wi-Fi access point with client isolation does: with the
+// bridge's ports isolated (`bridge link set dev … isolated on`) no broadcast
+// reaches another node, but unicast does, through the router's proxy ARP.
+// There the beacon gives up with its reason within its timeout and the
+// world forms through the join code; without isolation the beacon alone
+// forms it. The root's namespace also holds a docker0 that discovery leaves
+// alone. Only addresses inside the namespaces; all of them are removed
+// whatever happens.
+#include "processrun.h"
+
+#include <mmpi/world/joincode.h>
+
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTest>
+
+#include <memory>
+
+#include <unistd.h>
+
+namespace {
+
+// Why a result failed, or nothing (QVERIFY2 evaluates its message always).
+template<typename T>
+QByteArray whyNot(const mmpi::Result<T> &result)
+{
+    return result ? QByteArray() : result.error().toString().toUtf8();
+}
+
+using namespace mmpi;
+using namespace mmpi::test;
+using namespace Qt::StringLiterals;
+
+const QString node = QStringLiteral(DISCOVERY_NODE_PATH);
+constexpr int BeaconTimeout = 1500;
+
+bool run(const QString &program, const QStringList &args, QString *error)
+{
+    const ProcessRun r = runProcess(program, args, {.timeoutMs = 10000});
+    if (r.exitCode != 0 && error && error->isEmpty())
+        *error = u"%1 %2: %3"_s.arg(program, args.join(u' '), r.err.trimmed());
+    return r.exitCode == 0;
+}
+
+// Namespaces <base>-sw (bridge br0, router 10.48.0.254) and <base>-n0..2.
+class Network
+{
+public:
+    static std::unique_ptr<Network> create(QString *error)
+    {
+        std::unique_ptr<Network> n(new Network);
+        const QString sw = n->ns(u"sw"_s);
+        QList<QStringList> ip = {{u"netns"_s, u"add"_s, sw},
+                                 {u"-n"_s, sw, u"link"_s, u"add"_s, u"br0"_s, u"type"_s, u"bridge"_s},
+                                 {u"-n"_s, sw, u"addr"_s, u"add"_s, u"10.48.0.254/24"_s, u"dev"_s, u"br0"_s},
+                                 {u"-n"_s, sw, u"link"_s, u"set"_s, u"br0"_s, u"up"_s}};
+        for (int i = 0; i < 3; ++i) {
+            const QString nsi = n->ns(u"n%1"_s.arg(i)), port = u"p%1"_s.arg(i);
+            ip += {{u"netns"_s, u"add"_s, nsi},
+                   {u"-n"_s, sw, u"link"_s, u"add"_s, port, u"type"_s, u"veth"_s, u"peer"_s, u"name"_s, u"eth0"_s,
+                    u"netns"_s, nsi},
+                   {u"-n"_s, sw, u"link"_s, u"set"_s, port, u"master"_s, u"br0"_s, u"up"_s},
+                   {u"-n"_s, nsi, u"addr"_s, u"add"_s, u"10.48.0.%1/24"_s.arg(i + 1), u"dev"_s, u"eth0"_s},
+                   {u"-n"_s, nsi, u"link"_s, u"set"_s, u"eth0"_s, u"up"_s},
+                   {u"-n"_s, nsi, u"link"_s, u"set"_s, u"lo"_s, u"up"_s}};
+        }
+        // A docker-like interface beside the real one, with Docker's
+        // address: one end of a veth pair, as a container's link is (a
+        // dummy would do, but not every kernel has the module), both ends
+        // up so that it has a carrier and only its name and its want of a
+        // device tell it apart.
+        const QString n0 = n->ns(u"n0"_s);
+        ip += {{u"-n"_s, n0, u"link"_s, u"add"_s, u"docker0"_s, u"type"_s, u"veth"_s, u"peer"_s, u"name"_s,
+                u"vethd0"_s},
+               {u"-n"_s, n0, u"addr"_s, u"add"_s, u"172.17.0.1/16"_s, u"dev"_s, u"docker0"_s},
+               {u"-n"_s, n0, u"link"_s, u"set"_s, u"docker0"_s, u"up"_s},
+               {u"-n"_s, n0, u"link"_s, u"set"_s, u"vethd0"_s, u"up"_s}};
+        for (const QStringList &step : ip)
+            if (!run(u"ip"_s, step, error))
+                return nullptr; // the destructor removes what was made
+        // The router: forward, answer ARP for the isolated clients on the
+        // port they asked on (RFC 3069's private VLAN), and no redirects that
+        // would send them to each other directly.
+        for (const QString &setting : {u"net.ipv4.ip_forward=1"_s, u"net.ipv4.conf.br0.proxy_arp=1"_s,
+                                       u"net.ipv4.conf.br0.proxy_arp_pvlan=1"_s,
+                                       u"net.ipv4.conf.all.send_redirects=0"_s, u"net.ipv4.conf.br0.send_redirects=0"_s})
+            if (!run(u"ip"_s, {u"netns"_s, u"exec"_s, sw, u"sysctl"_s, u"-qw"_s, setting}, error))
+                return nullptr;
+        return n;
+    }
+
+    ~Network()
+    {
+        for (const QString &suffix : {u"n0"_s, u"n1"_s, u"n2"_s, u"sw"_s})
+            run(u"ip"_s, {u"netns"_s, u"del"_s, ns(suffix)}, nullptr);
+    }
+
+    QString ns(const QString &suffix) const { return u"mmpid%1-%2"_s.arg(::getpid()).arg(suffix); }
+
+    bool isolate(bool on, QString *error) const
+    {
+        for (int i = 0; i < 3; ++i)
+            if (!run(u"ip"_s, {u"netns"_s, u"exec"_s, ns(u"sw"_s), u"bridge"_s, u"link"_s, u"set"_s, u"dev"_s,
+                               u"p%1"_s.arg(i), u"isolated"_s, on ? u"on"_s : u"off"_s}, error))
+                return false;
+        return true;
+    }
+
+private:
+    Network() = default;
+};
+
+QString whyNoNamespaces()
+{
+    if (::geteuid() != 0)
+        return u"network namespaces need root (run the test as root to include it)"_s;
+    for (const QString &tool : {u"ip"_s, u"bridge"_s, u"sysctl"_s})
+        if (QStandardPaths::findExecutable(tool).isEmpty())
+            return u"the '%1' command is not installed"_s.arg(tool);
+    return {};
+}
+
+// A discoverynode in a namespace; its output is read as it comes.
+class Node
+{
+public:
+    Node(const Network &network, int i, const QStringList &args)
+    {
+        m_process.start(u"ip"_s, QStringList{u"netns"_s, u"exec"_s, network.ns(u"n%1"_s.arg(i)), node} + args);
+    }
+    ~Node()
+    {
+        if (m_process.state() != QProcess::NotRunning) {
+            m_process.kill();
+            m_process.waitForFinished(5000);
+        }
+    }
+    // Waits up to `ms` for a line that starts with `prefix`.
+    QString waitForLine(const QString &prefix, int ms)
+    {
+        QElapsedTimer clock;
+        clock.start();
+        while (clock.elapsed() < ms) {
+            for (const QString &line : lines())
+                if (line.startsWith(prefix))
+                    return line;
+            if (m_process.state() == QProcess::NotRunning)
+                break;
+            m_process.waitForReadyRead(100);
+        }
+        for (const QString &line : lines())
+            if (line.startsWith(prefix))
+                return line;
+        return {};
+    }
+    bool finishedWell(int ms)
+    {
+        m_process.waitForFinished(ms);
+        lines();
+        return m_process.exitStatus() == QProcess::NormalExit && m_process.exitCode() == 0;
+    }
+    QString output() { lines(); return m_out + u"\n--- stderr\n"_s + m_err; }
+
+private:
+    QStringList lines()
+    {
+        m_out += QString::fromUtf8(m_process.readAllStandardOutput());
+        m_err += QString::fromUtf8(m_process.readAllStandardError());
+        return m_out.split(u'\n');
+    }
+    QProcess m_process;
+    QString m_out, m_err;
+};
+
+QStringList nodeArgs(quint16 port)
+{
+    return {u"--size"_s, u"3"_s, u"--interfaces"_s, u"eth0"_s, u"--beacon-port"_s, QString::number(port),
+            u"--beacon-timeout"_s, QString::number(BeaconTimeout), u"--timeout"_s, u"30000"_s};
+}
+
+// "STEP gaveup Beacon <ms> ..." -> ms
+qint64 stepTime(const QString &line)
+{
+    return line.section(u' ', 3, 3).toLongLong();
+}
+
+} // namespace
+
+class tst_DiscoveryNetns : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void init();
+    void cleanup() { m_network.reset(); }
+    void dockerInterfaceIsLeftAlone();
+    void beaconAloneFormsAnOpenNetwork();
+    void joinCodeFormsAnIsolatedNetwork();
+
+private:
+    std::unique_ptr<Network> m_network;
+};
+
+void tst_DiscoveryNetns::init()
+{
+    if (const QString why = whyNoNamespaces(); !why.isEmpty())
+        QSKIP(qPrintable(why));
+    QString error;
+    m_network = Network::create(&error);
+    QVERIFY2(m_network, qPrintable(error));
+}
+
+void tst_DiscoveryNetns::dockerInterfaceIsLeftAlone()
+{
+    // The default rule, on the kernel's own interfaces: docker0 is virtual
+    // by its name, the namespace's eth0 (a veth) for want of a device.
+    Node rule(*m_network, 0, {u"--list-interfaces"_s});
+    QVERIFY2(rule.finishedWell(10000), qPrintable(rule.output()));
+    const QString out = rule.output();
+    QVERIFY2(out.contains(u"INTERFACE docker0 virtual (a container, VM or VPN interface by its name)"_s), qPrintable(out));
+    QVERIFY2(out.contains(u"INTERFACE eth0 virtual (no hardware device)"_s), qPrintable(out));
+    QVERIFY2(out.contains(u"INTERFACE lo loopback"_s), qPrintable(out));
+    // The root's join code, from the interfaces kept, has eth0's address
+    // and not docker0's.
+    Node root(*m_network, 0, QStringList{u"--root"_s, u"--make-code"_s} + nodeArgs(47481));
+    const QString code = root.waitForLine(u"CODE "_s, 10000).mid(5);
+    QVERIFY2(!code.isEmpty(), qPrintable(root.output()));
+    const auto parsed = JoinCode::parse(code);
+    QVERIFY2(parsed, whyNot(parsed).constData());
+    QCOMPARE(parsed->addresses(), QList<QHostAddress>{QHostAddress(u"10.48.0.1"_s)});
+}
+
+void tst_DiscoveryNetns::beaconAloneFormsAnOpenNetwork()
+{
+    Node root(*m_network, 0, QStringList{u"--root"_s, u"--make-code"_s} + nodeArgs(47482));
+    const QString code = root.waitForLine(u"CODE "_s, 10000).mid(5);
+    QVERIFY2(!code.isEmpty(), qPrintable(root.output()));
+    Node a(*m_network, 1, nodeArgs(47482) + QStringList{u"--join-code"_s, code});
+    Node b(*m_network, 2, nodeArgs(47482) + QStringList{u"--join-code"_s, code});
+    for (Node *n : {&root, &a, &b}) {
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+        // Broadcasts arrive: no step gave up.
+        QVERIFY2(!n->output().contains(u"STEP gaveup"_s), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::joinCodeFormsAnIsolatedNetwork()
+{
+    QString error;
+    QVERIFY2(m_network->isolate(true, &error), qPrintable(error));
+    Node root(*m_network, 0, QStringList{u"--root"_s, u"--make-code"_s} + nodeArgs(47483));
+    const QString code = root.waitForLine(u"CODE "_s, 10000).mid(5);
+    QVERIFY2(!code.isEmpty(), qPrintable(root.output()));
+    Node a(*m_network, 1, nodeArgs(47483) + QStringList{u"--join-code"_s, code});
+    Node b(*m_network, 2, nodeArgs(47483) + QStringList{u"--join-code"_s, code});
+    static const QRegularExpression gaveUp(u"^STEP gaveup Beacon \\d+ DiscoveryTimedOut no (advert|root) of world "
+                                           u"'netns' (heard|answered this node's adverts) within 1500 ms"_s);
+    for (Node *n : {&root, &a, &b}) {
+        // Given isolated ports, the beacon gives up within its timeout, says why ...
+        const QString line = n->waitForLine(u"STEP gaveup Beacon"_s, 10000);
+        QVERIFY2(gaveUp.match(line).hasMatch(), qPrintable(n->output()));
+        QVERIFY2(stepTime(line) >= BeaconTimeout && stepTime(line) < BeaconTimeout + 1500, qPrintable(line));
+        QVERIFY2(!n->waitForLine(u"STEP started JoinCode"_s, 1000).isEmpty(), qPrintable(n->output()));
+    }
+    for (Node *n : {&root, &a, &b}) {
+        // ... and the world forms through the join code.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+QTEST_GUILESS_MAIN(tst_DiscoveryNetns)
+#include "tst_discovery_netns.moc"
