@@ -309,10 +309,15 @@ void TestHeartbeat::frozenPeerIsSuspectThenLost()
     QVERIFY(match.captured(1).toInt() >= Timeout);
     QCOMPARE(worlds[0]->linkQuality(1)->status, World::NodeStatus::Lost);
 
-    // Thawed, the frozen node finds its link closed by the other side.
+    // Thawed, the frozen node finds its link ended by the other side. Over
+    // tcp its first heartbeat may meet the peer's closed socket: the reset
+    // can then reach the socket before the orderly end is read, and Qt
+    // reports a broken link instead (seen under load in CI).
     QTRY_VERIFY_WITH_TIMEOUT(!frozen.lost.isEmpty(), 10000);
     QCOMPARE(frozen.lost.first().first, 0);
-    QCOMPARE(frozen.lostReasons.first().code, ErrorCode::LinkClosed);
+    const ErrorCode frozenReason = frozen.lostReasons.first().code;
+    QVERIFY2(frozenReason == ErrorCode::LinkClosed || (transport == u"tcp" && frozenReason == ErrorCode::LinkError),
+             qPrintable(frozen.lostReasons.first().toString()));
     QVERIFY(frozen.suspect.isEmpty());
     QVERIFY(closeAll(worlds));
 }
