@@ -30,6 +30,8 @@ protected:
     void closeDevice() override;
     // The socket writes from its own notifier; nothing to push here.
     void flushDevice() override {}
+    qintptr nativeDescriptor() const override { return m_socket->socketDescriptor(); }
+    KernelQueue kernelQueue() const override { return KernelQueue::Bluetooth; }
 
 private:
     BtLink(QBluetoothSocket *socket, QString peerAddress, quint64 device, DecoderLimits limits, QObject *parent);

@@ -29,6 +29,7 @@ protected:
     void closeDevice() override;
     void flushDevice() override;
     qintptr nativeDescriptor() const override { return m_socket->socketDescriptor(); }
+    KernelQueue kernelQueue() const override { return KernelQueue::Unix; }
 
 private:
     LocalLink(QLocalSocket *socket, QString peerAddress, DecoderLimits limits, QObject *parent);

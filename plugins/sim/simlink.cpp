@@ -52,6 +52,7 @@ void SimLink::sendFrame(const Frame &frame)
                               .arg(m_radio->queuedBytes())
                               .arg(m_radio->queueLimit())));
     ++mutableCounters().framesSent;
+    mutableCounters().bytesQueued += quint64(FrameHeaderSize + frame.payload.size());
 }
 
 void SimLink::setReading(bool enabled)
@@ -81,6 +82,8 @@ void SimLink::keepInnerCounters()
     kept.framesReceived = now.framesReceived;
 }
 
+// Also unsentBytes(): a frame the simulated radio has let go is on the air,
+// whatever the real link under it still holds.
 qint64 SimLink::bytesToWrite() const
 {
     if (!m_inner)

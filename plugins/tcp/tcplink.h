@@ -37,6 +37,7 @@ protected:
     void closeDevice() override;
     void flushDevice() override;
     qintptr nativeDescriptor() const override { return m_socket->socketDescriptor(); }
+    KernelQueue kernelQueue() const override { return KernelQueue::Tcp; }
 
 private:
     TcpLink(QTcpSocket *socket, QString peerAddress, DecoderLimits limits, QObject *parent);

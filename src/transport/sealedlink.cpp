@@ -55,6 +55,12 @@ qint64 SealedLink::bytesToWrite() const
     return m_inner ? m_inner->bytesToWrite() : 0;
 }
 
+// In the inner link's units (records), as counters() are.
+qint64 SealedLink::unsentBytes() const
+{
+    return m_inner ? m_inner->unsentBytes() : 0;
+}
+
 LinkCounters SealedLink::counters() const
 {
     return m_inner ? m_inner->counters() : Link::counters();

@@ -10,7 +10,11 @@
 #ifdef Q_OS_UNIX
 #include <cerrno>
 #include <cstring>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#endif
+#ifdef Q_OS_LINUX
+#include <linux/sockios.h>
 #endif
 
 namespace mmpi {
@@ -107,6 +111,7 @@ void StreamLink::sendFrame(const Frame &frame)
         return handleDeviceError(ErrorCode::LinkError, QStringLiteral("cannot queue a frame of %1 bytes: %2")
                                                            .arg(size).arg(m_device->errorString()));
     ++mutableCounters().framesSent;
+    mutableCounters().bytesQueued += quint64(size);
     flushDevice();
 }
 
@@ -124,6 +129,38 @@ void StreamLink::setReading(bool enabled)
 qint64 StreamLink::bytesToWrite() const
 {
     return m_device ? m_device->bytesToWrite() : 0;
+}
+
+qint64 StreamLink::unsentBytes() const
+{
+    return bytesToWrite() + kernelUnsentBytes();
+}
+
+qint64 StreamLink::kernelUnsentBytes() const
+{
+#ifdef Q_OS_LINUX
+    const qintptr descriptor = nativeDescriptor();
+    if (descriptor < 0 || state() != State::Connected)
+        return 0;
+    const int fd = int(descriptor);
+    int value = 0;
+    switch (kernelQueue()) {
+    case KernelQueue::None:
+        return 0;
+    case KernelQueue::Tcp:
+        return ::ioctl(fd, SIOCOUTQNSD, &value) == 0 ? value : 0;
+    case KernelQueue::Unix:
+        return ::ioctl(fd, SIOCOUTQ, &value) == 0 ? value : 0;
+    case KernelQueue::Bluetooth: {
+        int buffer = 0;
+        socklen_t length = sizeof buffer;
+        if (::ioctl(fd, TIOCOUTQ, &value) != 0 || ::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, &length) != 0)
+            return 0;
+        return qMax(0, buffer - value);
+    }
+    }
+#endif
+    return 0;
 }
 
 void StreamLink::close()

@@ -70,6 +70,12 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     // written into, and no byte may be written there after that.
     connect(this, &Engine::nodeLost, this, [this](int rank) { abandonMessageFrom(rank); });
     connect(this, &Engine::nodeLeft, this, &Engine::abandonMessageFrom);
+    m_departures = new DepartureWatch(
+        [this](int rank, double bytesPerSecond) {
+            m_detector->noteSendRate(rank, bytesPerSecond);
+            Q_EMIT linkQualityChanged(rank);
+        },
+        this);
     m_deadline.setSingleShot(true);
     connect(&m_deadline, &QTimer::timeout, this, [this] { handleDeadline(false); });
     m_inviteTimer.setSingleShot(true);
@@ -702,8 +708,13 @@ void Engine::connectLink(int rank, Link *link)
 void Engine::pump(int rank)
 {
     Peer &peer = m_peers[rank];
-    if (peer.link && !peer.isResuming() && peer.outbox)
-        peer.outbox->pump(peer.link, *peer.stream);
+    if (!peer.link || peer.isResuming() || !peer.outbox)
+        return;
+    Link *link = peer.link;
+    const quint64 before = link->counters().bytesQueued;
+    peer.outbox->pump(link, *peer.stream);
+    if (peer.link == link)
+        m_departures->noteQueued(rank, link, link->counters().bytesQueued - before);
 }
 
 void Engine::handleOwnFrame(int rank, const Frame &frame)
@@ -1134,10 +1145,10 @@ void Engine::fail(const Error &error)
 void Engine::sendPosted()
 {
     for (SendQueue::Post &post : m_sends->takeAll())
-        sendFrame(post.destination, std::move(post.frame), std::move(post.done));
+        sendFrame(post.destination, std::move(post.frame), std::move(post.done), post.whenDeparted);
 }
 
-void Engine::sendFrame(int destination, Frame frame, SendCallback done)
+void Engine::sendFrame(int destination, Frame frame, SendCallback done, bool whenDeparted)
 {
     const auto refuse = [&](const QString &why) {
         qCDebug(lcWorld).noquote() << "not sending a frame to rank" << destination << ":" << why;
@@ -1158,6 +1169,13 @@ void Engine::sendFrame(int destination, Frame frame, SendCallback done)
     // While reconnecting, frames wait in the outbox for the new link.
     if (!peer.isReconnecting() && (!peer.link || peer.link->state() != Link::State::Connected))
         return refuse(QStringLiteral("it has no link (it left or was lost)"));
+    if (whenDeparted && done)
+        done = [this, destination, done = std::move(done)](const Error &error) mutable {
+            if (error.isError())
+                return done(error);
+            // Called from pump(): the link that took the frame is the peer's.
+            m_departures->waitForDeparture(destination, m_peers[destination].link, std::move(done));
+        };
     peer.outbox->enqueue(std::move(frame), std::move(done));
     pump(destination);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "handshake.h"
+#include "departurewatch.h"
 #include "failuredetector.h"
 #include "formationstate.h"
 #include "outbox.h"
@@ -182,7 +183,8 @@ private:
     void handleLinkClosed(int rank, Link *link);
     void connectLink(int rank, Link *link);
     // `done` (may be empty) runs on this thread once the frame is on its way.
-    void sendFrame(int destination, Frame frame, SendCallback done);
+    // `whenDeparted`: once it has left this node (DepartureWatch).
+    void sendFrame(int destination, Frame frame, SendCallback done, bool whenDeparted = false);
     // Close the link to `rank` because of something the peer did (or did not do).
     void closeLink(int rank, const Error &reason);
     // The receiver's buffer for a message from `rank` (MessagePlacement), if
@@ -313,6 +315,7 @@ private:
     QTimer m_inviteTimer; // active while this node looks for spares
     QElapsedTimer m_clock;
     std::shared_ptr<FailureDetector> m_detector;
+    DepartureWatch *m_departures; // a child
 };
 
 } // namespace mmpi::detail

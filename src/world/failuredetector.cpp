@@ -258,6 +258,19 @@ void FailureDetector::measure(Peer &peer, quint64 nonce, TimePoint now)
     qCDebug(lcWorld) << "heartbeat" << nonce << "round trip" << sample.count() << "us";
 }
 
+// Smoothed as round trips are (RFC 6298's 1/8): one message that shared the
+// radio with another does not halve the estimate a broadcast plans with.
+void FailureDetector::noteSendRate(int rank, double bytesPerSecond)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_peers.find(rank);
+    if (it == m_peers.end() || !(bytesPerSecond > 0))
+        return;
+    it->sendRate = it->sendRateSamples == 0 ? bytesPerSecond : it->sendRate + (bytesPerSecond - it->sendRate) / 8;
+    ++it->sendRateSamples;
+    qCDebug(lcWorld) << "send rate to rank" << rank << qint64(bytesPerSecond) << "B/s";
+}
+
 std::optional<LinkQuality> FailureDetector::quality(int rank, TimePoint now) const
 {
     QMutexLocker lock(&m_mutex);
@@ -273,6 +286,8 @@ std::optional<LinkQuality> FailureDetector::quality(int rank, TimePoint now) con
     q.roundTripSamples = it->roundTripSamples;
     q.heartbeatsSent = it->requestsSent;
     q.heartbeatsReceived = it->requestsReceived;
+    q.sendRate = it->sendRate;
+    q.sendRateSamples = it->sendRateSamples;
     return q;
 }
 

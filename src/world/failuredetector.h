@@ -96,6 +96,9 @@ public:
     // peer: the engine closes the link with it.
     Result<Reply> receive(int rank, const Frame &frame, TimePoint now);
 
+    // Bytes per second left for `rank` while its link drained (DepartureWatch).
+    void noteSendRate(int rank, double bytesPerSecond);
+
     // Thread-safe. Rank must be a peer it watched at some point (else nullopt).
     std::optional<LinkQuality> quality(int rank, TimePoint now) const;
 
@@ -117,6 +120,8 @@ private:
         std::chrono::microseconds roundTrip{-1};
         std::chrono::microseconds smoothedRoundTrip{-1};
         quint64 roundTripSamples = 0;
+        double sendRate = 0;
+        quint64 sendRateSamples = 0;
         quint64 requestsSent = 0;
         quint64 requestsReceived = 0;
     };

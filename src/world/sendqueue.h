@@ -20,6 +20,7 @@ public:
         int destination = 0;
         Frame frame;
         SendCallback done;
+        bool whenDeparted = false; // World::Completion::Departed
     };
 
     // Any thread. True if the queue was empty: the caller wakes the engine,

@@ -270,7 +270,7 @@ QList<NodeInfo> World::nodes() const
     return d->nodes;
 }
 
-Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
+Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done, Completion when)
 {
     if (d->state != State::Formed)
         return Error{ErrorCode::NotFormed, QStringLiteral("cannot send: the world is not formed")};
@@ -282,7 +282,7 @@ Result<void> World::sendFrame(int destination, Frame frame, SendCompletion done)
     // becomes a copy, unless its owner keeps them.
     if (!frame.owner)
         frame.payload = BufferPool::owned(std::move(frame.payload));
-    if (d->sends->post({destination, std::move(frame), std::move(done)}))
+    if (d->sends->post({destination, std::move(frame), std::move(done), when == Completion::Departed}))
         QMetaObject::invokeMethod(d->engine, &detail::Engine::sendPosted, Qt::QueuedConnection);
     return success();
 }

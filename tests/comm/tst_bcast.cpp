@@ -50,6 +50,7 @@ private Q_SLOTS:
     void everyTypeEveryRoot();
     void everyTopology();
     void streamsLargeMessages();
+    void forwardsToOneChildAtATime();
     void onSixteenSimRanks();
     void errors();
     void coroutineAwaitsCollectives();
@@ -143,6 +144,34 @@ void TestBcast::streamsLargeMessages()
     }
     for (int r = 0; r < w.size(); ++r)
         setLinkModel(w[r], std::nullopt);
+}
+
+// One radio sends every copy a node forwards: a copy sent while the last is
+// still in the node's kernel only makes both late. So the next child's copy
+// starts once the last has left the node, not once its socket took it.
+void TestBcast::forwardsToOneChildAtATime()
+{
+    // Given 4 ranks where the root sends to 1, 2 and 3 in turn (serial), and
+    // rank 1 reads nothing from the root for now
+    const CommWorld &w = worlds().sized(4);
+    w.world(1)->setReceiving(0, false);
+    // When the root broadcasts a message larger than the buffers between them
+    const QByteArray bytes = bytesOf(0, 8 << 20);
+    std::vector<Operation<QByteArray>> ops;
+    for (int r = 0; r < 4; ++r)
+        ops.push_back(w[r].bcast(r == 0 ? bytes : QByteArray(), 0, {BcastTopology::Serial}));
+    // Then ranks 2 and 3 get nothing while rank 1's copy has not left
+    QTest::qWait(500);
+    for (int r : {2, 3})
+        QVERIFY2(!ops[size_t(r)].request().isFinished(), qPrintable(QStringLiteral("rank %1 finished").arg(r)));
+    // When rank 1 reads again, every rank has the message whole
+    w.world(1)->setReceiving(0, true);
+    for (int r = 0; r < 4; ++r) {
+        const auto got = within(ops[size_t(r)]);
+        QVERIFY2(got, qPrintable(why(got)));
+        QCOMPARE(got->size(), bytes.size());
+        QVERIFY(*got == bytes);
+    }
 }
 
 void TestBcast::onSixteenSimRanks()

@@ -1,6 +1,7 @@
 // The link model collectives decide with: what the transport says its medium
-// is (Transport::expectedLink()) until the world's heartbeats have measured
-// the round trips, then their half; an app's fixed model over both.
+// is (Transport::expectedLink()) until the world has measured its own traffic:
+// then half the heartbeats' round trip, and the rate large messages left at;
+// an app's fixed model over both.
 #include "commworld.h"
 
 #include <mmpi/comm/communicator.h>
@@ -62,6 +63,7 @@ private Q_SLOTS:
     void transportsNameTheirMedium();
     void modelIsTheMediumBeforeAnyHeartbeat();
     void latencyFollowsTheHeartbeatRoundTrips();
+    void rateFollowsLargeMessages();
     void fixedModelWins();
 };
 
@@ -137,6 +139,34 @@ void TestLinkModel::latencyFollowsTheHeartbeatRoundTrips()
     // And the rate and per-frame cost stay the medium's: heartbeats cannot tell them
     QCOMPARE(model.bytesPerUs, LinkMedium::wifi().bytesPerUs);
     QCOMPARE(model.overheadUs, LinkMedium::wifi().overheadUs);
+}
+
+void TestLinkModel::rateFollowsLargeMessages()
+{
+    // Given two ranks whose transport names a 5 MB/s Wi-Fi, while rank 0's
+    // radio really sends 1 MB/s, heartbeats off
+    const auto w = simWorld(2, std::chrono::milliseconds(0), [](int rank) {
+        return rank == 0 ? QVariantMap{{QStringLiteral("link"), QStringLiteral("wifi")},
+                                       {QStringLiteral("bandwidth"), 1000000}}
+                         : QVariantMap{{QStringLiteral("link"), QStringLiteral("wifi")}};
+    });
+    QVERIFY(w->formed());
+    QCOMPARE(w->world(0)->linkQuality(1)->sendRateSamples, quint64(0));
+    // When rank 0 sends rank 1 half a megabyte
+    const QByteArray bytes(512 * 1024, 'r');
+    auto receive = (*w)[1].recv<QByteArray>(0, 7);
+    auto send = (*w)[0].send(1, 7, bytes);
+    QTRY_VERIFY_WITH_TIMEOUT(receive.request().isFinished(), 20000);
+    QVERIFY(receive.wait());
+    // Then rank 0 has measured the rate it left at: the radio's, never more
+    // (the sim sends no byte early), not much less (a poll's lateness)
+    QTRY_VERIFY_WITH_TIMEOUT(w->world(0)->linkQuality(1)->sendRateSamples > 0, 5000);
+    const double rate = w->world(0)->linkQuality(1)->sendRate;
+    QVERIFY2(rate > 0.6e6 && rate < 1.1e6, qPrintable(QString::number(rate)));
+    // And its model plans with it, to two significant digits
+    const LinkModel model = linkModel((*w)[0]);
+    QVERIFY2(std::abs(model.bytesPerUs - rate / 1e6) <= 0.05 * rate / 1e6, qPrintable(QString::number(model.bytesPerUs)));
+    QCOMPARE(model.latencyUs, w->world(0)->expectedLink().latencyUs);
 }
 
 void TestLinkModel::fixedModelWins()

@@ -111,6 +111,7 @@ private Q_SLOTS:
     void manyFramesBothWaysInOrder();
     void largeFrame();
     void socketBufferOptionSizesTheKernelBuffers();
+    void unsentBytesCountWhatTheKernelHolds();
     void loopbackLinksUseTheirOwnCongestionControl();
     void everyFrameKind();
     void pausedLinkHoldsFramesUntilResumed();
@@ -291,6 +292,54 @@ void tst_Links::socketBufferOptionSizesTheKernelBuffers()
         const int client = socketOption(pair.connecting, option);
         QVERIFY2(client > 2 * 64 * 1024, qPrintable(QStringLiteral("default buffer: %1 bytes").arg(client)));
     }
+#endif
+}
+
+namespace {
+
+void setReadBufferSize(QIODevice *device, qint64 bytes)
+{
+    if (auto *tcp = qobject_cast<QAbstractSocket *>(device))
+        tcp->setReadBufferSize(bytes);
+    else
+        qobject_cast<QLocalSocket *>(device)->setReadBufferSize(bytes);
+}
+
+} // namespace
+
+// A frame the socket took has not left: until the peer has it, the kernel's
+// queue counts in unsentBytes() (TCP's bytes not sent, a Unix socket's bytes
+// not read), which is what a node forwarding copies to several peers waits on.
+void tst_Links::unsentBytesCountWhatTheKernelHolds()
+{
+#ifndef Q_OS_LINUX
+    QSKIP("only Linux tells a socket's unsent bytes");
+#else
+    // Given a link whose peer reads nothing (its socket object holds one byte)
+    LinkPair pair;
+    std::unique_ptr<QIODevice> raw;
+    Link *link = openRawPair(pair, raw);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(link && raw);
+    setReadBufferSize(raw.get(), 1);
+    // When the link sends a frame of 1 MiB, more than the peer's receive
+    // buffer and window hold
+    const QByteArray payload(1024 * 1024, 'u');
+    const qint64 size = FrameHeaderSize + payload.size();
+    link->sendFrame(makeFrame(FrameKind::Data, ItemType::Byte, quint32(payload.size()), payload));
+    // Then the link counts what it took
+    QCOMPARE(link->counters().bytesQueued, quint64(size));
+    // And bytes the socket object handed over still count until they leave:
+    // the kernel holds some of them unsent
+    QTRY_VERIFY_WITH_TIMEOUT(link->unsentBytes() > link->bytesToWrite(), Timeout);
+    QVERIFY(link->unsentBytes() > 0);
+    // When the peer reads it all, nothing is unsent
+    setReadBufferSize(raw.get(), 0);
+    qint64 got = 0;
+    QTRY_VERIFY_WITH_TIMEOUT((got += raw->readAll().size()) == size, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(link->unsentBytes(), qint64(0), Timeout);
+    QCOMPARE(link->counters().bytesQueued, quint64(size));
 #endif
 }
 

@@ -181,16 +181,10 @@ void BcastOp::planForwarding()
             m_pieces.append(m_whole);
         }
     }
-    m_concurrent = !m_streamed && m_totalBytes <= ConcurrentLimit;
 }
 
 void BcastOp::pushSends()
 {
-    if (m_concurrent) {
-        for (qsizetype i = 0; i < m_children.size(); ++i)
-            queueTo(int(i));
-        return;
-    }
     while (m_current < m_children.size()) {
         queueTo(int(m_current));
         if (!m_children.at(m_current).done)
@@ -207,14 +201,15 @@ void BcastOp::queueTo(int index)
         child.headerSent = true;
         ++child.inFlight;
         send(child.rank, streamHeader(m_itemType, m_count, m_totalBytes, m_order), argument,
-             CollectiveFrameKind::StreamHeader, treeRoot(), index);
+             CollectiveFrameKind::StreamHeader, treeRoot(), index, World::Completion::Departed);
     }
     for (; child.nextPiece < m_pieces.size(); ++child.nextPiece) {
         const QByteArray &piece = m_pieces.at(child.nextPiece);
         const Payload payload = m_streamed ? Payload{ItemType::UnsignedByte, quint32(piece.size()), piece}
                                            : Payload{m_itemType, m_count, piece, m_order};
         ++child.inFlight;
-        send(child.rank, payload, argument, CollectiveFrameKind::Data, treeRoot(), index);
+        send(child.rank, payload, argument, CollectiveFrameKind::Data, treeRoot(), index,
+             World::Completion::Departed);
     }
     if (child.inFlight == 0 && allPiecesIn() && child.nextPiece == m_pieces.size())
         child.done = true;

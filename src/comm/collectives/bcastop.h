@@ -4,7 +4,9 @@
 // Each node that receives a range decides again how to cover it (its own
 // decideBcast() from its own link estimates, or the topology forced),
 // and forwards either the whole message or a stream of segments, each segment
-// passed on as soon as it is in. A large message goes to one child at a time.
+// passed on as soon as it is in. Copies go to one child at a time, the next
+// once the last has left this node, not only its link: one radio sends them
+// all, and copies sent together all arrive late (docs/design/broadcast.md).
 #pragma once
 
 #include "collectiveop.h"
@@ -19,8 +21,6 @@ public:
     // `payload` matters at the root only.
     BcastOp(CollectiveSetup setup, int root, Payload payload, BcastOptions options);
 
-    // A message of more bytes goes to one child at a time.
-    static constexpr qint64 ConcurrentLimit = 64 * 1024;
     // Largest message a stream header may announce (the world's default limit).
     static constexpr qint64 MaxMessageBytes = 256LL * 1024 * 1024;
     // A streamed message up to this size gets its whole buffer at once.
@@ -78,7 +78,6 @@ private:
     QList<QByteArray> m_pieces;
     QList<Child> m_children;
     qsizetype m_current = 0; // child being served (one at a time)
-    bool m_concurrent = false;
     bool m_planned = false;
 };
 

@@ -186,7 +186,8 @@ void CollectiveOp::checkGone()
             return fail({ErrorCode::NodeLost, describe(QStringLiteral("rank %1 is gone").arg(r))});
 }
 
-void CollectiveOp::send(int to, const Payload &payload, int argument, CollectiveFrameKind kind, int root, int token)
+void CollectiveOp::send(int to, const Payload &payload, int argument, CollectiveFrameKind kind, int root, int token,
+                        World::Completion when)
 {
     Frame frame;
     frame.header.kind = FrameKind::Data;
@@ -201,7 +202,7 @@ void CollectiveOp::send(int to, const Payload &payload, int argument, Collective
     const bool counted = kind != CollectiveFrameKind::Abort;
     if (counted)
         ++m_sendsInFlight;
-    m_outgoing.push({m_setup.group.at(to), std::move(frame), token, counted});
+    m_outgoing.push({m_setup.group.at(to), std::move(frame), token, counted, when});
 }
 
 void CollectiveOp::succeed()
@@ -263,7 +264,8 @@ void CollectiveOp::flush()
         SendCompletion done;
         if (out.counted)
             done = [self, token = out.token](const Error &e) { self->sendFinished(token, e); };
-        if (auto sent = m_setup.world->sendFrame(out.worldRank, std::move(out.frame), done); !sent && out.counted)
+        if (auto sent = m_setup.world->sendFrame(out.worldRank, std::move(out.frame), done, out.when);
+            !sent && out.counted)
             sendFinished(out.token, sent.error());
     }
     m_flushing = false;

@@ -12,16 +12,13 @@
 #include "smallqueue.h"
 
 #include <mmpi/comm/collectiveresult.h>
+#include <mmpi/world/world.h>
 
 #include <QMutex>
 #include <QRecursiveMutex>
 #include <QSet>
 
 #include <memory>
-
-namespace mmpi {
-class World;
-}
 
 namespace mmpi::detail {
 
@@ -100,9 +97,11 @@ protected:
     int rank() const { return m_setup.rank; }
     bool isGone(int rank) const { return m_gone.contains(rank); }
     // Queue a frame of this collective for `rank`; it goes out in queue order
-    // once the mutex is released. `token` >= 0 reports completion to handleSent().
+    // once the mutex is released. `token` >= 0 reports completion to
+    // handleSent(), when the world says it has left (`when`).
     void send(int rank, const Payload &payload, int argument = 0,
-              CollectiveFrameKind kind = CollectiveFrameKind::Data, int root = NoRank, int token = -1);
+              CollectiveFrameKind kind = CollectiveFrameKind::Data, int root = NoRank, int token = -1,
+              World::Completion when = World::Completion::Handed);
     // The result is in m_result; the request finishes once the sends have left.
     void succeed();
     // Finish with `error`; unless it came from another rank's Abort, tell
@@ -121,6 +120,7 @@ private:
         Frame frame;
         int token;
         bool counted;
+        World::Completion when = World::Completion::Handed;
     };
 
     template<typename F>

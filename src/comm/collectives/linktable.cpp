@@ -32,12 +32,12 @@ LinkTable::LinkTable(World *world)
     m_clock.start();
 }
 
-double LinkTable::roundedLatencyUs(double latencyUs)
+double LinkTable::rounded(double measure)
 {
-    if (!(latencyUs > 0))
+    if (!(measure > 0))
         return 0.0;
-    const double unit = std::pow(10.0, std::floor(std::log10(latencyUs)) - 1);
-    return std::round(latencyUs / unit) * unit;
+    const double unit = std::pow(10.0, std::floor(std::log10(measure)) - 1);
+    return std::round(measure / unit) * unit;
 }
 
 LinkModel LinkTable::model(const QList<int> &peers) const
@@ -50,16 +50,23 @@ LinkModel LinkTable::model(const QList<int> &peers) const
         return m_memo.model;
     LinkModel model = modelOf(m_world->expectedLink());
     QList<double> latencies;
+    QList<double> rates;
     const int me = m_world->rank();
     for (int peer : peers) {
         if (peer == me)
             continue;
         const auto quality = m_world->linkQuality(peer);
-        if (quality && quality->roundTripSamples > 0 && quality->smoothedRoundTrip.count() > 0)
+        if (!quality)
+            continue;
+        if (quality->roundTripSamples > 0 && quality->smoothedRoundTrip.count() > 0)
             latencies.append(double(quality->smoothedRoundTrip.count()) / 2.0);
+        if (quality->sendRateSamples > 0 && quality->sendRate > 0)
+            rates.append(quality->sendRate / 1e6);
     }
     if (!latencies.isEmpty())
-        model.latencyUs = roundedLatencyUs(median(latencies));
+        model.latencyUs = rounded(median(latencies));
+    if (!rates.isEmpty())
+        model.bytesPerUs = rounded(median(rates));
     m_memo = {peers, model, now};
     return model;
 }

@@ -1,10 +1,11 @@
 // LinkTable: the link model this node decides its broadcasts with. It starts
-// from the medium the transport names (World::expectedLink()) and takes the
-// latency from the world's own heartbeats: half the smoothed round trip to
-// each peer (World::linkQuality()), the median over the peers a broadcast
-// sends to. Heartbeats are small and one at a time, so they tell nothing of
-// the rate or the per-frame cost: those stay the medium's. No thread and no
-// traffic of its own; setFixedModel() overrides it all. Thread-safe.
+// from the medium the transport names (World::expectedLink()) and takes what
+// the world measured of its own traffic (World::linkQuality()): the latency
+// from heartbeats (half the smoothed round trip), the rate from large
+// messages draining from their links (LinkQuality::sendRate), each the median
+// over the peers a broadcast sends to. The per-frame cost stays the medium's.
+// No thread and no traffic of its own (no probes on a busy radio);
+// setFixedModel() overrides it all. Thread-safe.
 #pragma once
 
 #include <mmpi/comm/bcastplan.h>
@@ -34,10 +35,10 @@ public:
     // nullopt goes back to the medium and the heartbeats.
     void setFixedModel(std::optional<LinkModel> model);
 
-    // A latency rounded to two significant digits: heartbeat round trips
+    // A measure rounded to two significant digits: round trips and rates
     // jitter, and a model that changed with every sample would give every
     // broadcast a new plan (Router caches plans per model).
-    static double roundedLatencyUs(double latencyUs);
+    static double rounded(double measure);
 
     // A model is worked out again after this long: heartbeats come once a
     // second by default (WorldConfig::heartbeatInterval), so a model this

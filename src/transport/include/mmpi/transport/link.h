@@ -12,7 +12,8 @@ namespace mmpi {
 
 struct LinkCounters
 {
-    quint64 bytesSent = 0;
+    quint64 bytesSent = 0;   // handed to the operating system
+    quint64 bytesQueued = 0; // taken by sendFrame(), as the link encodes them
     quint64 bytesReceived = 0;
     quint64 framesSent = 0;
     quint64 framesReceived = 0;
@@ -45,6 +46,12 @@ public:
     virtual void setReading(bool enabled);
     // Bytes queued but not yet handed to the operating system.
     virtual qint64 bytesToWrite() const = 0;
+    // Bytes queued that have not left this node: bytesToWrite() and what the
+    // kernel holds unsent, where it says (a kernel takes a large write at
+    // once and sends it when the radio can, so "handed over" is not "gone").
+    // In the units of counters().bytesQueued: everything queued before the
+    // last bytesQueued - unsentBytes() bytes has left. Default: bytesToWrite().
+    virtual qint64 unsentBytes() const { return bytesToWrite(); }
     // Close the link; state becomes Closed (stateChanged is emitted once).
     virtual void close() = 0;
 

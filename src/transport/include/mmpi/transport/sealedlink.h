@@ -27,6 +27,7 @@ public:
     void sendFrame(const Frame &frame) override;
     void setReading(bool enabled) override;
     qint64 bytesToWrite() const override;
+    qint64 unsentBytes() const override;
     LinkCounters counters() const override;
     void close() override;
 

@@ -24,6 +24,7 @@ public:
     void sendFrame(const Frame &frame) override;
     void setReading(bool enabled) override;
     qint64 bytesToWrite() const override;
+    qint64 unsentBytes() const override;
     void close() override;
     // The kernel's send and receive buffer for the socket, set when the link
     // connects (so call it before); 0 leaves the system's own sizing. The
@@ -43,9 +44,16 @@ protected:
     // The connected socket's descriptor, or -1: where the kernel's buffer
     // sizes are set (setSocketBufferSize()).
     virtual qintptr nativeDescriptor() const { return -1; }
+    // How the socket's kernel tells the bytes it has not sent (Linux; on other
+    // systems every kind reads as None): TCP's SIOCOUTQNSD, a Unix socket's
+    // SIOCOUTQ (bytes the peer has not read), RFCOMM's TIOCOUTQ (free room,
+    // subtracted from SO_SNDBUF).
+    enum class KernelQueue { None, Tcp, Unix, Bluetooth };
+    virtual KernelQueue kernelQueue() const { return KernelQueue::None; }
 
 private:
     void applySocketBufferSize();
+    qint64 kernelUnsentBytes() const;
     void noticePeerClosed();
     void handleReadyRead();
     void deliverAvailable(const QPointer<StreamLink> &self);

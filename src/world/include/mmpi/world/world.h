@@ -125,6 +125,14 @@ public:
     };
     Q_ENUM(DiscoveryStep)
 
+    // When a send's completion runs: once its link has taken the frame, or
+    // once the frame has left this node (Link::unsentBytes(): the kernel
+    // takes a large write at once and sends it when the radio can). A node
+    // that forwards copies to several peers on one radio waits for the
+    // second (docs/design/broadcast.md, "Forwarding").
+    enum class Completion { Handed, Departed };
+    Q_ENUM(Completion)
+
     explicit World(QObject *parent = nullptr);
     ~World() override;
 
@@ -152,11 +160,12 @@ public:
     // Frames to one peer keep their order per (communicator, tag); a message
     // larger than WorldConfig::chunkSize travels in chunks, and smaller
     // frames may overtake it between chunks. `done` (optional) reports when
-    // the frame has left. The payload may borrow the caller's memory
+    // the frame has left, as `when` says. The payload may borrow the caller's memory
     // (mmpi::isBorrowed(): a QByteArray::fromRawData() view): it is copied
     // before this returns, unless the frame names its owner (Frame::owner),
     // which keeps it.
-    Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {});
+    Result<void> sendFrame(int destination, Frame frame, SendCompletion done = {},
+                           Completion when = Completion::Handed);
 
     // Flow control for receivers (thread-safe): stop or resume reading frames
     // from `rank`'s link. While paused, the peer's frames wait in its socket
@@ -299,6 +308,13 @@ struct LinkQuality
     std::chrono::microseconds roundTrip{-1};
     std::chrono::microseconds smoothedRoundTrip{-1};
     quint64 roundTripSamples = 0;
+    // Bytes per second that left this node for the peer while its link had
+    // bytes waiting all along (a large message draining), smoothed as the
+    // round trip is; 0 until a message of at least 16 KiB has gone. One
+    // radio serves all of a node's links: while several drain at once, each
+    // measures its share.
+    double sendRate = 0;
+    quint64 sendRateSamples = 0;
     // Heartbeat requests this node sent to the peer, and received from it.
     quint64 heartbeatsSent = 0;
     quint64 heartbeatsReceived = 0;
