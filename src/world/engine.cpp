@@ -77,7 +77,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     m_discoveryTimer.setSingleShot(true);
     m_beaconTimer.setSingleShot(true);
     connect(&m_beaconTimer, &QTimer::timeout, this, &Engine::handleBeaconTimeout);
-    connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::handleDiscoveryTimeout);
+    connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::checkDiscoveryWindow);
     m_closeTimer.setSingleShot(true);
     connect(&m_closeTimer, &QTimer::timeout, this, &Engine::finishClose);
     m_flushTimer.setInterval(10);
@@ -210,10 +210,19 @@ Result<void> Engine::admitToRoot(const PeerIdentity &peer) const
         return refusal(QStringLiteral("rank %1 is not in this world of %2").arg(peer.rank).arg(m_size));
     if (m_peers.at(peer.rank).link)
         return refusal(QStringLiteral("rank %1 has already joined").arg(peer.rank));
+    if (awaitsConfirmation(peer.rank))
+        return refusal(QStringLiteral("rank %1 waits for its join to be confirmed").arg(peer.rank));
     return success();
 }
 
 void Engine::handleJoinedRoot(Link *link, const PeerIdentity &peer)
+{
+    if (m_config.confirmJoins)
+        return requestConfirmation(link, peer);
+    seatJoined(link, peer);
+}
+
+void Engine::seatJoined(Link *link, const PeerIdentity &peer)
 {
     qCInfo(lcWorld).noquote() << "rank" << peer.rank << "joined from" << link->peerAddress();
     attachPeer(peer.rank, link, {peer.rank, peer.nodeId, peer.listenAddress});
@@ -226,7 +235,7 @@ void Engine::handleJoinedRoot(Link *link, const PeerIdentity &peer)
 void Engine::handlePeerDiscovered(const PeerAdvert &advert)
 {
     if (m_formation.step() != Step::Discovering || advert.nodeId == m_nodeId || m_contacted.contains(advert.nodeId)
-        || int(m_candidates.size()) + 1 >= m_config.size)
+        || candidateSlotsTaken() >= m_config.size)
         return;
     m_heardAdvert = true;
     m_contacted.insert(advert.nodeId);
@@ -269,7 +278,27 @@ void Engine::contactDiscovered(const PeerAdvert &advert, int index)
     });
 }
 
+int Engine::candidateSlotsTaken() const
+{
+    return int(m_candidates.size() + m_joinRequests.size()) + 1;
+}
+
 void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
+{
+    if (!m_config.confirmJoins)
+        return takeCandidate(link, peer);
+    if (m_formation.step() == Step::Discovering && candidateSlotsTaken() < m_config.size)
+        return requestConfirmation(link, peer);
+    // No room while others wait for an answer: its next advert is heard
+    // again, in case one of them is turned away.
+    m_contacted.remove(peer.nodeId);
+    link->close();
+    link->deleteLater();
+}
+
+// A node that a person rejected keeps its place in m_contacted: it is not
+// contacted again.
+void Engine::takeCandidate(Link *link, const PeerIdentity &peer)
 {
     if (m_formation.step() != Step::Discovering || int(m_candidates.size()) + 1 >= m_config.size) {
         link->close();
@@ -288,12 +317,15 @@ void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
     const int joined = int(m_candidates.size()) + 1;
     Q_EMIT formationProgress(joined, m_config.size);
     if (joined == m_config.size)
-        assignRanksAndSendTable();
+        return assignRanksAndSendTable();
+    checkDiscoveryWindow();
 }
 
-void Engine::handleDiscoveryTimeout()
+// When the discovery window ends, and again as each join request is settled
+// after it: people still deciding about a node hold the window open.
+void Engine::checkDiscoveryWindow()
 {
-    if (m_formation.step() != Step::Discovering)
+    if (m_formation.step() != Step::Discovering || m_discoveryTimer.isActive() || !m_joinRequests.isEmpty())
         return;
     const int joined = int(m_candidates.size()) + 1;
     if (joined < m_config.effectiveMinimumSize())
@@ -319,6 +351,9 @@ void Engine::assignRanksAndSendTable()
     }
     m_candidates.clear();
     sendRankTable();
+    endJoinRequests(encodeControl(JoinRefused{JoinRefusal::NotConfirmed,
+                                              QStringLiteral("the world formed before its join was confirmed")}),
+                    QStringLiteral("the world formed without it"));
 }
 
 void Engine::sendRankTable()
@@ -811,6 +846,8 @@ void Engine::handleControlFrame(int rank, const Frame &frame)
             return handleMeshReady(rank);
         if (*type == ControlType::Start && fromRoot && step == Step::AwaitingStart)
             return becomeFormed();
+        if (*type == ControlType::JoinRefused && fromRoot && step == Step::AwaitingRankTable)
+            return handleJoinRefused(frame);
         if (*type == ControlType::Abort && fromRoot) {
             const auto abort = decodeControl<Abort>(frame);
             return fail({ErrorCode::FormationTimeout,
@@ -1120,6 +1157,7 @@ void Engine::fail(const Error &error)
         for (const Peer &peer : std::as_const(m_peers))
             if (peer.link)
                 peer.link->sendFrame(abort);
+        endJoinRequests(abort, QStringLiteral("formation failed"));
     }
     m_deadline.stop();
     m_discoveryTimer.stop();
