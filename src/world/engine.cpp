@@ -1052,9 +1052,9 @@ void Engine::handleDeadline(bool graceOver)
     // instead of failing first with a vaguer one of its own.
     if (!graceOver && !m_formation.formsAsRoot() && !m_peers.isEmpty() && m_peers.at(m_contact).link)
         return QTimer::singleShot(RootAbortGrace, this, [this] { handleDeadline(true); });
-    const QString timedOut = QStringLiteral("formation timed out after %1 ms: %2")
+    const QString timedOut = QStringLiteral("formation timed out after %1 ms: %2%3")
                                  .arg(m_config.formationTimeout.count())
-                                 .arg(describeMissing());
+                                 .arg(describeMissing(), describeOpenJoinRequests());
     // Links refused for another key are the likely reason the others are
     // missing: a root given the wrong key would otherwise say no more than
     // that nobody joined.

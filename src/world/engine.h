@@ -276,6 +276,7 @@ private:
     // `graceOver`: a node linked to its contact has waited RootAbortGrace more.
     void handleDeadline(bool graceOver);
     QString describeMissing() const;
+    QString describeOpenJoinRequests() const; // "" when none, else "; …" to follow describeMissing()
     int linkedCount() const;
     void becomeFormed();
     void fail(const Error &error);

@@ -104,6 +104,20 @@ void Engine::endJoinRequests(const Frame &notice, const QString &why)
         dismissJoin(request, notice, why);
 }
 
+// A formation that runs out of time while people still decide says so:
+// the missing nodes may be there, waiting for an answer.
+QString Engine::describeOpenJoinRequests() const
+{
+    if (m_joinRequests.isEmpty())
+        return {};
+    QStringList nodes;
+    for (const JoinRequest &request : m_joinRequests)
+        nodes << request.peer.nodeId;
+    return QStringLiteral("; %1 join request(s) still unanswered (node %2)")
+        .arg(m_joinRequests.size())
+        .arg(nodes.join(QStringLiteral(", ")));
+}
+
 void Engine::handleJoinRefused(const Frame &frame)
 {
     const auto refused = decodeControl<JoinRefused>(frame);

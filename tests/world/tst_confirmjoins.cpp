@@ -56,6 +56,7 @@ private Q_SLOTS:
     void rejectedNodeFailsAndIsNotCounted();
     void rejectedNodeLeavesADiscoveredWorldToTheOthers();
     void unansweredRequestTimesOut();
+    void formationDeadlineEndsAnOpenRequest();
     void answerToNoRequestIsAnError();
 };
 
@@ -197,6 +198,30 @@ void TestConfirmJoins::unansweredRequestTimesOut()
     QVERIFY(!late);
     QCOMPARE(late.error().code, ErrorCode::UnknownJoinRequest);
     QCOMPARE(root->state(), World::State::Forming);
+}
+
+// The formation deadline comes before the person answers: the root fails
+// saying that a request is still open, and the joiner hears the root's reason.
+void TestConfirmJoins::formationDeadlineEndsAnOpenRequest()
+{
+    WorldHarness harness(QStringLiteral("local"), WorldConfig::Mode::Launched);
+    WorldConfig rootConfig = confirmingRoot(harness, 2);
+    rootConfig.formationTimeout = 1500ms;
+    World *root = harness.start(rootConfig);
+    QSignalSpy requested(root, &World::joinRequested);
+    QSignalSpy ended(root, &World::joinRequestEnded);
+    World *node = harness.start(harness.config(1, 2));
+    QTRY_COMPARE_WITH_TIMEOUT(requested.size(), 1, Patience);
+
+    QTRY_COMPARE_WITH_TIMEOUT(root->state(), World::State::Failed, Patience);
+    QCOMPARE(root->error().code, ErrorCode::FormationTimeout);
+    QVERIFY2(root->error().message.contains(QLatin1String("1 join request(s) still unanswered (node ")
+                                            + node->nodeId()),
+             qPrintable(root->error().message));
+    QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 1, Patience);
+    QTRY_COMPARE_WITH_TIMEOUT(node->state(), World::State::Failed, Patience);
+    QVERIFY2(node->error().message.contains(QLatin1String("the root abandoned formation")),
+             qPrintable(node->error().message));
 }
 
 void TestConfirmJoins::answerToNoRequestIsAnError()
