@@ -296,8 +296,6 @@ void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
     link->deleteLater();
 }
 
-// A node that a person rejected keeps its place in m_contacted: it is not
-// contacted again.
 void Engine::takeCandidate(Link *link, const PeerIdentity &peer)
 {
     if (m_formation.step() != Step::Discovering || int(m_candidates.size()) + 1 >= m_config.size) {

@@ -56,6 +56,8 @@ void Engine::answerJoin(int requestId, bool confirmed)
     takeCandidate(link, request.peer);
 }
 
+// A discovered root keeps a refused node in m_contacted: its next advert
+// does not bring the question back to the person.
 void Engine::refuseJoin(int requestId, JoinRefusal cause, const QString &reason)
 {
     const JoinRequest request = takeJoinRequest(requestId);
