@@ -7,9 +7,9 @@
 // the payload back) and decode again to an equal record.
 //
 // Input layout: byte 0 builds the frame around the rest (the payload): bits
-// 0-3 the tag (types are 1..10), bit 4 a Data frame instead of Control, bit 5
-// the tag made negative, bit 6 the payload padded with zeros to exactly
-// MaxControlPayload, bit 7 to one byte more.
+// 0-4 the tag t (types are 1..16; t of 24..31 is the negative tag 23 - t),
+// bit 5 a Data frame instead of Control, bit 6 the payload padded with zeros
+// to exactly MaxControlPayload, bit 7 to one byte more.
 #include "controlmessage.h" // src/world
 #include "invariant.h"
 
@@ -44,6 +44,10 @@ void checkFields(const RankTable &m)
     check(!m.entries.isEmpty(), "empty rank table");
     for (qsizetype i = 0; i < m.entries.size(); ++i)
         check(m.entries[i].rank == i, "rank table not ranks 0..n-1 in order");
+}
+void checkFields(const JoinRefused &m)
+{
+    check(m.cause == JoinRefusal::Rejected || m.cause == JoinRefusal::NotConfirmed, "join refusal with an unknown cause");
 }
 void checkFields(const auto &) {}
 
@@ -94,9 +98,11 @@ Frame frameFor(quint8 control, QByteArrayView rest)
         payload.resize(MaxControlPayload + 1, '\0');
     else if (control & 0x40)
         payload.resize(MaxControlPayload, '\0');
-    const FrameKind kind = control & 0x10 ? FrameKind::Data : FrameKind::Control;
+    const FrameKind kind = control & 0x20 ? FrameKind::Data : FrameKind::Control;
     Frame frame = makeFrame(kind, ItemType::UnsignedByte, quint32(payload.size()), payload);
-    frame.header.tag = (control & 0x20) ? -qint32(control & 0x0F) : qint32(control & 0x0F);
+    // Tags past the last type and below the first, negative ones included.
+    const qint32 tag = control & 0x1F;
+    frame.header.tag = tag >= 24 ? 23 - tag : tag;
     return frame;
 }
 
@@ -131,5 +137,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     checkDecode<KeyMismatch>(frame, type);
     checkDecode<Rejoined>(frame, type);
     checkDecode<GivenUp>(frame, type);
+    checkDecode<JoinRefused>(frame, type);
     return 0;
 }

@@ -62,6 +62,10 @@ int main(int argc, char **argv)
         && writeSeed(dir, QStringLiteral("rejoined.bin"),
                      Rejoined{{3, QStringLiteral("node-3b"), QStringLiteral("local://mmpi-r3-1")}})
         && writeSeed(dir, QStringLiteral("givenup.bin"),
-                     GivenUp{2, QStringLiteral("node-2"), QStringLiteral("no link to rank 2 again within the grace period")});
+                     GivenUp{2, QStringLiteral("node-2"), QStringLiteral("no link to rank 2 again within the grace period")})
+        && writeSeed(dir, QStringLiteral("joinrefused.bin"),
+                     JoinRefused{JoinRefusal::Rejected, QStringLiteral("it was rejected at the root")})
+        && writeSeed(dir, QStringLiteral("joinrefused-timeout.bin"),
+                     JoinRefused{JoinRefusal::NotConfirmed, QStringLiteral("nobody confirmed it within 60000 ms")});
     return fuzz::corpusStatus(ok, dir);
 }

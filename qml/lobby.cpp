@@ -4,7 +4,7 @@
 
 namespace mmpi {
 
-Lobby::Lobby(QObject *parent) : QObject(parent) {}
+Lobby::Lobby(QObject *parent) : QObject(parent), m_pendingJoins(new JoinRequestModel(this)) {}
 
 void Lobby::setWorld(QmlWorld *world)
 {
@@ -13,10 +13,13 @@ void Lobby::setWorld(QmlWorld *world)
     if (m_world)
         disconnect(m_world, nullptr, this, nullptr);
     m_world = world;
+    // Requests of another world are not this one's to answer.
+    m_pendingJoins->clear();
     if (world) {
         connect(world, &QmlWorld::joinedChanged, this, &Lobby::reevaluate);
         connect(world, &QmlWorld::stateChanged, this, &Lobby::reevaluate);
         connect(world, &QObject::destroyed, this, &Lobby::reevaluate);
+        watchJoinRequests(world);
     }
     Q_EMIT worldChanged();
     reevaluate();
@@ -45,6 +48,43 @@ void Lobby::reevaluate()
         if (ready)
             Q_EMIT allJoined();
     }
+}
+
+void Lobby::watchJoinRequests(QmlWorld *world)
+{
+    connect(world, &QmlWorld::joinRequested, m_pendingJoins, &JoinRequestModel::add);
+    connect(world, &QmlWorld::joinRequestEnded, m_pendingJoins, &JoinRequestModel::remove);
+    connect(world, &QObject::destroyed, m_pendingJoins, &JoinRequestModel::clear);
+}
+
+bool Lobby::confirm(int requestId)
+{
+    return answer(requestId, true);
+}
+
+bool Lobby::reject(int requestId)
+{
+    return answer(requestId, false);
+}
+
+bool Lobby::answer(int requestId, bool confirmed)
+{
+    World *world = m_world ? m_world->world() : nullptr;
+    if (!world) {
+        setErrorString(QStringLiteral("no join request %1: the lobby's world has not started").arg(requestId));
+        return false;
+    }
+    const Result<void> answered = confirmed ? world->confirmJoin(requestId) : world->rejectJoin(requestId);
+    setErrorString(answered ? QString() : answered.error().message);
+    return bool(answered);
+}
+
+void Lobby::setErrorString(const QString &message)
+{
+    if (m_errorString == message)
+        return;
+    m_errorString = message;
+    Q_EMIT errorStringChanged();
 }
 
 } // namespace mmpi

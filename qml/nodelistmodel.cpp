@@ -46,6 +46,7 @@ QVariant NodeListModel::data(const QModelIndex &index, int role) const
     case RoundTripRole: return row.roundTripMs;
     case LastHeardRole: return row.lastHeardMs;
     case SelfRole: return row.self;
+    case VerificationCodeRole: return row.verificationCode;
     default: return {};
     }
 }
@@ -54,7 +55,7 @@ QHash<int, QByteArray> NodeListModel::roleNames() const
 {
     return {{RankRole, "rank"},           {NodeIdRole, "nodeId"},       {AddressRole, "address"},
             {StatusRole, "status"},       {RoundTripRole, "roundTrip"}, {LastHeardRole, "lastHeard"},
-            {SelfRole, "self"}};
+            {SelfRole, "self"},           {VerificationCodeRole, "verificationCode"}};
 }
 
 void NodeListModel::setRefreshInterval(int ms)
@@ -100,6 +101,8 @@ NodeListModel::Row NodeListModel::read(int rank) const
         row.roundTripMs = 0;
         return row;
     }
+    if (const auto code = m_world->verificationCode(rank))
+        row.verificationCode = *code;
     if (const auto q = m_world->linkQuality(rank); q) {
         row.status = fromWorld(q->status);
         row.roundTripMs = q->smoothedRoundTrip.count() < 0 ? -1.0 : q->smoothedRoundTrip.count() / 1000.0;
@@ -127,6 +130,8 @@ void NodeListModel::refresh(int rank)
         changed << RoundTripRole;
     if (fresh.lastHeardMs != row.lastHeardMs)
         changed << LastHeardRole;
+    if (fresh.verificationCode != row.verificationCode)
+        changed << VerificationCodeRole;
     row = fresh;
     if (!changed.isEmpty())
         Q_EMIT dataChanged(index(rank), index(rank), changed);
@@ -182,7 +187,8 @@ QVariantMap NodeListModel::get(int rank) const
             {QStringLiteral("statusName"), statusName(rank)},
             {QStringLiteral("roundTrip"), row.roundTripMs},
             {QStringLiteral("lastHeard"), row.lastHeardMs},
-            {QStringLiteral("self"), row.self}};
+            {QStringLiteral("self"), row.self},
+            {QStringLiteral("verificationCode"), row.verificationCode}};
 }
 
 } // namespace mmpi

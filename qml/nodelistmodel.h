@@ -1,6 +1,6 @@
 // NodeList: one row per rank of a formed world, as this device sees it —
-// status (joined, suspect, unreachable, left, lost), heartbeat round trip and
-// how long ago the node was last heard. World.nodes is one; views bind to it.
+// status (joined, suspect, unreachable, left, lost), heartbeat round trip,
+// how long ago the node was last heard and the verification code of its link. World.nodes is one; views bind to it.
 #pragma once
 
 #include <QAbstractListModel>
@@ -22,7 +22,16 @@ class NodeListModel : public QAbstractListModel
 public:
     enum class Status { Joined, Suspect, Unreachable, Left, Lost };
     Q_ENUM(Status)
-    enum Role { RankRole = Qt::UserRole + 1, NodeIdRole, AddressRole, StatusRole, RoundTripRole, LastHeardRole, SelfRole };
+    enum Role {
+        RankRole = Qt::UserRole + 1,
+        NodeIdRole,
+        AddressRole,
+        StatusRole,
+        RoundTripRole,
+        LastHeardRole,
+        SelfRole,
+        VerificationCodeRole, // "482 913" for a peer (World::verificationCode), "" for this node
+    };
 
     explicit NodeListModel(QObject *parent = nullptr);
 
@@ -47,7 +56,7 @@ public:
 
     // Status as the QML enum's key ("Joined", ...), for logs and tests.
     Q_INVOKABLE QString statusName(int rank) const;
-    // The row of `rank` as an object {rank, nodeId, status, roundTrip, lastHeard, self}.
+    // The row of `rank` as an object {rank, nodeId, status, roundTrip, lastHeard, self, verificationCode}.
     Q_INVOKABLE QVariantMap get(int rank) const;
 
 Q_SIGNALS:
@@ -64,6 +73,7 @@ private:
         double roundTripMs = -1;
         qint64 lastHeardMs = 0;
         bool self = false;
+        QString verificationCode;
     };
     Row read(int rank) const;
     void refreshAll();

@@ -72,6 +72,8 @@ void QmlWorld::setBeaconTimeout(int ms) { m_settings.beaconTimeout = std::chrono
 void QmlWorld::setHeartbeatInterval(int ms) { m_settings.heartbeatInterval = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setHeartbeatTimeout(int ms) { m_settings.heartbeatTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setReconnectGracePeriod(int ms) { m_settings.reconnectGracePeriod = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
+void QmlWorld::setConfirmJoins(bool on) { if (m_settings.confirmJoins != on) { m_settings.confirmJoins = on; Q_EMIT settingsChanged(); } }
+void QmlWorld::setConfirmTimeout(int ms) { m_settings.confirmTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setAutoStart(bool on) { if (m_autoStart != on) { m_autoStart = on; Q_EMIT settingsChanged(); } }
 
 bool QmlWorld::launched() const
@@ -214,6 +216,20 @@ void QmlWorld::connectWorld()
     });
     connect(w, &World::spareNotFound, this,
             [this](int r, const Error &reason) { Q_EMIT spareNotFound(r, reason.message); });
+    connect(w, &World::verificationCodeChanged, this, [this](int r) {
+        m_nodes->refresh(r);
+        Q_EMIT verificationCodeChanged(r);
+    });
+    connect(w, &World::joinRequested, this, &QmlWorld::joinRequested);
+    connect(w, &World::joinRequestEnded, this, &QmlWorld::joinRequestEnded);
+}
+
+QString QmlWorld::verificationCode(int rank) const
+{
+    if (!m_world)
+        return {};
+    const auto code = m_world->verificationCode(rank);
+    return code ? *code : QString();
 }
 
 void QmlWorld::inviteSpare(int rank)

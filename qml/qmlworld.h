@@ -52,6 +52,11 @@ class QmlWorld : public QObject, public QQmlParserStatus
     Q_PROPERTY(int heartbeatInterval READ heartbeatInterval WRITE setHeartbeatInterval NOTIFY settingsChanged)
     Q_PROPERTY(int heartbeatTimeout READ heartbeatTimeout WRITE setHeartbeatTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int reconnectGracePeriod READ reconnectGracePeriod WRITE setReconnectGracePeriod NOTIFY settingsChanged)
+    // The root asks a person to confirm each joining device (WorldConfig::
+    // confirmJoins; Lobby.pendingJoins lists the requests), waiting up to
+    // confirmTimeout ms for each answer. Needs a key or a join code.
+    Q_PROPERTY(bool confirmJoins READ confirmJoins WRITE setConfirmJoins NOTIFY settingsChanged)
+    Q_PROPERTY(int confirmTimeout READ confirmTimeout WRITE setConfirmTimeout NOTIFY settingsChanged)
     Q_PROPERTY(bool autoStart READ autoStart WRITE setAutoStart NOTIFY settingsChanged)
     // Whether mmpirun started this process (MMPI_RANK is set).
     Q_PROPERTY(bool launched READ launched CONSTANT)
@@ -136,6 +141,10 @@ public:
     void setHeartbeatTimeout(int ms);
     int reconnectGracePeriod() const { return int(m_settings.reconnectGracePeriod.count()); }
     void setReconnectGracePeriod(int ms);
+    bool confirmJoins() const { return m_settings.confirmJoins; }
+    void setConfirmJoins(bool on);
+    int confirmTimeout() const { return int(m_settings.confirmTimeout.count()); }
+    void setConfirmTimeout(int ms);
     bool autoStart() const { return m_autoStart; }
     void setAutoStart(bool on);
     bool launched() const;
@@ -168,6 +177,10 @@ public:
     // one has lost, to a device that advertises this world and is in none.
     // nodeRejoined(rank) when one takes it, spareNotFound(rank, reason) if not.
     Q_INVOKABLE void inviteSpare(int rank);
+    // The six digits of this node's link to `rank` (World::verificationCode),
+    // "" while there is none. A joining device shows verificationCode(0)
+    // while the root's person compares it.
+    Q_INVOKABLE QString verificationCode(int rank) const;
 
     // ---- C++ side, for the other QML types and the app
     // The underlying world (nullptr before start()).
@@ -212,6 +225,11 @@ Q_SIGNALS:
     // A new node took `rank` (REBUILD); nodes lists it.
     void nodeRejoined(int rank);
     void spareNotFound(int rank, const QString &reason);
+    void verificationCodeChanged(int rank);
+    // The root of a world that confirms joins (World::joinRequested).
+    void joinRequested(int requestId, const QString &nodeId, const QString &address,
+                       const QString &verificationCode);
+    void joinRequestEnded(int requestId);
 
 private:
     QCoro::Task<> formAfterPermissions(QStringList permissions, WorldConfig config);

@@ -33,6 +33,7 @@ void write(QDataStream &, const Start &) {}
 void write(QDataStream &, const KeyMismatch &) {}
 void write(QDataStream &s, const Rejoined &m) { s << m.entry.rank << m.entry.nodeId << m.entry.address; }
 void write(QDataStream &s, const GivenUp &m) { s << m.rank << m.nodeId << m.reason; }
+void write(QDataStream &s, const JoinRefused &m) { s << quint8(m.cause) << m.reason; }
 void write(QDataStream &s, const RankTable &m)
 {
     s << quint32(m.entries.size());
@@ -58,6 +59,14 @@ void read(QDataStream &, Start &) {}
 void read(QDataStream &, KeyMismatch &) {}
 void read(QDataStream &s, Rejoined &m) { s >> m.entry.rank >> m.entry.nodeId >> m.entry.address; }
 void read(QDataStream &s, GivenUp &m) { s >> m.rank >> m.nodeId >> m.reason; }
+void read(QDataStream &s, JoinRefused &m)
+{
+    quint8 cause = 0;
+    s >> cause >> m.reason;
+    if (cause < quint8(JoinRefusal::Rejected) || cause > quint8(JoinRefusal::NotConfirmed))
+        s.setStatus(QDataStream::ReadCorruptData);
+    m.cause = JoinRefusal(cause);
+}
 void read(QDataStream &s, RankTable &m)
 {
     quint32 count = 0;
@@ -126,6 +135,10 @@ Result<void> check(const GivenUp &m)
     if (m.rank < 0 || m.rank >= MaxRankEntries || m.nodeId.isEmpty() || !stringsFit({&m.nodeId, &m.reason}))
         return violation(QStringLiteral("malformed give-up notice"));
     return success();
+}
+Result<void> check(const JoinRefused &m)
+{
+    return stringsFit({&m.reason}) ? success() : violation(QStringLiteral("malformed join refusal"));
 }
 Result<void> check(const RankTable &m)
 {
@@ -204,6 +217,7 @@ MMPI_CONTROL_MESSAGE(Resume)
 MMPI_CONTROL_MESSAGE(KeyMismatch)
 MMPI_CONTROL_MESSAGE(Rejoined)
 MMPI_CONTROL_MESSAGE(GivenUp)
+MMPI_CONTROL_MESSAGE(JoinRefused)
 #undef MMPI_CONTROL_MESSAGE
 
 } // namespace mmpi::detail

@@ -31,8 +31,9 @@ enum class ControlType : qint32 {
     Response = 13,  // connector -> acceptor: my nonce, my proof, who I am, my X25519 public key
     Accept = 14,    // acceptor -> connector: my proof; from here on every frame is sealed
     GivenUp = 15,   // member -> members: I gave this member up; so do you
+    JoinRefused = 16, // root -> joiner, instead of a rank table: not admitted, and why; then close
 };
-constexpr ControlType LastControlType = ControlType::GivenUp;
+constexpr ControlType LastControlType = ControlType::JoinRefused;
 
 // Resume: a formed world's link to a peer, made again after it broke.
 // Rejoin: a replacement for a lost member, linking to each survivor (REBUILD);
@@ -156,6 +157,21 @@ struct GivenUp
     static constexpr ControlType type = ControlType::GivenUp;
     qint32 rank = NoRank;
     QString nodeId;
+    QString reason;
+};
+
+// Why the root of a world that confirms joins turned a joiner away: the
+// joiner's World fails with the matching ErrorCode, chosen by this cause and
+// never by the reason's text.
+enum class JoinRefusal : quint8 {
+    Rejected = 1,     // a person said no (JoinRejected)
+    NotConfirmed = 2, // nobody said yes in time, or the world formed without it (JoinNotConfirmed)
+};
+
+struct JoinRefused
+{
+    static constexpr ControlType type = ControlType::JoinRefused;
+    JoinRefusal cause = JoinRefusal::Rejected;
     QString reason;
 };
 

@@ -83,7 +83,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     m_discoveryTimer.setSingleShot(true);
     m_beaconTimer.setSingleShot(true);
     connect(&m_beaconTimer, &QTimer::timeout, this, &Engine::handleBeaconTimeout);
-    connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::handleDiscoveryTimeout);
+    connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::checkDiscoveryWindow);
     m_closeTimer.setSingleShot(true);
     connect(&m_closeTimer, &QTimer::timeout, this, &Engine::finishClose);
     m_flushTimer.setInterval(10);
@@ -216,10 +216,19 @@ Result<void> Engine::admitToRoot(const PeerIdentity &peer) const
         return refusal(QStringLiteral("rank %1 is not in this world of %2").arg(peer.rank).arg(m_size));
     if (m_peers.at(peer.rank).link)
         return refusal(QStringLiteral("rank %1 has already joined").arg(peer.rank));
+    if (awaitsConfirmation(peer.rank))
+        return refusal(QStringLiteral("rank %1 waits for its join to be confirmed").arg(peer.rank));
     return success();
 }
 
 void Engine::handleJoinedRoot(Link *link, const PeerIdentity &peer)
+{
+    if (m_config.confirmJoins)
+        return requestConfirmation(link, peer);
+    seatJoined(link, peer);
+}
+
+void Engine::seatJoined(Link *link, const PeerIdentity &peer)
 {
     qCInfo(lcWorld).noquote() << "rank" << peer.rank << "joined from" << link->peerAddress();
     attachPeer(peer.rank, link, {peer.rank, peer.nodeId, peer.listenAddress});
@@ -232,7 +241,7 @@ void Engine::handleJoinedRoot(Link *link, const PeerIdentity &peer)
 void Engine::handlePeerDiscovered(const PeerAdvert &advert)
 {
     if (m_formation.step() != Step::Discovering || advert.nodeId == m_nodeId || m_contacted.contains(advert.nodeId)
-        || int(m_candidates.size()) + 1 >= m_config.size)
+        || candidateSlotsTaken() >= m_config.size)
         return;
     m_heardAdvert = true;
     m_contacted.insert(advert.nodeId);
@@ -275,7 +284,25 @@ void Engine::contactDiscovered(const PeerAdvert &advert, int index)
     });
 }
 
+int Engine::candidateSlotsTaken() const
+{
+    return int(m_candidates.size() + m_joinRequests.size()) + 1;
+}
+
 void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
+{
+    if (!m_config.confirmJoins)
+        return takeCandidate(link, peer);
+    if (m_formation.step() == Step::Discovering && candidateSlotsTaken() < m_config.size)
+        return requestConfirmation(link, peer);
+    // No room while others wait for an answer: its next advert is heard
+    // again, in case one of them is turned away.
+    m_contacted.remove(peer.nodeId);
+    link->close();
+    link->deleteLater();
+}
+
+void Engine::takeCandidate(Link *link, const PeerIdentity &peer)
 {
     if (m_formation.step() != Step::Discovering || int(m_candidates.size()) + 1 >= m_config.size) {
         link->close();
@@ -294,12 +321,15 @@ void Engine::handleCandidateJoined(Link *link, const PeerIdentity &peer)
     const int joined = int(m_candidates.size()) + 1;
     Q_EMIT formationProgress(joined, m_config.size);
     if (joined == m_config.size)
-        assignRanksAndSendTable();
+        return assignRanksAndSendTable();
+    checkDiscoveryWindow();
 }
 
-void Engine::handleDiscoveryTimeout()
+// When the discovery window ends, and again as each join request is settled
+// after it: people still deciding about a node hold the window open.
+void Engine::checkDiscoveryWindow()
 {
-    if (m_formation.step() != Step::Discovering)
+    if (m_formation.step() != Step::Discovering || m_discoveryTimer.isActive() || !m_joinRequests.isEmpty())
         return;
     const int joined = int(m_candidates.size()) + 1;
     if (joined < m_config.effectiveMinimumSize())
@@ -325,6 +355,9 @@ void Engine::assignRanksAndSendTable()
     }
     m_candidates.clear();
     sendRankTable();
+    endJoinRequests(encodeControl(JoinRefused{JoinRefusal::NotConfirmed,
+                                              QStringLiteral("the world formed before its join was confirmed")}),
+                    QStringLiteral("the world formed without it"));
 }
 
 void Engine::sendRankTable()
@@ -822,6 +855,8 @@ void Engine::handleControlFrame(int rank, const Frame &frame)
             return handleMeshReady(rank);
         if (*type == ControlType::Start && fromRoot && step == Step::AwaitingStart)
             return becomeFormed();
+        if (*type == ControlType::JoinRefused && fromRoot && step == Step::AwaitingRankTable)
+            return handleJoinRefused(frame);
         if (*type == ControlType::Abort && fromRoot) {
             const auto abort = decodeControl<Abort>(frame);
             return fail({ErrorCode::FormationTimeout,
@@ -1026,9 +1061,9 @@ void Engine::handleDeadline(bool graceOver)
     // instead of failing first with a vaguer one of its own.
     if (!graceOver && !m_formation.formsAsRoot() && !m_peers.isEmpty() && m_peers.at(m_contact).link)
         return QTimer::singleShot(RootAbortGrace, this, [this] { handleDeadline(true); });
-    const QString timedOut = QStringLiteral("formation timed out after %1 ms: %2")
+    const QString timedOut = QStringLiteral("formation timed out after %1 ms: %2%3")
                                  .arg(m_config.formationTimeout.count())
-                                 .arg(describeMissing());
+                                 .arg(describeMissing(), describeOpenJoinRequests());
     // Links refused for another key are the likely reason the others are
     // missing: a root given the wrong key would otherwise say no more than
     // that nobody joined.
@@ -1131,6 +1166,7 @@ void Engine::fail(const Error &error)
         for (const Peer &peer : std::as_const(m_peers))
             if (peer.link)
                 peer.link->sendFrame(abort);
+        endJoinRequests(abort, QStringLiteral("formation failed"));
     }
     m_deadline.stop();
     m_discoveryTimer.stop();

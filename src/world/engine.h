@@ -56,6 +56,10 @@ public:
     // and offer it `rank`, a member this node has given up (REBUILD).
     // nodeRejoined(rank) or spareNotFound(rank) tells how it went.
     void inviteSpare(int rank);
+    // The root of a world that confirms joins: admit the node of an open
+    // join request, or turn it away (JoinRefused). A request that has ended
+    // meanwhile is left alone (joinRequestEnded told of its end).
+    void answerJoin(int requestId, bool confirmed);
     // Drop every link at once (destruction without close()).
     void shutdown();
     // Before start(): where large messages may be written as they arrive.
@@ -107,6 +111,10 @@ Q_SIGNALS:
     void nodeRejoined(int rank, const mmpi::NodeInfo &info);
     // inviteSpare(rank) ended without a spare taking the rank.
     void spareNotFound(int rank, const mmpi::Error &reason);
+    // WorldConfig::confirmJoins: a node whose link is sealed waits for a
+    // person to confirm it, and the request ends (engineconfirm.cpp).
+    void joinRequested(int requestId, const QString &nodeId, const QString &address, const QString &code);
+    void joinRequestEnded(int requestId);
 
 private:
     using Step = FormationState::Step;
@@ -157,7 +165,26 @@ private:
     void handleBeaconTimeout();
     Result<void> deriveJoinCodeKey();
     void handleCandidateJoined(Link *link, const PeerIdentity &peer);
-    void handleDiscoveryTimeout();
+    void seatJoined(Link *link, const PeerIdentity &peer);     // launched root: the rank is the node's
+    void takeCandidate(Link *link, const PeerIdentity &peer);  // discovered root: ranked with the others
+    int candidateSlotsTaken() const; // candidates and open join requests, with the root
+    // joins a person confirms (engineconfirm.cpp)
+    struct JoinRequest
+    {
+        int id = 0;
+        QPointer<Link> link;
+        PeerIdentity peer;
+    };
+    void requestConfirmation(Link *link, const PeerIdentity &peer);
+    void refuseJoin(int requestId, JoinRefusal cause, const QString &reason);
+    JoinRequest takeJoinRequest(int requestId); // id 0 when there is none
+    // Ends the request: `notice` (if any) goes out on its link, which then closes.
+    void dismissJoin(const JoinRequest &request, const std::optional<Frame> &notice, const QString &why);
+    bool awaitsConfirmation(int rank) const;
+    // The root stops taking joins (formed or failed): every open request ends with `notice`.
+    void endJoinRequests(const Frame &notice, const QString &why);
+    void handleJoinRefused(const Frame &frame);
+    void checkDiscoveryWindow();
     void assignRanksAndSendTable();
     void sendRankTable();
     void handleMeshReady(int rank);
@@ -251,6 +278,7 @@ private:
     // `graceOver`: a node linked to its contact has waited RootAbortGrace more.
     void handleDeadline(bool graceOver);
     QString describeMissing() const;
+    QString describeOpenJoinRequests() const; // "" when none, else "; …" to follow describeMissing()
     int linkedCount() const;
     void becomeFormed();
     void fail(const Error &error);
@@ -281,6 +309,9 @@ private:
     bool m_heardAdvert = false;
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_candidates;
     QSet<int> m_meshReady;
+    // root, confirmJoins: sealed joins waiting for a person's answer
+    QList<JoinRequest> m_joinRequests;
+    int m_lastJoinRequest = 0;
     // node
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_earlyMeshLinks;
     QString m_lastRootError;

@@ -150,6 +150,7 @@ void World::form(const WorldConfig &config)
     connect(engine, &detail::Engine::nodeReturned, this, &World::nodeReturned);
     connect(engine, &detail::Engine::linkQualityChanged, this, &World::linkQualityChanged);
     connectEngineTraffic(engine);
+    connectJoinRequests(engine);
     d->state = State::Forming;
     startProgressThread(d->thread);
     QMetaObject::invokeMethod(engine, &detail::Engine::start, Qt::QueuedConnection);
@@ -197,6 +198,52 @@ void World::connectEngineTraffic(detail::Engine *engine)
             Q_EMIT nodeLost(rank, failureClass, reason);
         }, Qt::QueuedConnection);
     }, Qt::DirectConnection);
+}
+
+// Direct connections: the set of open requests changes before the app hears
+// of the change, so an answer given in the signal's slot finds its request.
+void World::connectJoinRequests(detail::Engine *engine)
+{
+    connect(engine, &detail::Engine::joinRequested, this,
+            [this](int id, const QString &nodeId, const QString &address, const QString &code) {
+        {
+            QMutexLocker lock(&d->mutex);
+            d->openJoinRequests.insert(id);
+        }
+        QMetaObject::invokeMethod(this, [=, this] { Q_EMIT joinRequested(id, nodeId, address, code); },
+                                  Qt::QueuedConnection);
+    }, Qt::DirectConnection);
+    connect(engine, &detail::Engine::joinRequestEnded, this, [this](int id) {
+        {
+            QMutexLocker lock(&d->mutex);
+            d->openJoinRequests.remove(id);
+        }
+        QMetaObject::invokeMethod(this, [this, id] { Q_EMIT joinRequestEnded(id); }, Qt::QueuedConnection);
+    }, Qt::DirectConnection);
+}
+
+Result<void> World::confirmJoin(int requestId)
+{
+    return answerJoin(requestId, true);
+}
+
+Result<void> World::rejectJoin(int requestId)
+{
+    return answerJoin(requestId, false);
+}
+
+Result<void> World::answerJoin(int requestId, bool confirmed)
+{
+    {
+        QMutexLocker lock(&d->mutex);
+        if (!d->openJoinRequests.contains(requestId))
+            return Error{ErrorCode::UnknownJoinRequest,
+                         QStringLiteral("no join request %1 is waiting for an answer").arg(requestId)};
+    }
+    detail::Engine *engine = d->engine;
+    QMetaObject::invokeMethod(engine, [engine, requestId, confirmed] { engine->answerJoin(requestId, confirmed); },
+                              Qt::QueuedConnection);
+    return success();
 }
 
 std::optional<World::StreamPosition> World::streamPosition(int rank) const

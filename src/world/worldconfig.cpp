@@ -80,6 +80,11 @@ Result<void> WorldConfig::validate() const
                              .arg(maxUnexpectedBytes).arg(chunk));
     if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0 || beaconTimeout.count() <= 0)
         return badConfig(QStringLiteral("timeouts must be positive"));
+    if (confirmJoins && worldKey.isEmpty() && joinCode.isEmpty())
+        return badConfig(QStringLiteral("confirmJoins needs a world key or a join code: without one anyone may "
+                                        "join, and a confirmation would protect nothing"));
+    if (confirmTimeout.count() <= 0)
+        return badConfig(QStringLiteral("confirm timeout %1 ms is not positive").arg(confirmTimeout.count()));
     if (!joinCode.isEmpty()) {
         if (mode != Mode::Discovered)
             return badConfig(QStringLiteral("a join code is for discovered worlds"));

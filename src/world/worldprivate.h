@@ -10,6 +10,7 @@
 #include <mmpi/world/world.h>
 
 #include <QHash>
+#include <QSet>
 #include <QMutex>
 #include <QThread>
 #include <QUuid>
@@ -36,6 +37,7 @@ public:
     QList<NodeInfo> nodes;
     QHash<int, QString> verificationCodes; // guarded by mutex: per peer rank, of its current link
     std::shared_ptr<MessageSink> sink; // guarded by mutex
+    QSet<int> openJoinRequests; // guarded by mutex: answerable by confirmJoin()/rejectJoin()
     // Set before the state becomes Formed and fixed after: read without a lock.
     QList<std::shared_ptr<const detail::PeerStream>> streams;
     WorldConfig config; // guarded by mutex

@@ -1,11 +1,14 @@
-// discoverynode: one node of a discovered tcp world, for tst_discovery_netns,
-// which runs it inside network namespaces. It prints what the test checks, one
-// line each, flushed at once:
+// discoverynode: one node of a discovered tcp world, for the tests that run
+// it inside network namespaces (tst_discovery_netns, tst_capture_netns). It
+// prints what the test checks, one line each, flushed at once:
 //   INTERFACE <name> <kept|reason>     (--list-interfaces, then it exits)
 //   CODE <join code>                   (--make-code: the root's, from its interfaces)
 //   STEP started|gaveup <step> <ms since form()> [<error code> <reason>]
 //   FORMED <rank> <size> <ms>
+//   RECEIVED <source> <payload in hex> (--expect-message: the root's first message)
 //   FAILED <error code> <reason>
+// With --send <hex>, a node that is not the root sends those bytes to rank 0
+// once formed.
 #include <mmpi/transport/interfacefilter.h>
 #include <mmpi/world/joincode.h>
 #include <mmpi/world/world.h>
@@ -13,6 +16,7 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QMetaEnum>
 #include <QTimer>
 
@@ -36,6 +40,49 @@ QString codeName(ErrorCode code)
 QString stepName(World::DiscoveryStep step)
 {
     return QString::fromLatin1(QMetaEnum::fromType<World::DiscoveryStep>().valueToKey(int(step)));
+}
+
+// The root's part of a message test: the first Data frame, within `ms`.
+// Listening from before form() on: a frame may come before waitForFormed()
+// returns.
+class FirstMessage
+{
+public:
+    explicit FirstMessage(World &world)
+    {
+        QObject::connect(&world, &World::frameReceived, [this](const Frame &frame) {
+            if (m_source != NoRank)
+                return;
+            m_source = frame.header.source;
+            m_payload = frame.payload;
+            m_loop.quit();
+        });
+    }
+    bool wait(int ms)
+    {
+        if (m_source == NoRank) {
+            QTimer::singleShot(ms, &m_loop, &QEventLoop::quit);
+            m_loop.exec();
+        }
+        if (m_source == NoRank)
+            say(QStringLiteral("FAILED Cancelled no message came within %1 ms").arg(ms));
+        else
+            say(QStringLiteral("RECEIVED %1 %2").arg(m_source).arg(QString::fromLatin1(m_payload.toHex())));
+        return m_source != NoRank;
+    }
+
+private:
+    QEventLoop m_loop;
+    int m_source = NoRank;
+    QByteArray m_payload;
+};
+
+bool sendToRoot(World &world, const QByteArray &payload)
+{
+    const auto sent = world.sendFrame(0, makeFrame(FrameKind::Data, ItemType::Byte, quint32(payload.size()), payload));
+    if (!sent)
+        say(QStringLiteral("FAILED %1 %2").arg(codeName(sent.error().code), sent.error().message));
+    return bool(sent);
 }
 
 void listInterfaces(const QStringList &names)
@@ -65,7 +112,10 @@ int main(int argc, char **argv)
     const QCommandLineOption joinCode(QStringLiteral("join-code"), {}, QStringLiteral("code"));
     const QCommandLineOption makeCode(QStringLiteral("make-code"));
     const QCommandLineOption list(QStringLiteral("list-interfaces"));
-    parser.addOptions({root, size, port, beaconTimeout, timeout, interfaces, listen, joinCode, makeCode, list});
+    const QCommandLineOption send(QStringLiteral("send"), {}, QStringLiteral("hex"));
+    const QCommandLineOption expectMessage(QStringLiteral("expect-message"));
+    parser.addOptions({root, size, port, beaconTimeout, timeout, interfaces, listen, joinCode, makeCode, list, send,
+                       expectMessage});
     parser.process(app);
     const QStringList names = parser.value(interfaces).split(u',', Qt::SkipEmptyParts);
     if (parser.isSet(list)) {
@@ -111,6 +161,7 @@ int main(int argc, char **argv)
         say(QStringLiteral("STEP gaveup %1 %2 %3 %4").arg(stepName(step)).arg(clock.elapsed())
                 .arg(codeName(reason.code), reason.message));
     });
+    FirstMessage message(world);
     world.form(config);
     const auto formed = world.waitForFormed();
     if (!formed) {
@@ -118,6 +169,11 @@ int main(int argc, char **argv)
         return 1;
     }
     say(QStringLiteral("FORMED %1 %2 %3").arg(world.rank()).arg(world.size()).arg(clock.elapsed()));
+    if (parser.isSet(send) && world.rank() != 0
+        && !sendToRoot(world, QByteArray::fromHex(parser.value(send).toLatin1())))
+        return 1;
+    if (parser.isSet(expectMessage) && world.rank() == 0 && !message.wait(parser.value(timeout).toInt()))
+        return 1;
     // Everyone formed before anyone leaves: a goodbye exchange, bounded.
     world.closeAndWait();
     return 0;

@@ -10,18 +10,14 @@
 // forms it. The root's namespace also holds a docker0 that discovery leaves
 // alone. Only addresses inside the namespaces; all of them are removed
 // whatever happens.
-#include "processrun.h"
+#include "netns.h"
 
 #include <mmpi/world/joincode.h>
 
-#include <QProcess>
 #include <QRegularExpression>
-#include <QStandardPaths>
 #include <QTest>
 
 #include <memory>
-
-#include <unistd.h>
 
 namespace {
 
@@ -38,14 +34,6 @@ using namespace Qt::StringLiterals;
 
 const QString node = QStringLiteral(DISCOVERY_NODE_PATH);
 constexpr int BeaconTimeout = 1500;
-
-bool run(const QString &program, const QStringList &args, QString *error)
-{
-    const ProcessRun r = runProcess(program, args, {.timeoutMs = 10000});
-    if (r.exitCode != 0 && error && error->isEmpty())
-        *error = u"%1 %2: %3"_s.arg(program, args.join(u' '), r.err.trimmed());
-    return r.exitCode == 0;
-}
 
 // Namespaces <base>-sw (bridge br0, router 10.48.0.254) and <base>-n0..2.
 class Network
@@ -81,7 +69,7 @@ public:
                {u"-n"_s, n0, u"link"_s, u"set"_s, u"docker0"_s, u"up"_s},
                {u"-n"_s, n0, u"link"_s, u"set"_s, u"vethd0"_s, u"up"_s}};
         for (const QStringList &step : ip)
-            if (!run(u"ip"_s, step, error))
+            if (!runCommand(u"ip"_s, step, error))
                 return nullptr; // the destructor removes what was made
         // The router: forward, answer ARP for the isolated clients on the
         // port they asked on (RFC 3069's private VLAN), and no redirects that
@@ -89,7 +77,7 @@ public:
         for (const QString &setting : {u"net.ipv4.ip_forward=1"_s, u"net.ipv4.conf.br0.proxy_arp=1"_s,
                                        u"net.ipv4.conf.br0.proxy_arp_pvlan=1"_s,
                                        u"net.ipv4.conf.all.send_redirects=0"_s, u"net.ipv4.conf.br0.send_redirects=0"_s})
-            if (!run(u"ip"_s, {u"netns"_s, u"exec"_s, sw, u"sysctl"_s, u"-qw"_s, setting}, error))
+            if (!runCommand(u"ip"_s, {u"netns"_s, u"exec"_s, sw, u"sysctl"_s, u"-qw"_s, setting}, error))
                 return nullptr;
         return n;
     }
@@ -97,7 +85,7 @@ public:
     ~Network()
     {
         for (const QString &suffix : {u"n0"_s, u"n1"_s, u"n2"_s, u"sw"_s})
-            run(u"ip"_s, {u"netns"_s, u"del"_s, ns(suffix)}, nullptr);
+            runCommand(u"ip"_s, {u"netns"_s, u"del"_s, ns(suffix)}, nullptr);
     }
 
     QString ns(const QString &suffix) const { return u"mmpid%1-%2"_s.arg(::getpid()).arg(suffix); }
@@ -105,7 +93,7 @@ public:
     bool isolate(bool on, QString *error) const
     {
         for (int i = 0; i < 3; ++i)
-            if (!run(u"ip"_s, {u"netns"_s, u"exec"_s, ns(u"sw"_s), u"bridge"_s, u"link"_s, u"set"_s, u"dev"_s,
+            if (!runCommand(u"ip"_s, {u"netns"_s, u"exec"_s, ns(u"sw"_s), u"bridge"_s, u"link"_s, u"set"_s, u"dev"_s,
                                u"p%1"_s.arg(i), u"isolated"_s, on ? u"on"_s : u"off"_s}, error))
                 return false;
         return true;
@@ -115,66 +103,14 @@ private:
     Network() = default;
 };
 
-QString whyNoNamespaces()
-{
-    if (::geteuid() != 0)
-        return u"network namespaces need root (run the test as root to include it)"_s;
-    for (const QString &tool : {u"ip"_s, u"bridge"_s, u"sysctl"_s})
-        if (QStandardPaths::findExecutable(tool).isEmpty())
-            return u"the '%1' command is not installed"_s.arg(tool);
-    return {};
-}
-
 // A discoverynode in a namespace; its output is read as it comes.
-class Node
+class Node : public NamespacedProcess
 {
 public:
     Node(const Network &network, int i, const QStringList &args)
+        : NamespacedProcess(network.ns(u"n%1"_s.arg(i)), node, args)
     {
-        m_process.start(u"ip"_s, QStringList{u"netns"_s, u"exec"_s, network.ns(u"n%1"_s.arg(i)), node} + args);
     }
-    ~Node()
-    {
-        if (m_process.state() != QProcess::NotRunning) {
-            m_process.kill();
-            m_process.waitForFinished(5000);
-        }
-    }
-    // Waits up to `ms` for a line that starts with `prefix`.
-    QString waitForLine(const QString &prefix, int ms)
-    {
-        QElapsedTimer clock;
-        clock.start();
-        while (clock.elapsed() < ms) {
-            for (const QString &line : lines())
-                if (line.startsWith(prefix))
-                    return line;
-            if (m_process.state() == QProcess::NotRunning)
-                break;
-            m_process.waitForReadyRead(100);
-        }
-        for (const QString &line : lines())
-            if (line.startsWith(prefix))
-                return line;
-        return {};
-    }
-    bool finishedWell(int ms)
-    {
-        m_process.waitForFinished(ms);
-        lines();
-        return m_process.exitStatus() == QProcess::NormalExit && m_process.exitCode() == 0;
-    }
-    QString output() { lines(); return m_out + u"\n--- stderr\n"_s + m_err; }
-
-private:
-    QStringList lines()
-    {
-        m_out += QString::fromUtf8(m_process.readAllStandardOutput());
-        m_err += QString::fromUtf8(m_process.readAllStandardError());
-        return m_out.split(u'\n');
-    }
-    QProcess m_process;
-    QString m_out, m_err;
 };
 
 QStringList nodeArgs(quint16 port)
@@ -207,7 +143,7 @@ private:
 
 void tst_DiscoveryNetns::init()
 {
-    if (const QString why = whyNoNamespaces(); !why.isEmpty())
+    if (const QString why = whyNoNamespaces({u"ip"_s, u"bridge"_s, u"sysctl"_s}); !why.isEmpty())
         QSKIP(qPrintable(why));
     QString error;
     m_network = Network::create(&error);

@@ -27,6 +27,7 @@ private Q_SLOTS:
     void validateHeartbeat();
     void linkQualityNeedsFormedWorld();
     void joinCodeIsChecked();
+    void confirmJoinsNeedsAClosedWorld();
 };
 
 void TestWorldConfig::init()
@@ -296,6 +297,35 @@ void TestWorldConfig::joinCodeIsChecked()
     config.mode = WorldConfig::Mode::Discovered;
     config.beaconTimeout = std::chrono::milliseconds(0);
     QCOMPARE(config.validate().error().code, ErrorCode::BadConfiguration);
+}
+
+
+// Confirming joins protects a world only if joining it takes a key: form()
+// refuses it without one, saying so, and takes it with a key or a join code.
+void TestWorldConfig::confirmJoinsNeedsAClosedWorld()
+{
+    WorldConfig config;
+    config.size = 2;
+    config.confirmJoins = true;
+    QCOMPARE(config.confirmTimeout, std::chrono::milliseconds(60000));
+    const auto open = config.validate();
+    QVERIFY(!open);
+    QCOMPARE(open.error().code, ErrorCode::BadConfiguration);
+    QVERIFY2(open.error().message.contains(QLatin1String("confirmJoins")), qPrintable(open.error().message));
+    World world;
+    world.form(config);
+    QCOMPARE(world.state(), World::State::Failed);
+    QCOMPARE(world.error().code, ErrorCode::BadConfiguration);
+
+    config.worldKey = QByteArray(32, 'k');
+    QVERIFY(config.validate());
+    config.confirmTimeout = std::chrono::milliseconds(0);
+    QCOMPARE(config.validate().error().code, ErrorCode::BadConfiguration);
+    config.confirmTimeout = std::chrono::milliseconds(1000);
+    config.worldKey.clear();
+    config.mode = WorldConfig::Mode::Discovered;
+    config.joinCode = QStringLiteral("040J-6HB7-H6NV-JWP0-N00H-FYFZ");
+    QVERIFY(config.validate());
 }
 
 QTEST_GUILESS_MAIN(TestWorldConfig)

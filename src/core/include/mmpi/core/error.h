@@ -76,9 +76,16 @@ enum class ErrorCode {
     // world: a step of discovery heard nothing within its timeout
     // (World::discoveryStepGaveUp says which step and why)
     DiscoveryTimedOut,
+    // world: the root of a world that confirms joins (WorldConfig::confirmJoins)
+    // turned this node away: a person rejected it (World::rejectJoin), or
+    // nobody confirmed it within WorldConfig::confirmTimeout
+    JoinRejected,
+    JoinNotConfirmed,
+    // world: World::confirmJoin() or rejectJoin() named no request that is open
+    UnknownJoinRequest,
 };
 // The highest code: error codes travel in collectives' abort messages.
-constexpr ErrorCode LastErrorCode = ErrorCode::DiscoveryTimedOut;
+constexpr ErrorCode LastErrorCode = ErrorCode::UnknownJoinRequest;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.

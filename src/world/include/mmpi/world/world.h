@@ -199,6 +199,16 @@ public:
     // (resume, rejoin) has new keys and new digits: verificationCodeChanged.
     // Thread-safe. Errors: InvalidRank (no link to it yet, or this node).
     Result<QString> verificationCode(int rank) const;
+    // The root of a world that confirms joins (WorldConfig::confirmJoins):
+    // answer joinRequested(requestId, …). A confirmed node joins like any
+    // other; a rejected one is told so and fails with JoinRejected, and the
+    // world forms without it. Thread-safe. Errors: UnknownJoinRequest when
+    // no such request is open (never made, or it has ended:
+    // joinRequestEnded). An answer that crosses the request's end (its
+    // timeout, the node going) changes nothing.
+    Result<void> confirmJoin(int requestId);
+    Result<void> rejectJoin(int requestId);
+
     // What the transport says its medium is (Transport::expectedLink()), the
     // link model to start from before any round trip is measured. Wi-Fi
     // until formed. Thread-safe.
@@ -285,10 +295,22 @@ Q_SIGNALS:
     void verificationCodeChanged(int rank);
     // inviteSpare(rank) found no spare that took the rank (reason says why).
     void spareNotFound(int rank, const mmpi::Error &reason);
+    // WorldConfig::confirmJoins, on the root: node `nodeId` at `address` has
+    // proven the world key and waits for confirmJoin(requestId) or
+    // rejectJoin(requestId). `verificationCode` is the one the joining
+    // device shows (its verificationCode(0)): a person confirms only if the
+    // two match. Other nodes join meanwhile.
+    void joinRequested(int requestId, const QString &nodeId, const QString &address,
+                       const QString &verificationCode);
+    // The request is settled: confirmed, rejected, not answered within
+    // WorldConfig::confirmTimeout, the node went, or the formation ended.
+    void joinRequestEnded(int requestId);
 
 private:
     void handleEngineState(State state);
     void connectEngineTraffic(detail::Engine *engine);
+    void connectJoinRequests(detail::Engine *engine);
+    Result<void> answerJoin(int requestId, bool confirmed);
 
     std::unique_ptr<WorldPrivate> d;
 };

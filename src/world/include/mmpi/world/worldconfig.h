@@ -64,6 +64,21 @@ struct WorldConfig
     // (the fallback for networks without broadcast: World::discoveryStepGaveUp).
     QString joinCode;
 
+    // The root only (elsewhere it changes nothing): before a joining node
+    // gets a rank, once its link is sealed, a person confirms it
+    // (World::joinRequested, confirmJoin, rejectJoin) after comparing the
+    // verification code both devices show (docs/design/protocol.md,
+    // "Confirming joins"). Needs a world key or a join code: a world anyone
+    // can join has nothing a confirmation would protect.
+    bool confirmJoins = false;
+    // How long one join request waits for its answer; then the joiner is
+    // turned away (JoinNotConfirmed). A person has to find both devices,
+    // read six digits on each and tap: a minute does that without keeping a
+    // forgotten request, and the device waiting on it, open for long. A
+    // request also ends with the formation (formationTimeout), so a world
+    // that confirms joins gives formation time for the people too.
+    std::chrono::milliseconds confirmTimeout{60000};
+
     // Overall limit for forming; past it formation fails, naming what is missing.
     std::chrono::milliseconds formationTimeout{30000};
     // Discovered root: stop waiting for more nodes after this once the minimum
