@@ -5,7 +5,7 @@
 # (30 ms one way, 90 kB/s on the wire, one radio per node), and `mmpi-bench
 # bcast` measures every topology and auto at 16 B, 1 KiB, 4 KiB and 64 KiB.
 # The table stands beside the broadcast model's optimum for these links and
-# the measurements of issue 46 (before the forwarding work). Written to
+# the times measured before broadcasts forwarded one child at a time. Written to
 # bench/RESULTS.md, section `emulated`.
 #   bash bench/emulated.sh [build dir] [--profile P] [--ranks N] [--sizes N,N,...] [--iterations K]
 #
@@ -124,7 +124,7 @@ for run in runs:
         if auto and best:
             verdicts.append((auto <= 1.10 * forced[best],
                              f"{human(size)}: auto {auto / forced[best]:.2f}x the best forced topology (at most 1.10)"))
-print("\nTargets of issue 46 (deliverables 2-4 are to meet them; this run only measures)")
+print("\nTargets (best forced within 1.15x the model, auto within 10 % of the best)")
 if not verdicts:
     print("  nothing to judge (no model for this profile and size of world, or no results)")
 for ok, text in verdicts:

@@ -12,12 +12,16 @@ namespace mmpi::detail {
 namespace {
 
 // The segments' message: item type, count, bytes and, since segments go as
-// bytes, the items' order (a fourth field; 3 fields mean big-endian).
-Payload streamHeader(ItemType type, quint32 count, qint64 bytes, ItemOrder order)
+// bytes, the items' order (a fourth field; 3 fields mean big-endian), and
+// the topology the tree was planned with (a fifth; 4 fields: none).
+Payload streamHeader(ItemType type, quint32 count, qint64 bytes, ItemOrder order, BcastTopology topology)
 {
-    const qint64 fields[] = {qint64(type), qint64(count), bytes, order == QSysInfo::LittleEndian ? 1 : 0};
-    return {ItemType::Long, 4, encodeItems<qint64>(std::span<const qint64>(fields))};
+    const qint64 fields[] = {qint64(type), qint64(count), bytes, order == QSysInfo::LittleEndian ? 1 : 0,
+                             qint64(topology)};
+    return {ItemType::Long, 5, encodeItems<qint64>(std::span<const qint64>(fields))};
 }
+
+constexpr qint64 LastTopology = qint64(BcastTopology::Fibonacci);
 
 } // namespace
 
@@ -115,9 +119,10 @@ void BcastOp::startStream(const Frame &header)
 {
     const auto fields = decodeItems<qint64>(header.header.itemType, header.header.count, header.payload);
     const qsizetype n = fields ? fields->size() : 0;
-    const auto type = n == 3 || n == 4 ? itemTypeFromCode(quint8(fields->at(0))) : std::nullopt;
+    const auto type = n >= 3 && n <= 5 ? itemTypeFromCode(quint8(fields->at(0))) : std::nullopt;
     const bool sane = type && fields->at(0) >= 0 && fields->at(0) <= 255 && fields->at(1) >= 0
                       && (n == 3 || fields->at(3) == 0 || fields->at(3) == 1)
+                      && (n < 5 || (fields->at(4) >= 0 && fields->at(4) <= LastTopology))
                       && fields->at(1) <= 0xffffffffLL && fields->at(2) >= 0 && fields->at(2) <= MaxMessageBytes
                       && (itemSize(*type) == 0 || fields->at(1) * itemSize(*type) == fields->at(2));
     if (!sane) {
@@ -130,7 +135,9 @@ void BcastOp::startStream(const Frame &header)
     m_streamedIn = true;
     m_itemType = *type;
     m_count = quint32(fields->at(1));
-    m_order = n == 4 && fields->at(3) == 1 ? QSysInfo::LittleEndian : QSysInfo::BigEndian;
+    m_order = n >= 4 && fields->at(3) == 1 ? QSysInfo::LittleEndian : QSysInfo::BigEndian;
+    if (n == 5)
+        m_plannedTopology = BcastTopology(fields->at(4));
     m_totalBytes = fields->at(2);
     // A message up to the bound is assembled in a buffer of the pool, mapped
     // already (a new one page-faulted on every page as the segments came, a
@@ -160,11 +167,18 @@ void BcastOp::planForwarding()
     peers.reserve(m_rangeLength - 1);
     for (int v = vrank + 1; v < vrank + m_rangeLength; ++v)
         peers.append(m_setup.group.at(rankOf(v)));
-    const BcastTopology forced = forcedAlgorithm(m_options.topology, m_setup.router->forcedAlgorithms().bcast);
+    // A stream keeps the topology its tree was planned with: the plan that
+    // chose it assumed every node applies it to its range, and a node that
+    // decided again from estimates of its own would build another tree
+    // (one forwarding node without a rate yet turned a pipe into serial).
+    const BcastTopology forced = m_plannedTopology != BcastTopology::Auto
+                                     ? m_plannedTopology
+                                     : forcedAlgorithm(m_options.topology, m_setup.router->forcedAlgorithms().bcast);
     // A range of one sends nothing: no link model to ask for.
     const BcastPlan plan = peers.isEmpty() ? decideBcast(m_rangeLength, m_totalBytes, {}, forced)
                                            : m_setup.router->bcastPlan(m_rangeLength, m_totalBytes, forced, peers);
     const QList<Delegation> delegations = bcastDelegations(plan.topology, m_rangeLength, plan);
+    m_plannedTopology = plan.topology;
     m_result->plan = plan;
     m_setup.router->setLastBcastPlan(plan);
     for (const Delegation &d : std::as_const(delegations))
@@ -200,7 +214,7 @@ void BcastOp::queueTo(int index)
     if (m_streamed && !child.headerSent) {
         child.headerSent = true;
         ++child.inFlight;
-        send(child.rank, streamHeader(m_itemType, m_count, m_totalBytes, m_order), argument,
+        send(child.rank, streamHeader(m_itemType, m_count, m_totalBytes, m_order, m_plannedTopology), argument,
              CollectiveFrameKind::StreamHeader, treeRoot(), index, World::Completion::Departed);
     }
     for (; child.nextPiece < m_pieces.size(); ++child.nextPiece) {

@@ -2,7 +2,8 @@
 // every message carries the root (header) and the forwarding range it hands
 // on (the receiver is the range's first rank, the tag says how long it is).
 // Each node that receives a range decides again how to cover it (its own
-// decideBcast() from its own link estimates, or the topology forced),
+// decideBcast() from its own link estimates, or the topology forced; a
+// stream names the topology its tree was planned with, and keeps it),
 // and forwards either the whole message or a stream of segments, each segment
 // passed on as soon as it is in. Copies go to one child at a time, the next
 // once the last has left this node, not only its link: one radio sends them
@@ -73,6 +74,9 @@ private:
     qint64 m_received = 0;
     bool m_streamedIn = false; // the message came as a stream header and segments
     bool m_streamed = false;   // children get a stream header and segments
+    // What the stream header said the tree is, and once planned what this
+    // node applies to its range (Auto: not known yet).
+    BcastTopology m_plannedTopology = BcastTopology::Auto;
     QByteArray m_whole;       // received or sent whole
     QByteArray m_assembly;    // received in segments
     QList<QByteArray> m_pieces;
