@@ -1,4 +1,4 @@
-/* Shared by `mmpi-bench bcast|allreduce|barrier|alltoall` and the Open MPI
+/* Shared by `mmpi-bench bcast|allreduce|barrier|alltoall|scatter|gather|allgather|reduce` and the Open MPI
  * baseline (mpicollectives.c) so that both measure and report alike: options,
  * iteration rule, what one timed call is, statistics (pingpong.h's), JSON.
  * Plain C, for mpicc, that C++ takes. See docs/guide/benchmarks.md.
@@ -6,7 +6,7 @@
  * One timed call: every rank waits in an untimed barrier, reads CLOCK_MONOTONIC
  * (one clock for every process of the machine), makes the call, reads the
  * clock again, and the ranks' two readings are gathered to rank 0 (untimed).
- * bcast: from the root's start to the last rank's end; the root starts a
+ * bcast and scatter: from the root's start to the last rank's end; the root starts a
  * pause after the barrier (twice the median of recent untimed barriers,
  * struct cb_pause), so that every other rank already waits and a late exit
  * from the barrier is not counted as broadcast time. The others: from the
@@ -25,15 +25,19 @@
 #define CB_MAX_PER_RANK 64 /* --per-rank reports at most this many ranks */
 #define CB_MAX_PER_RANK_VALUES (16L << 20) /* ranks x timed calls --per-rank keeps (128 MiB) */
 
-enum cb_op { CB_BCAST, CB_ALLREDUCE, CB_BARRIER, CB_ALLTOALL, CB_UNKNOWN };
+enum cb_op { CB_BCAST, CB_ALLREDUCE, CB_BARRIER, CB_ALLTOALL, CB_SCATTER, CB_GATHER, CB_ALLGATHER, CB_REDUCE,
+             CB_UNKNOWN };
 
-static const char *const cb_op_names[] = {"bcast", "allreduce", "barrier", "alltoall"};
+static const char *const cb_op_names[CB_UNKNOWN] = {"bcast",   "allreduce", "barrier",   "alltoall",
+                                                    "scatter", "gather",    "allgather", "reduce"};
 static const char *const cb_topology_names[CB_MAX_TOPOLOGIES] = {"auto", "serial", "pipe", "binary", "binomial",
                                                                  "fibonacci"};
 
 struct cb_options {
     enum cb_op op;
-    size_t sizes[PP_MAX_SIZES]; /* bytes: bcast message, allreduce doubles x 8, alltoall bytes per peer */
+    /* bytes: the bcast message; the allreduce and reduce vector (doubles x 8); what alltoall
+     * sends each peer, scatter each rank, and gather and allgather take from each rank */
+    size_t sizes[PP_MAX_SIZES];
     int size_count;
     long iterations;
     int json;
@@ -45,7 +49,7 @@ struct cb_options {
 static inline enum cb_op cb_op_from_name(const char *name)
 {
     int i;
-    for (i = 0; i < 4; ++i)
+    for (i = 0; i < CB_UNKNOWN; ++i)
         if (strcmp(name, cb_op_names[i]) == 0)
             return (enum cb_op)i;
     return CB_UNKNOWN;
@@ -68,10 +72,12 @@ static inline long cb_warmup(long iterations)
 static inline int cb_usage(const char *program, FILE *out, int status)
 {
     fprintf(out,
-            "usage: %s bcast|allreduce|barrier|alltoall [--sizes N,N,...] [--iterations K]\n"
-            "       [--topology auto|serial|pipe|binary|binomial|fibonacci|all[,...]] [--per-rank] [--json]\n"
-            "  --sizes       bytes: the bcast message, the allreduce vector (of doubles), what alltoall\n"
-            "                sends each rank; 1 to %lu (default " CB_DEFAULT_SIZES "); barrier ignores it\n"
+            "usage: %s bcast|allreduce|barrier|alltoall|scatter|gather|allgather|reduce [--sizes N,N,...]\n"
+            "       [--iterations K] [--topology auto|serial|pipe|binary|binomial|fibonacci|all[,...]]\n"
+            "       [--per-rank] [--json]\n"
+            "  --sizes       bytes: the bcast message, the allreduce and reduce vector (of doubles),\n"
+            "                what alltoall sends each rank, scatter gives and gather and allgather take\n"
+            "                per rank; 1 to %lu (default " CB_DEFAULT_SIZES "); barrier ignores it\n"
             "  --iterations  K, timed calls per size: max(%ld, min(K, %lu / size)) (default %ld)\n"
             "  --topology    bcast topologies to measure, a list or `all` (default auto)\n"
             "  --per-rank    also each rank's median time from the call's start to its own end, and\n"
@@ -232,12 +238,19 @@ static inline void cb_pause_until(double until)
     }
 }
 
-/* When a call starts (µs): rank `root`'s start for bcast, the last rank's for the others. */
+/* Whether the root's data starts the call (bcast, scatter): the root then
+ * starts after the pause, and the call is timed from its start. */
+static inline int cb_root_sends(enum cb_op op)
+{
+    return op == CB_BCAST || op == CB_SCATTER;
+}
+
+/* When a call starts (µs): rank `root`'s start for bcast and scatter, the last rank's for the others. */
 static inline double cb_call_start(const struct cb_options *o, const double *starts, int ranks, int root)
 {
-    double first = o->op == CB_BCAST ? starts[root] : starts[0];
+    double first = cb_root_sends(o->op) ? starts[root] : starts[0];
     int r;
-    for (r = 0; o->op != CB_BCAST && r < ranks; ++r)
+    for (r = 0; !cb_root_sends(o->op) && r < ranks; ++r)
         if (starts[r] > first)
             first = starts[r];
     return first;

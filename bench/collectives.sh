@@ -67,19 +67,6 @@ parse_arguments() {
     fi
 }
 
-# Builds $bin/mpi-collectives from bench/mpicollectives.c when missing or older.
-build_mpi_collectives() {
-    local source=$here/bench/mpicollectives.c target=$bin/mpi-collectives
-    if [ -x "$target" ] && [ "$target" -nt "$source" ] && [ "$target" -nt "$here/bench/collectives.h" ] \
-        && [ "$target" -nt "$here/bench/pingpong.h" ]; then
-        return 0
-    fi
-    mkdir -p "$bin"
-    mpicc -O2 -Wall -Wextra -I"$here/bench" -o "$target" "$source" 2>"$errors" && return 0
-    why="mpicc failed: $(head -n 3 "$errors")"
-    return 1
-}
-
 run_tcp() {
     local n op sizes iterations why="" mpi_options=(--oversubscribe --mca btl tcp,self) openmpi=1
     sizes=16,1024,65536,1048576
@@ -89,7 +76,7 @@ run_tcp() {
         bench_skip "tcp" "$bin/mmpi-bench does not exist yet (build the target mmpi-bench)"
         return
     fi
-    if ! bench_ensure_openmpi || ! build_mpi_collectives; then
+    if ! bench_ensure_openmpi || ! bench_build_mpi_collectives; then
         bench_skip "openmpi" "$why"
         openmpi=0
     fi

@@ -102,6 +102,21 @@ bench_ensure_openmpi() {
     bench_ensure_packages bench_have_openmpi "mpirun or mpicc" openmpi-bin libopenmpi-dev
 }
 
+# bench_build_mpi_collectives: builds $bin/mpi-collectives (the Open MPI
+# baseline, bench/mpicollectives.c) when missing or older than its sources;
+# on failure sets `why`.
+bench_build_mpi_collectives() {
+    local source=$here/bench/mpicollectives.c target=$bin/mpi-collectives
+    if [ -x "$target" ] && [ "$target" -nt "$source" ] && [ "$target" -nt "$here/bench/collectives.h" ] \
+        && [ "$target" -nt "$here/bench/pingpong.h" ]; then
+        return 0
+    fi
+    mkdir -p "$bin"
+    mpicc -O2 -Wall -Wextra -I"$here/bench" -o "$target" "$source" 2>"$errors" && return 0
+    why="mpicc failed: $(head -n 3 "$errors")"
+    return 1
+}
+
 # The source tree's commit, and whether tracked files differ from it (but
 # for bench/RESULTS.md, which the scripts write).
 bench_commit() {

@@ -1,7 +1,8 @@
-/* The Open MPI baseline of `mmpi-bench bcast|allreduce|barrier|alltoall`:
- * the same schedule, measurement and output (collectives.h), with MPI_Bcast
- * of MPI_BYTE from rank 0, MPI_Allreduce of doubles (MPI_SUM), MPI_Barrier
- * and MPI_Alltoall of MPI_BYTE. Built by bench/collectives.sh with mpicc.
+/* The Open MPI baseline of `mmpi-bench bcast|allreduce|barrier|alltoall|
+ * scatter|gather|allgather|reduce`: the same schedule, measurement and output
+ * (collectives.h), with MPI_Bcast, MPI_Scatter and MPI_Gather of MPI_BYTE at
+ * rank 0, MPI_Allreduce and MPI_Reduce of doubles (MPI_SUM), MPI_Barrier, and
+ * MPI_Alltoall and MPI_Allgather of MPI_BYTE. Built by bench/collectives.sh with mpicc.
  *   mpirun -n 4 mpi-collectives bcast --sizes 16,1024 --json */
 #include "collectives.h"
 
@@ -20,6 +21,16 @@ static int run(const struct cb_options *o, size_t size, void *buffer, void *resu
         return MPI_Barrier(MPI_COMM_WORLD);
     case CB_ALLTOALL:
         return MPI_Alltoall(buffer, (int)size, MPI_BYTE, result, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+    case CB_SCATTER:
+        return MPI_Scatter(buffer, (int)size, MPI_BYTE, result, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+    case CB_GATHER:
+        return MPI_Gather(buffer, (int)size, MPI_BYTE, result, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+    case CB_ALLGATHER:
+        return MPI_Allgather(buffer, (int)size, MPI_BYTE, result, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+    case CB_REDUCE: {
+        int count = size / 8 > 0 ? (int)(size / 8) : 1;
+        return MPI_Reduce(buffer, result, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    }
     default:
         (void)ranks;
         return MPI_ERR_OTHER;
@@ -79,7 +90,7 @@ int main(int argc, char **argv)
             double mine[2], *starts = all, *ends = all + ranks;
             int r;
             cb_pause_note(&pause, i, warmup, timed_barrier());
-            if (o.op == CB_BCAST && rank == 0)
+            if (cb_root_sends(o.op) && rank == 0)
                 cb_pause_until(pp_now_us() + pause.us);
             mine[0] = pp_now_us();
             if (run(&o, size, buffer, result, ranks) != MPI_SUCCESS)

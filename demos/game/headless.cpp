@@ -1,6 +1,9 @@
 #include "headless.h"
 
+#include <QDeadlineTimer>
+
 #include <cstdio>
+#include <memory>
 
 namespace mmpi::game {
 
@@ -25,7 +28,21 @@ QString scores(const LightCycles &state)
 // One line per event, for people and for tests that compare devices.
 void reportHeadless(GameSession *session, qint64 hashEvery)
 {
-    QObject::connect(session, &GameSession::ticked, session, [session, hashEvery](qint64 tick) {
+    // When this device applied its first and its last tick, on the
+    // machine's monotonic clock (one clock for every process of a host, so
+    // a benchmark running every node there compares devices).
+    struct Ticks
+    {
+        qint64 count = 0;
+        qint64 firstUs = 0;
+        qint64 lastUs = 0;
+    };
+    auto ticks = std::make_shared<Ticks>();
+    QObject::connect(session, &GameSession::ticked, session, [session, hashEvery, ticks](qint64 tick) {
+        const qint64 nowUs = QDeadlineTimer::current().deadlineNSecs() / 1000;
+        if (ticks->count++ == 0)
+            ticks->firstUs = nowUs;
+        ticks->lastUs = nowUs;
         if (hashEvery > 0 && tick % hashEvery == 0)
             say(QStringLiteral("event=tick tick=%1 round=%2 hash=%3")
                     .arg(tick)
@@ -38,8 +55,12 @@ void reportHeadless(GameSession *session, qint64 hashEvery)
     QObject::connect(session, &GameSession::playerRemoved, session, [](int player) {
         say(QStringLiteral("event=removed player=%1").arg(player));
     });
-    QObject::connect(session, &GameSession::finished, session, [session] {
+    QObject::connect(session, &GameSession::finished, session, [session, ticks] {
         const LightCycles &state = session->state();
+        say(QStringLiteral("event=timing ticks=%1 first_us=%2 last_us=%3")
+                .arg(ticks->count)
+                .arg(ticks->firstUs)
+                .arg(ticks->lastUs));
         say(QStringLiteral("event=done tick=%1 rounds=%2 hash=%3 scores=%4")
                 .arg(state.tick())
                 .arg(state.round())

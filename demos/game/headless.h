@@ -7,7 +7,9 @@
 namespace mmpi::game {
 
 // Prints event=tick (every `hashEvery` ticks, with the state's hash),
-// event=frozen/thawed/removed, and event=done with the final hash and scores.
+// event=frozen/thawed/removed, and at the end event=timing (how many ticks
+// this device applied, the first and the last on the monotonic clock, µs)
+// and event=done with the final hash and scores.
 void reportHeadless(GameSession *session, qint64 hashEvery);
 
 } // namespace mmpi::game

@@ -34,18 +34,34 @@ struct Call
     size_t size;
     BcastOptions bcast;
     QByteArray message;    // bcast, at the root
-    QList<double> vector;  // allreduce
-    QList<quint8> blocks;  // alltoall
+    QList<double> vector;  // allreduce, reduce
+    QList<quint8> blocks;  // alltoall; scatter at the root; gather and allgather, this rank's
 
     Call(const Communicator &c, const cb_options &o, size_t s, BcastTopology t) : comm(c), options(o), size(s)
     {
         bcast.topology = t;
         if (o.op == CB_BCAST && c.rank() == 0)
             message = QByteArray(qsizetype(s), 'x');
-        if (o.op == CB_ALLREDUCE)
+        if (o.op == CB_ALLREDUCE || o.op == CB_REDUCE)
             vector = QList<double>(qMax<qsizetype>(1, qsizetype(s) / 8), 1.0 + c.rank());
-        if (o.op == CB_ALLTOALL)
+        if (o.op == CB_ALLTOALL || (o.op == CB_SCATTER && c.rank() == 0))
             blocks = QList<quint8>(qsizetype(s) * c.size(), quint8(c.rank()));
+        if (o.op == CB_GATHER || o.op == CB_ALLGATHER)
+            blocks = QList<quint8>(qsizetype(s), quint8(c.rank()));
+    }
+
+    // What a rank that gathered holds: `size` bytes from every rank, in rank order.
+    Result<void> checkGathered(const QList<quint8> &got) const
+    {
+        if (got.size() != qsizetype(size) * comm.size())
+            return Error{ErrorCode::CountMismatch,
+                         QStringLiteral("%1 gave %2 bytes, not %3").arg(QLatin1StringView(cb_op_names[options.op]))
+                             .arg(got.size()).arg(qsizetype(size) * comm.size())};
+        for (int r = 0; r < comm.size(); ++r)
+            if (got.at(qsizetype(r) * qsizetype(size)) != quint8(r))
+                return Error{ErrorCode::CountMismatch, QStringLiteral("%1 put rank %2's bytes out of place")
+                                                           .arg(QLatin1StringView(cb_op_names[options.op])).arg(r)};
+        return success();
     }
 
     Result<void> run() const
@@ -74,6 +90,35 @@ struct Call
             auto got = comm.alltoall(std::span<const quint8>(blocks)).wait();
             if (!got)
                 return got.error();
+            return success();
+        }
+        case CB_SCATTER: {
+            auto got = comm.scatter(std::span<const quint8>(blocks), 0).wait();
+            if (!got)
+                return got.error();
+            if (got->size() != qsizetype(size))
+                return Error{ErrorCode::CountMismatch, QStringLiteral("scatter gave %1 bytes, not %2").arg(got->size()).arg(size)};
+            return success();
+        }
+        case CB_GATHER: {
+            auto got = comm.gather(std::span<const quint8>(blocks), 0).wait();
+            if (!got)
+                return got.error();
+            return comm.rank() == 0 ? checkGathered(*got) : success();
+        }
+        case CB_ALLGATHER: {
+            auto got = comm.allgather(std::span<const quint8>(blocks)).wait();
+            if (!got)
+                return got.error();
+            return checkGathered(*got);
+        }
+        case CB_REDUCE: {
+            auto got = comm.reduce(std::span<const double>(vector), Op::Sum, 0).wait();
+            if (!got)
+                return got.error();
+            const double expected = comm.size() * (comm.size() + 1) / 2.0;
+            if (comm.rank() == 0 && (got->size() != vector.size() || got->first() != expected))
+                return Error{ErrorCode::CountMismatch, QStringLiteral("reduce gave a wrong sum")};
             return success();
         }
         case CB_UNKNOWN:
@@ -144,7 +189,7 @@ int runCollective(const Communicator &comm, int argc, char **argv, const QString
                 if (!took)
                     return fail(took.error());
                 cb_pause_note(&pause, i, warmup, *took);
-                if (options.op == CB_BCAST && root)
+                if (cb_root_sends(options.op) && root)
                     cb_pause_until(pp_now_us() + pause.us);
                 const double start = pp_now_us();
                 if (auto ok = call.run(); !ok)

@@ -1,6 +1,7 @@
 // mmpi-bench: MMPI's benchmarks, started by mmpirun on every rank, e.g.
 //   mmpirun -n 2 --transport tcp mmpi-bench pingpong --sizes 1,1024 --json
 // Rank 0 prints a table (or one JSON line with --json).
+#include "bcastmodel.h"
 #include "canvas.h"
 #include "checkpoint.h"
 #include "collectives.h"
@@ -21,8 +22,9 @@ int usage(FILE *out, int status)
     std::fprintf(out,
                  "usage: mmpirun -n 2 [--transport local|tcp] mmpi-bench pingpong [--sizes N,N,...] "
                  "[--iterations K] [--json] [--qbytearray | --doubles] [--oneway]\n"
-                 "       mmpirun -n N [--transport local|tcp|sim] mmpi-bench bcast|allreduce|barrier|alltoall "
-                 "[--topology T,...] [--sizes N,N,...] [--iterations K] [--json]\n"
+                 "       mmpirun -n N [--transport local|tcp|sim] mmpi-bench bcast|allreduce|barrier|alltoall|"
+                 "scatter|gather|allgather|reduce [--topology T,...] [--sizes N,N,...] [--iterations K] [--json]\n"
+                 "       mmpi-bench bcast-model [--ranks N] [--latency-ms L] [--rate B/s] [--sizes N,N,...] [--json]\n"
                  "       mmpirun -n 2 [--transport T] mmpi-bench stream [--count N] [--size BYTES] [--json]\n"
                  "       mmpi-bench checkpoint [--sizes 64K,1M,...] [--repeat N] [--dir DIR] [--json]\n"
                  "       mmpirun -n N [--transport T] mmpi-bench canvas [--frames F] [--primitives P] [--json]\n"
@@ -31,7 +33,9 @@ int usage(FILE *out, int status)
                  "             a buffer each receive copies into; with --doubles, doubles (size / 8 of them);\n"
                  "             with --oneway, bursts of up to 64 messages one way, each answered by a byte\n"
                  "  bcast      broadcast from rank 0 (per topology), allreduce (sum of doubles), barrier,\n"
-                 "  alltoall   and alltoall: time until the last rank is done\n"
+                 "  alltoall   alltoall, scatter and gather (rank 0's), allgather and reduce (to rank 0):\n"
+                 "             time until the last rank is done\n"
+                 "  bcast-model the broadcast model's times over tcp on emulated links (no mmpirun)\n"
                  "             (MMPI_ALLREDUCE_ALGORITHM=ring|... forces the allreduce's; `chosen`: what ran)\n"
                  "  stream     N numbered messages from rank 0 to rank 1, checked for loss, duplicates\n"
                  "             and order across reconnections (exits 1 if any)\n"
@@ -51,13 +55,16 @@ int main(int argc, char *argv[])
     const bool stream = std::strcmp(argv[1], "stream") == 0;
     const bool checkpoint = std::strcmp(argv[1], "checkpoint") == 0;
     const bool canvas = std::strcmp(argv[1], "canvas") == 0;
-    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream && !checkpoint && !canvas) {
+    const bool model = std::strcmp(argv[1], "bcast-model") == 0;
+    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream && !checkpoint && !canvas && !model) {
         std::fprintf(stderr, "mmpi-bench: unknown benchmark '%s'\n", argv[1]);
         return usage(stderr, 2);
     }
     QCoreApplication app(argc, argv);
     if (checkpoint)
         return mmpi::bench::runCheckpoint(argc - 1, argv + 1);
+    if (model)
+        return mmpi::bench::runBcastModel(argc - 1, argv + 1);
     const auto config = mmpi::WorldConfig::fromEnvironment();
     if (!config) {
         // --help works outside mmpirun too.

@@ -24,6 +24,32 @@ namespace {
 
 // Same device name in every namespace: a program inside needs no index.
 const std::string Device = "radio0";
+const std::string ControlDevice = "ctl0";
+
+// The host's bridge of the control network ("b"; its veths end in "v<i>"):
+// 3 + 7 digits of a pid + 3 fits IFNAMSIZ.
+std::string controlBridge()
+{
+    return "mec" + std::to_string(::getpid()) + "b";
+}
+
+std::string controlVeth(int node)
+{
+    const std::string bridge = controlBridge();
+    return bridge.substr(0, bridge.size() - 1) + "v" + std::to_string(node);
+}
+
+// The veths first: a namespace's deletion takes its end of a pair with it
+// only once the kernel has let the namespace go, later.
+std::vector<std::string> hostLinks(const Options &options)
+{
+    std::vector<std::string> links;
+    for (int node = 0; options.controlSubnet && node < options.nodes; ++node)
+        links.push_back(controlVeth(node));
+    if (options.controlSubnet)
+        links.push_back(controlBridge());
+    return links;
+}
 
 std::string namespaceName(int node)
 {
@@ -69,6 +95,12 @@ std::vector<std::string> environmentFor(const Options &options)
     for (int node = 0; node < options.nodes; ++node) {
         env.push_back("MMPI_LINKEMU_NS_" + std::to_string(node) + "=" + namespaceName(node));
         env.push_back("MMPI_LINKEMU_ADDR_" + std::to_string(node) + "=" + options.address(node));
+    }
+    if (options.controlSubnet) {
+        const std::string host = options.controlAddress(-1);
+        env.push_back("MMPI_LINKEMU_CONTROL=" + controlBridge());
+        env.push_back("MMPI_LINKEMU_CONTROL_DEVICE=" + ControlDevice);
+        env.push_back("MMPI_LINKEMU_CONTROL_SUBNET=" + host.substr(0, host.rfind('.')));
     }
     return env;
 }
@@ -164,6 +196,21 @@ std::vector<int> makeNodes(const Options &options, std::string *error)
             break;
         fds.push_back(fd);
     }
+    if (int(fds.size()) == options.nodes && options.controlSubnet) {
+        std::vector<std::string> addresses;
+        for (int node = 0; node < options.nodes; ++node)
+            addresses.push_back(options.controlAddress(node));
+        std::vector<std::string> hostEnds;
+        for (int node = 0; node < options.nodes; ++node)
+            hostEnds.push_back(controlVeth(node));
+        *error = makeControlNetwork(controlBridge(), hostEnds, options.controlAddress(-1), namespaceNames(options),
+                                    ControlDevice, addresses);
+        if (!error->empty()) {
+            for (int fd : fds)
+                ::close(fd);
+            fds.clear();
+        }
+    }
     return fds;
 }
 
@@ -222,7 +269,7 @@ int main(int argc, char **argv)
     const Options &options = parsed.options;
     Children::blockSignals(); // before any thread or child exists
     Guardian guardian;
-    if (const std::string error = guardian.start(namespaceNames(options)); !error.empty()) {
+    if (const std::string error = guardian.start(namespaceNames(options), hostLinks(options)); !error.empty()) {
         std::fprintf(stderr, "mmpi-linkemu: cannot start the clean-up guardian: %s\n", error.c_str());
         return 1;
     }

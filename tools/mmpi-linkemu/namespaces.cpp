@@ -61,7 +61,7 @@ std::string netnsPath(const std::string &name)
 }
 
 // The guardian's whole life: wait for the emulator to go, then clean up.
-[[noreturn]] void guard(int pipeFd, const std::vector<std::string> &names)
+[[noreturn]] void guard(int pipeFd, const std::vector<std::string> &names, const std::vector<std::string> &hostLinks)
 {
     ::setsid(); // out of the emulator's process group: a kill of the group spares it
     for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE})
@@ -80,6 +80,7 @@ std::string netnsPath(const std::string &name)
         if (got == 0 || (got < 0 && errno != EINTR))
             break;
     }
+    removeHostLinks(hostLinks);
     removeNamespaces(names);
     std::_Exit(0);
 }
@@ -165,7 +166,7 @@ std::string runCommand(const std::vector<std::string> &args, std::string *out)
         + ")";
 }
 
-std::string Guardian::start(const std::vector<std::string> &names)
+std::string Guardian::start(const std::vector<std::string> &names, const std::vector<std::string> &hostLinks)
 {
     int fds[2];
     // Close-on-exec: no command the emulator runs may keep the guardian waiting.
@@ -176,7 +177,7 @@ std::string Guardian::start(const std::vector<std::string> &names)
         return std::string("fork: ") + std::strerror(errno);
     if (pid == 0) {
         ::close(fds[1]);
-        guard(fds[0], names);
+        guard(fds[0], names, hostLinks);
     }
     ::close(fds[0]);
     m_pipe = fds[1];
@@ -212,6 +213,39 @@ void removeNamespaces(const std::vector<std::string> &names)
         if (const std::string error = runCommand({"ip", "netns", "del", name}); !error.empty())
             std::fprintf(stderr, "mmpi-linkemu: cannot remove namespace %s: %s\n", name.c_str(), error.c_str());
     }
+}
+
+void removeHostLinks(const std::vector<std::string> &names)
+{
+    for (const std::string &name : names) {
+        if (::access(("/sys/class/net/" + name).c_str(), F_OK) != 0)
+            continue;
+        if (const std::string error = runCommand({"ip", "link", "del", name}); !error.empty())
+            std::fprintf(stderr, "mmpi-linkemu: cannot remove link %s: %s\n", name.c_str(), error.c_str());
+    }
+}
+
+std::string makeControlNetwork(const std::string &bridge, const std::vector<std::string> &hostEnds,
+                               const std::string &hostAddress, const std::vector<std::string> &names,
+                               const std::string &device, const std::vector<std::string> &addresses)
+{
+    std::vector<std::vector<std::string>> steps = {
+        {"ip", "link", "add", bridge, "type", "bridge"},
+        {"ip", "addr", "add", hostAddress + "/24", "dev", bridge},
+        {"ip", "link", "set", bridge, "up"},
+    };
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string &hostEnd = hostEnds[i];
+        steps.push_back({"ip", "link", "add", hostEnd, "type", "veth", "peer", "name", device, "netns", names[i]});
+        steps.push_back({"ip", "link", "set", hostEnd, "master", bridge, "up"});
+        steps.push_back({"ip", "-n", names[i], "addr", "add", addresses[i] + "/24", "dev", device});
+        steps.push_back({"ip", "-n", names[i], "link", "set", device, "up"});
+    }
+    for (const auto &step : steps) {
+        if (std::string e = runCommand(step); !e.empty())
+            return e;
+    }
+    return {};
 }
 
 int makeNode(const std::string &name, const std::string &device, const std::string &address, int mtu,

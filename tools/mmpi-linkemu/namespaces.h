@@ -23,8 +23,9 @@ std::string runCommand(const std::vector<std::string> &args, std::string *out = 
 class Guardian
 {
 public:
-    // Forks the guardian for `names`; an error message, or empty.
-    std::string start(const std::vector<std::string> &names);
+    // Forks the guardian for the namespaces `names` and the host's links
+    // `hostLinks` (deleted after them); an error message, or empty.
+    std::string start(const std::vector<std::string> &names, const std::vector<std::string> &hostLinks = {});
     // Closes the pipe and waits until the guardian has removed everything.
     void finish();
 
@@ -35,6 +36,16 @@ private:
 
 // Kills what runs in each namespace of `names` that exists, and deletes it.
 void removeNamespaces(const std::vector<std::string> &names);
+// Deletes each of the host's links `names` that exists.
+void removeHostLinks(const std::vector<std::string> &names);
+
+// The control network: bridge `bridge` on the host with `hostAddress`/24,
+// and in each namespace of `names` a veth `device` with addresses[i]/24
+// whose host end hostEnds[i] is enslaved to the bridge. An error message,
+// or empty.
+std::string makeControlNetwork(const std::string &bridge, const std::vector<std::string> &hostEnds,
+                               const std::string &hostAddress, const std::vector<std::string> &names,
+                               const std::string &device, const std::vector<std::string> &addresses);
 
 // Makes namespace `name` with TUN device `device` in it, up, with
 // `address`/24 and `mtu`, and loopback up. Returns the device's descriptor

@@ -87,7 +87,8 @@ const std::map<std::string, NumberOption> &numberOptions()
 
 bool takesValue(const std::string &option)
 {
-    return option == "--profile" || option == "--rate" || option == "--subnet" || numberOptions().count(option);
+    return option == "--profile" || option == "--rate" || option == "--subnet" || option == "--control"
+        || numberOptions().count(option);
 }
 
 // Sets `option` (one that takesValue()) from `value`; a usage error, or empty.
@@ -108,6 +109,11 @@ std::string setOption(Options &o, const std::string &option, const std::string &
         if (!net)
             return bad(option, value, "the first three numbers of an IPv4 /24, e.g. 10.77.0");
         o.subnet = *net;
+    } else if (option == "--control") {
+        const auto net = subnet(value);
+        if (!net)
+            return bad(option, value, "the first three numbers of an IPv4 /24, e.g. 10.78.0");
+        o.controlSubnet = *net;
     } else {
         const NumberOption &spec = numberOptions().at(option);
         const auto n = number(value, spec.low, spec.high);
@@ -133,11 +139,24 @@ std::size_t Options::queueBytes() const
     return std::max<std::size_t>(std::size_t(link.rateBytesPerSecond * queueMs / 1000.0), std::size_t(mtu) * 4);
 }
 
-std::string Options::address(int node) const
+namespace {
+
+std::string dotted(std::uint32_t a)
 {
-    const std::uint32_t a = subnet + std::uint32_t(node) + 1;
     return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 0xff) + "." + std::to_string((a >> 8) & 0xff)
         + "." + std::to_string(a & 0xff);
+}
+
+} // namespace
+
+std::string Options::address(int node) const
+{
+    return dotted(subnet + std::uint32_t(node) + 1);
+}
+
+std::string Options::controlAddress(int node) const
+{
+    return dotted(controlSubnet + (node < 0 ? 254u : std::uint32_t(node) + 1));
 }
 
 ParsedOptions parseOptions(const std::vector<std::string> &args)
@@ -178,6 +197,10 @@ ParsedOptions parseOptions(const std::vector<std::string> &args)
             return parsed;
         }
     }
+    if (parsed.options.controlSubnet && parsed.options.controlSubnet == parsed.options.subnet) {
+        parsed.error = "--control needs a /24 of its own, not the radios' (--subnet)";
+        return parsed;
+    }
     if (i + 1 >= args.size()) {
         parsed.error = "no command: give one after '--'";
         return parsed;
@@ -191,13 +214,15 @@ std::string usage()
     return "usage: mmpi-linkemu [--nodes N] [--profile " + profileNames()
         + "]\n"
           "                    [--latency MS] [--rate BYTES_PER_S] [--jitter MS] [--loss P] [--seed N]\n"
-          "                    [--queue-ms MS] [--mtu BYTES] [--subnet A.B.C] [--timeout S]\n"
+          "                    [--queue-ms MS] [--mtu BYTES] [--subnet A.B.C] [--control A.B.C] [--timeout S]\n"
           "                    [--each] [--stats] [--no-realtime] [--no-kernel-shaping] -- COMMAND [ARG...]\n"
           "\n"
           "Makes N network namespaces joined by emulated radios (one per node: its sends share\n"
           "it), runs COMMAND on the host with MMPI_LINKEMU_NS_<i> and MMPI_LINKEMU_ADDR_<i> set,\n"
           "or with --each once inside every namespace ({node} and {addr} in its arguments\n"
           "replaced), and removes the namespaces when it ends. Needs root and /dev/net/tun.\n"
+          "--control adds a network nothing shapes: ctl0 at A.B.C.<i+1> in each namespace, a\n"
+          "bridge at A.B.C.254 on the host (MMPI_LINKEMU_CONTROL), for a launcher's own traffic.\n"
           "Defaults: --nodes 2 --profile bluetooth --queue-ms 1000 --mtu 1500 --subnet 10.77.0 --seed 1.\n"
           "Exit status: COMMAND's (the largest of them with --each; 128+S for signal S),\n"
           "2 usage error, 77 cannot run here (not root, no TUN), 124 --timeout, 1 set-up failed.\n"

@@ -17,6 +17,9 @@ struct Options
     std::uint64_t seed = 1;   // jitter and loss
     int mtu = 1500;
     std::uint32_t subnet = 0; // host byte order, .0 of a /24
+    // --control: a network beside the radios that nothing shapes (host at
+    // .254, node i at .i+1), for a launcher's own traffic; 0: none.
+    std::uint32_t controlSubnet = 0;
     bool each = false;        // run the command once in every namespace
     bool stats = false;
     bool realtime = true;     // SCHED_FIFO for the switch when allowed
@@ -26,6 +29,7 @@ struct Options
 
     std::size_t queueBytes() const;
     std::string address(int node) const; // "10.77.0.<node+1>"
+    std::string controlAddress(int node) const; // node -1: the host's
 };
 
 struct ParsedOptions
