@@ -1,9 +1,11 @@
 // TcpTransport: links over TCP between hosts of an IP network (or processes on
-// one host over loopback), and discovery by UDP beacon (TcpBeacon).
+// one host over loopback), and discovery by DNS-SD over its own multicast
+// DNS responder (MdnsResponder) and by UDP beacon (TcpBeacon).
 // Addresses: "tcp://host:port", "tcp://[v6-host]:port". Options and defaults:
 // docs/transports.md.
 #pragma once
 
+#include "mdnsresponder.h"
 #include "tcpbeacon.h"
 
 #include <mmpi/transport/optionreader.h>
@@ -44,6 +46,13 @@ public:
     void stopAdvertising() override;
     Result<void> startDiscovery(const QString &worldName) override;
     void stopDiscovery() override;
+    bool supportsServiceDiscovery() const override { return true; }
+    // DiscoveryFailed when this node listens on loopback only (other hosts
+    // could not reach the address), or the responder cannot open.
+    Result<void> publishService(const PeerAdvert &advert) override;
+    void stopPublishing() override;
+    Result<void> browseServices(const QString &worldName) override;
+    void stopBrowsing() override;
 
 private:
     struct Options
@@ -53,6 +62,7 @@ private:
         QList<QHostAddress> beaconTargets; // empty: TcpBeacon::defaultTargets()
         QStringList interfaces;            // empty: InterfaceFilter's default rule
         int beaconInterval = 500;
+        quint16 mdnsPort = MdnsResponder::DefaultPort;
         int connectTimeout = 5000;
         DecoderLimits limits;
         int socketBuffer = OptionReader::DefaultSocketBuffer;
@@ -63,12 +73,17 @@ private:
     // interface the addresses of the interfaces the filter keeps.
     QList<QHostAddress> advertisedHosts(const QString &listenHost) const;
     Result<void> startBeacon(const PeerAdvert &advert, const QList<QHostAddress> &targets, quint16 port);
+    // DiscoveryFailed naming the loopback listen host, if it is one.
+    Result<void> checkNotLoopback(const QString &what) const;
+    void handleServiceFound(const DnsSdService &service, const QHostAddress &sender);
     void acceptPendingLinks();
     void handleAcceptError(QAbstractSocket::SocketError error);
 
     Options m_options;
     QTcpServer m_server;
     TcpBeacon m_beacon;
+    MdnsResponder m_mdns;
+    QString m_browsedWorld;
 };
 
 } // namespace mmpi
