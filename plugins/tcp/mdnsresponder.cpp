@@ -69,10 +69,10 @@ Result<void> MdnsResponder::open()
     QStringList kept;
     for (const QNetworkInterface &interface : m_filter.interfaces()) {
         kept << interface.name();
-        const bool v4 = std::any_of(interface.addressEntries().begin(), interface.addressEntries().end(),
-                                    [](const QNetworkAddressEntry &e) {
-                                        return e.ip().protocol() == QAbstractSocket::IPv4Protocol;
-                                    });
+        const QList<QNetworkAddressEntry> entries = interface.addressEntries();
+        const bool v4 = std::any_of(entries.begin(), entries.end(), [](const QNetworkAddressEntry &e) {
+            return e.ip().protocol() == QAbstractSocket::IPv4Protocol;
+        });
         if ((interface.flags() & QNetworkInterface::CanMulticast) && v4)
             usable << interface;
     }

@@ -5,10 +5,11 @@
 // them, as a Wi-Fi access point with client isolation does: with the
 // bridge's ports isolated (`bridge link set dev … isolated on`) no broadcast
 // reaches another node, but unicast does, through the router's proxy ARP.
-// There the beacon gives up with its reason within its timeout and the
-// world forms through the join code; without isolation the beacon alone
-// forms it. The root's namespace also holds a docker0 that discovery leaves
-// alone. Only addresses inside the namespaces; all of them are removed
+// There DNS-SD and then the beacon give up with their reasons within their
+// timeouts and the world forms through the join code; without isolation
+// the beacon alone forms it, and so does DNS-SD alone (the tcp transport's
+// built-in multicast DNS responder, no Avahi). The root's namespace also
+// holds a docker0 that discovery leaves alone. Only addresses inside the namespaces; all of them are removed
 // whatever happens.
 #include "netns.h"
 
@@ -34,6 +35,7 @@ using namespace Qt::StringLiterals;
 
 const QString node = QStringLiteral(DISCOVERY_NODE_PATH);
 constexpr int BeaconTimeout = 1500;
+constexpr int DnsSdTimeout = 1500;
 
 // Namespaces <base>-sw (bridge br0, router 10.48.0.254) and <base>-n0..2.
 class Network
@@ -113,10 +115,12 @@ public:
     }
 };
 
-QStringList nodeArgs(quint16 port)
+// `steps`: the discovery steps in order (WorldConfig::discoverySteps).
+QStringList nodeArgs(quint16 port, const QString &steps = u"Beacon,JoinCode"_s)
 {
     return {u"--size"_s, u"3"_s, u"--interfaces"_s, u"eth0"_s, u"--beacon-port"_s, QString::number(port),
-            u"--beacon-timeout"_s, QString::number(BeaconTimeout), u"--timeout"_s, u"30000"_s};
+            u"--beacon-timeout"_s, QString::number(BeaconTimeout), u"--dnssd-timeout"_s,
+            QString::number(DnsSdTimeout), u"--steps"_s, steps, u"--timeout"_s, u"30000"_s};
 }
 
 // "STEP gaveup Beacon <ms> ..." -> ms
@@ -136,6 +140,8 @@ private Q_SLOTS:
     void dockerInterfaceIsLeftAlone();
     void beaconAloneFormsAnOpenNetwork();
     void joinCodeFormsAnIsolatedNetwork();
+    void dnsSdAloneFormsAnOpenNetwork();
+    void wholeChainOnAnIsolatedNetwork();
 
 private:
     std::unique_ptr<Network> m_network;
@@ -202,6 +208,56 @@ void tst_DiscoveryNetns::joinCodeFormsAnIsolatedNetwork()
         const QString line = n->waitForLine(u"STEP gaveup Beacon"_s, 10000);
         QVERIFY2(gaveUp.match(line).hasMatch(), qPrintable(n->output()));
         QVERIFY2(stepTime(line) >= BeaconTimeout && stepTime(line) < BeaconTimeout + 1500, qPrintable(line));
+        QVERIFY2(!n->waitForLine(u"STEP started JoinCode"_s, 1000).isEmpty(), qPrintable(n->output()));
+    }
+    for (Node *n : {&root, &a, &b}) {
+        // ... and the world forms through the join code.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::dnsSdAloneFormsAnOpenNetwork()
+{
+    // Given DNS-SD as the only step (no beacon is ever sent) ...
+    const QString steps = u"DnsSd"_s;
+    Node root(*m_network, 0, QStringList{u"--root"_s} + nodeArgs(47484, steps));
+    Node a(*m_network, 1, nodeArgs(47484, steps));
+    Node b(*m_network, 2, nodeArgs(47484, steps));
+    for (Node *n : {&root, &a, &b}) {
+        // ... the world of three forms, each node found by multicast DNS.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+        QVERIFY2(n->output().contains(u"STEP started DnsSd"_s), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP gaveup"_s), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP started Beacon"_s), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::wholeChainOnAnIsolatedNetwork()
+{
+    QString error;
+    QVERIFY2(m_network->isolate(true, &error), qPrintable(error));
+    const QString steps = u"DnsSd,Beacon,JoinCode"_s;
+    Node root(*m_network, 0, QStringList{u"--root"_s, u"--make-code"_s} + nodeArgs(47485, steps));
+    const QString code = root.waitForLine(u"CODE "_s, 10000).mid(5);
+    QVERIFY2(!code.isEmpty(), qPrintable(root.output()));
+    Node a(*m_network, 1, nodeArgs(47485, steps) + QStringList{u"--join-code"_s, code});
+    Node b(*m_network, 2, nodeArgs(47485, steps) + QStringList{u"--join-code"_s, code});
+    static const QRegularExpression dnsSdGaveUp(
+        u"^STEP gaveup DnsSd \\d+ DiscoveryTimedOut no (DNS-SD answer|root) of world 'netns' (heard|answered "
+        u"this node's DNS-SD adverts) within 1500 ms over transport tcp \\(multicast blocked"_s);
+    for (Node *n : {&root, &a, &b}) {
+        // Given isolated ports, DNS-SD gives up first, within its timeout and saying why ...
+        const QString line = n->waitForLine(u"STEP gaveup DnsSd"_s, 10000);
+        QVERIFY2(dnsSdGaveUp.match(line).hasMatch(), qPrintable(n->output()));
+        QVERIFY2(stepTime(line) >= DnsSdTimeout && stepTime(line) < DnsSdTimeout + 1500, qPrintable(n->output()));
+        // ... then the beacon, a beacon timeout later ...
+        const QString beacon = n->waitForLine(u"STEP gaveup Beacon"_s, 10000);
+        QVERIFY2(!beacon.isEmpty(), qPrintable(n->output()));
+        QVERIFY2(stepTime(beacon) >= stepTime(line) + BeaconTimeout, qPrintable(beacon));
         QVERIFY2(!n->waitForLine(u"STEP started JoinCode"_s, 1000).isEmpty(), qPrintable(n->output()));
     }
     for (Node *n : {&root, &a, &b}) {
