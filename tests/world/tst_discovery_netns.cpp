@@ -8,7 +8,8 @@
 // There DNS-SD and then the beacon give up with their reasons within their
 // timeouts and the world forms through the join code; without isolation
 // the beacon alone forms it, and so does DNS-SD alone (the tcp transport's
-// built-in multicast DNS responder, no Avahi). The root's namespace also
+// built-in multicast DNS responder, no Avahi), also with two nodes of one
+// namespace sharing UDP port 5353. The root's namespace also
 // holds a docker0 that discovery leaves alone. Only addresses inside the namespaces; all of them are removed
 // whatever happens.
 #include "netns.h"
@@ -142,6 +143,7 @@ private Q_SLOTS:
     void joinCodeFormsAnIsolatedNetwork();
     void dnsSdAloneFormsAnOpenNetwork();
     void wholeChainOnAnIsolatedNetwork();
+    void nodesOfOneHostShareTheMdnsPort();
 
 private:
     std::unique_ptr<Network> m_network;
@@ -264,6 +266,23 @@ void tst_DiscoveryNetns::wholeChainOnAnIsolatedNetwork()
         // ... and the world forms through the join code.
         QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
         QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::nodesOfOneHostShareTheMdnsPort()
+{
+    // Given the root and a node in one namespace (one host: both bind UDP
+    // port 5353, shared) and a node in another ...
+    const QString steps = u"DnsSd"_s;
+    Node root(*m_network, 0, QStringList{u"--root"_s} + nodeArgs(47486, steps));
+    Node a(*m_network, 0, nodeArgs(47486, steps));
+    Node b(*m_network, 1, nodeArgs(47486, steps));
+    for (Node *n : {&root, &a, &b}) {
+        // ... each hears the other (multicast loopback) and the world forms.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP gaveup"_s), qPrintable(n->output()));
     }
     QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
 }
