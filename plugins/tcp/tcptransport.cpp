@@ -27,8 +27,9 @@ QList<QHostAddress> parseTargets(OptionReader &reader, const QStringList &texts)
 } // namespace
 
 TcpTransport::TcpTransport(QObject *parent)
-    : Transport(parent), m_server(this), m_beacon(this), m_mdns(this)
+    : Transport(parent), m_server(this), m_beacon(this), m_mdns(this), m_avahi(this)
 {
+    connect(&m_avahi, &AvahiClient::serviceFound, this, &TcpTransport::handleServiceFound);
     qRegisterMetaType<mmpi::DnsSdService>();
     connect(&m_mdns, &MdnsResponder::serviceFound, this, &TcpTransport::handleServiceFound);
     connect(&m_server, &QTcpServer::newConnection, this, &TcpTransport::acceptPendingLinks);
@@ -54,6 +55,11 @@ Result<void> TcpTransport::configure(const QVariantMap &options)
             reader.reject(QStringLiteral("interfaces"), QStringLiteral("'%1' is not an interface name").arg(interface));
     parsed.beaconInterval = int(reader.integer(QStringLiteral("beaconInterval"), parsed.beaconInterval, 10, 60000));
     parsed.mdnsPort = quint16(reader.integer(QStringLiteral("mdnsPort"), parsed.mdnsPort, 1, 65535));
+    parsed.dnsSdBackend = reader.string(QStringLiteral("dnsSdBackend"), parsed.dnsSdBackend);
+    if (!QStringList{QStringLiteral("auto"), QStringLiteral("avahi"), QStringLiteral("builtin")}.contains(
+            parsed.dnsSdBackend))
+        reader.reject(QStringLiteral("dnsSdBackend"),
+                      QStringLiteral("'%1' is not auto, avahi or builtin").arg(parsed.dnsSdBackend));
     parsed.connectTimeout = int(reader.integer(QStringLiteral("connectTimeout"), parsed.connectTimeout, 1, 600000));
     parsed.limits = reader.decoderLimits();
     parsed.socketBuffer = reader.socketBufferSize();
@@ -215,6 +221,26 @@ Result<void> TcpTransport::checkNotLoopback(const QString &what) const
     return success();
 }
 
+Result<bool> TcpTransport::useAvahi() const
+{
+    if (m_options.dnsSdBackend == QLatin1String("builtin"))
+        return false;
+    const bool available = AvahiClient::isAvailable();
+    if (!available && m_options.dnsSdBackend == QLatin1String("avahi"))
+        return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no avahi-daemon running on the system D-Bus "
+                                                                "(tcp option dnsSdBackend 'avahi')"));
+    return available;
+}
+
+QList<int> TcpTransport::multicastInterfaceIndexes() const
+{
+    QList<int> indexes;
+    for (const QNetworkInterface &interface : InterfaceFilter(m_options.interfaces).interfaces())
+        if (interface.flags() & QNetworkInterface::CanMulticast)
+            indexes << interface.index();
+    return indexes;
+}
+
 Result<void> TcpTransport::publishService(const PeerAdvert &advert)
 {
     if (auto ok = checkNotLoopback(QStringLiteral("adverts")); !ok)
@@ -228,6 +254,22 @@ Result<void> TcpTransport::publishService(const PeerAdvert &advert)
     service.sizeWanted = advert.sizeWanted;
     service.hosts = advertisedHosts(endpoint->host).mid(0, DnsSdService::MaxHosts);
     service.port = endpoint->port;
+    stopPublishing();
+    const auto avahi = useAvahi();
+    if (!avahi)
+        return avahi.error();
+    if (*avahi) {
+        const QList<int> indexes = multicastInterfaceIndexes();
+        if (indexes.isEmpty())
+            return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no interface for multicast DNS: the interface "
+                                                                    "rule keeps none that can multicast"));
+        if (auto published = m_avahi.publish(service, indexes); !published)
+            return published;
+        m_publishedByAvahi = true;
+        qCDebug(lcTransport).noquote() << "DNS-SD: publishing" << advert.nodeId << "through avahi-daemon with"
+                                       << service.hosts << "port" << service.port;
+        return success();
+    }
     m_mdns.setInterfaces(InterfaceFilter(m_options.interfaces));
     m_mdns.setPort(m_options.mdnsPort);
     if (auto published = m_mdns.publish(service); !published)
@@ -239,6 +281,9 @@ Result<void> TcpTransport::publishService(const PeerAdvert &advert)
 
 void TcpTransport::stopPublishing()
 {
+    if (m_publishedByAvahi)
+        m_avahi.unpublish();
+    m_publishedByAvahi = false;
     m_mdns.unpublish();
 }
 
@@ -246,6 +291,22 @@ Result<void> TcpTransport::browseServices(const QString &worldName)
 {
     if (auto ok = checkNotLoopback(QStringLiteral("browsing")); !ok)
         return ok;
+    stopBrowsing();
+    const auto avahi = useAvahi();
+    if (!avahi)
+        return avahi.error();
+    if (*avahi) {
+        const QList<int> indexes = multicastInterfaceIndexes();
+        if (indexes.isEmpty())
+            return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no interface for multicast DNS: the interface "
+                                                                    "rule keeps none that can multicast"));
+        if (auto browsing = m_avahi.browse(DnsSdService::hashOf(worldName), indexes); !browsing)
+            return browsing;
+        m_browsingByAvahi = true;
+        m_browsedWorld = worldName;
+        qCDebug(lcTransport).noquote() << "DNS-SD: browsing for world" << worldName << "through avahi-daemon";
+        return success();
+    }
     m_mdns.setInterfaces(InterfaceFilter(m_options.interfaces));
     m_mdns.setPort(m_options.mdnsPort);
     if (auto browsing = m_mdns.browse(DnsSdService::hashOf(worldName)); !browsing)
@@ -257,6 +318,9 @@ Result<void> TcpTransport::browseServices(const QString &worldName)
 
 void TcpTransport::stopBrowsing()
 {
+    if (m_browsingByAvahi)
+        m_avahi.stopBrowsing();
+    m_browsingByAvahi = false;
     m_mdns.stopBrowsing();
     m_browsedWorld.clear();
 }

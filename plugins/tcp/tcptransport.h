@@ -1,10 +1,12 @@
 // TcpTransport: links over TCP between hosts of an IP network (or processes on
-// one host over loopback), and discovery by DNS-SD over its own multicast
-// DNS responder (MdnsResponder) and by UDP beacon (TcpBeacon).
+// one host over loopback), and discovery by DNS-SD (through avahi-daemon
+// where it runs, AvahiClient, else its own multicast DNS responder,
+// MdnsResponder) and by UDP beacon (TcpBeacon).
 // Addresses: "tcp://host:port", "tcp://[v6-host]:port". Options and defaults:
 // docs/transports.md.
 #pragma once
 
+#include "avahiclient.h"
 #include "mdnsresponder.h"
 #include "tcpbeacon.h"
 
@@ -63,6 +65,7 @@ private:
         QStringList interfaces;            // empty: InterfaceFilter's default rule
         int beaconInterval = 500;
         quint16 mdnsPort = MdnsResponder::DefaultPort;
+        QString dnsSdBackend = QStringLiteral("auto"); // auto, avahi, builtin
         int connectTimeout = 5000;
         DecoderLimits limits;
         int socketBuffer = OptionReader::DefaultSocketBuffer;
@@ -75,6 +78,10 @@ private:
     Result<void> startBeacon(const PeerAdvert &advert, const QList<QHostAddress> &targets, quint16 port);
     // DiscoveryFailed naming the loopback listen host, if it is one.
     Result<void> checkNotLoopback(const QString &what) const;
+    // Whether DNS-SD goes through avahi-daemon (option dnsSdBackend; auto:
+    // when it runs); DiscoveryFailed for "avahi" without a daemon.
+    Result<bool> useAvahi() const;
+    QList<int> multicastInterfaceIndexes() const;
     void handleServiceFound(const DnsSdService &service, const QHostAddress &sender);
     void acceptPendingLinks();
     void handleAcceptError(QAbstractSocket::SocketError error);
@@ -83,6 +90,9 @@ private:
     QTcpServer m_server;
     TcpBeacon m_beacon;
     MdnsResponder m_mdns;
+    AvahiClient m_avahi;
+    bool m_publishedByAvahi = false;
+    bool m_browsingByAvahi = false;
     QString m_browsedWorld;
 };
 
