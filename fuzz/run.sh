@@ -6,7 +6,8 @@
 # fuzz_canvasdecoder (the MMPE batch decoder), fuzz_mpdecoder (the edu.rit.mp
 # stream decoder), fuzz_controlmessage (the world's control messages, the
 # sealed handshake's among them), fuzz_recordcipher (sealed links' records)
-# and fuzz_discovery (the tcp beacon's datagram and the join code).
+# fuzz_discovery (the tcp beacon's datagram and the join code) and fuzz_mdns
+# (DNS-SD's multicast DNS messages and TXT records).
 # Exits non-zero if a fuzzer finds a crash, a sanitizer report, a violated
 # invariant, a hang or an allocation beyond the decoder's limits (the
 # reproducer is left in $FUZZ_BUILD_DIR/artifacts/, prefixed with the
@@ -39,9 +40,10 @@ cmake --build "$build" -j "$jobs" --target \
     fuzz_framedecoder fuzz_make_corpus fuzz_canvasdecoder fuzz_make_canvas_corpus \
     fuzz_mpdecoder fuzz_make_mp_corpus fuzz_controlmessage fuzz_make_control_corpus \
     fuzz_recordcipher fuzz_make_record_corpus \
-    fuzz_discovery fuzz_make_discovery_corpus
+    fuzz_discovery fuzz_make_discovery_corpus \
+    fuzz_mdns fuzz_make_mdns_corpus
 
-targets=6
+targets=7
 share=$((seconds / targets))
 extra=$((seconds % targets)) # one second more for each of the first `extra` targets
 [ "$share" -ge 1 ] || { share=1; extra=0; }
@@ -101,3 +103,6 @@ fuzz fuzz_recordcipher record-corpus fuzz_make_record_corpus record- -malloc_lim
 # A datagram is at most 512 bytes and a code's text 64 characters: 4 MB is far
 # beyond anything either decoder may allocate.
 fuzz fuzz_discovery discovery-corpus fuzz_make_discovery_corpus discovery- -malloc_limit_mb=4 -timeout=10
+# A message is at most 9000 bytes: 4 MB is far beyond anything the parser
+# may allocate.
+fuzz fuzz_mdns mdns-corpus fuzz_make_mdns_corpus mdns- -malloc_limit_mb=4 -timeout=10

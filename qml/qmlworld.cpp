@@ -69,6 +69,7 @@ void QmlWorld::setFormationTimeout(int ms) { m_settings.formationTimeout = std::
 void QmlWorld::setDiscoveryTimeout(int ms) { m_settings.discoveryTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setJoinCode(const QString &code) { m_settings.joinCode = code; Q_EMIT settingsChanged(); }
 void QmlWorld::setBeaconTimeout(int ms) { m_settings.beaconTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
+void QmlWorld::setDnsSdTimeout(int ms) { m_settings.dnsSdTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setHeartbeatInterval(int ms) { m_settings.heartbeatInterval = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setHeartbeatTimeout(int ms) { m_settings.heartbeatTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setReconnectGracePeriod(int ms) { m_settings.reconnectGracePeriod = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }

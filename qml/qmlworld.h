@@ -46,8 +46,10 @@ class QmlWorld : public QObject, public QQmlParserStatus
     Q_PROPERTY(int formationTimeout READ formationTimeout WRITE setFormationTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int discoveryTimeout READ discoveryTimeout WRITE setDiscoveryTimeout NOTIFY settingsChanged)
     // Discovered worlds: a join code's text (WorldConfig::joinCode) and how
-    // long the beacon alone is tried before it (WorldConfig::beaconTimeout).
+    // long DNS-SD and the beacon are tried before the next step
+    // (WorldConfig::dnsSdTimeout, beaconTimeout).
     Q_PROPERTY(QString joinCode READ joinCode WRITE setJoinCode NOTIFY settingsChanged)
+    Q_PROPERTY(int dnsSdTimeout READ dnsSdTimeout WRITE setDnsSdTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int beaconTimeout READ beaconTimeout WRITE setBeaconTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int heartbeatInterval READ heartbeatInterval WRITE setHeartbeatInterval NOTIFY settingsChanged)
     Q_PROPERTY(int heartbeatTimeout READ heartbeatTimeout WRITE setHeartbeatTimeout NOTIFY settingsChanged)
@@ -135,6 +137,8 @@ public:
     void setJoinCode(const QString &code);
     int beaconTimeout() const { return int(m_settings.beaconTimeout.count()); }
     void setBeaconTimeout(int ms);
+    int dnsSdTimeout() const { return int(m_settings.dnsSdTimeout.count()); }
+    void setDnsSdTimeout(int ms);
     int heartbeatInterval() const { return int(m_settings.heartbeatInterval.count()); }
     void setHeartbeatInterval(int ms);
     int heartbeatTimeout() const { return int(m_settings.heartbeatTimeout.count()); }

@@ -27,8 +27,11 @@ QList<QHostAddress> parseTargets(OptionReader &reader, const QStringList &texts)
 } // namespace
 
 TcpTransport::TcpTransport(QObject *parent)
-    : Transport(parent), m_server(this), m_beacon(this)
+    : Transport(parent), m_server(this), m_beacon(this), m_mdns(this), m_avahi(this)
 {
+    connect(&m_avahi, &AvahiClient::serviceFound, this, &TcpTransport::handleServiceFound);
+    qRegisterMetaType<mmpi::DnsSdService>();
+    connect(&m_mdns, &MdnsResponder::serviceFound, this, &TcpTransport::handleServiceFound);
     connect(&m_server, &QTcpServer::newConnection, this, &TcpTransport::acceptPendingLinks);
     connect(&m_server, &QTcpServer::acceptError, this, &TcpTransport::handleAcceptError);
     connect(&m_beacon, &TcpBeacon::peerDiscovered, this, &Transport::peerDiscovered);
@@ -51,6 +54,12 @@ Result<void> TcpTransport::configure(const QVariantMap &options)
         if (interface.isEmpty() || interface.size() > 64)
             reader.reject(QStringLiteral("interfaces"), QStringLiteral("'%1' is not an interface name").arg(interface));
     parsed.beaconInterval = int(reader.integer(QStringLiteral("beaconInterval"), parsed.beaconInterval, 10, 60000));
+    parsed.mdnsPort = quint16(reader.integer(QStringLiteral("mdnsPort"), parsed.mdnsPort, 1, 65535));
+    parsed.dnsSdBackend = reader.string(QStringLiteral("dnsSdBackend"), parsed.dnsSdBackend);
+    if (!QStringList{QStringLiteral("auto"), QStringLiteral("avahi"), QStringLiteral("builtin")}.contains(
+            parsed.dnsSdBackend))
+        reader.reject(QStringLiteral("dnsSdBackend"),
+                      QStringLiteral("'%1' is not auto, avahi or builtin").arg(parsed.dnsSdBackend));
     parsed.connectTimeout = int(reader.integer(QStringLiteral("connectTimeout"), parsed.connectTimeout, 1, 600000));
     parsed.limits = reader.decoderLimits();
     parsed.socketBuffer = reader.socketBufferSize();
@@ -198,6 +207,133 @@ Result<void> TcpTransport::startDiscovery(const QString &worldName)
 void TcpTransport::stopDiscovery()
 {
     m_beacon.stopListening();
+}
+
+Result<void> TcpTransport::checkNotLoopback(const QString &what) const
+{
+    const QString host = m_server.isListening() ? m_server.serverAddress().toString() : m_options.listenHost;
+    const auto address = listenHostAddress(host);
+    if (address && address->isLoopback())
+        return Error(ErrorCode::DiscoveryFailed,
+                     QStringLiteral("no DNS-SD %1: this node listens on loopback (%2), which other devices cannot "
+                                    "reach (tcp option listenHost 'any' or an interface's address)")
+                         .arg(what, host));
+    return success();
+}
+
+Result<bool> TcpTransport::useAvahi() const
+{
+    if (m_options.dnsSdBackend == QLatin1String("builtin"))
+        return false;
+    const bool available = AvahiClient::isAvailable();
+    if (!available && m_options.dnsSdBackend == QLatin1String("avahi"))
+        return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no avahi-daemon running on the system D-Bus "
+                                                                "(tcp option dnsSdBackend 'avahi')"));
+    return available;
+}
+
+QList<int> TcpTransport::multicastInterfaceIndexes() const
+{
+    QList<int> indexes;
+    for (const QNetworkInterface &interface : InterfaceFilter(m_options.interfaces).interfaces())
+        if (interface.flags() & QNetworkInterface::CanMulticast)
+            indexes << interface.index();
+    return indexes;
+}
+
+Result<void> TcpTransport::publishService(const PeerAdvert &advert)
+{
+    if (auto ok = checkNotLoopback(QStringLiteral("adverts")); !ok)
+        return ok;
+    auto endpoint = parseTcpAddress(advert.address.isEmpty() ? listenAddress() : advert.address);
+    if (!endpoint)
+        return endpoint.error();
+    DnsSdService service;
+    service.worldHash = DnsSdService::hashOf(advert.worldName);
+    service.nodeId = advert.nodeId;
+    service.sizeWanted = advert.sizeWanted;
+    service.hosts = advertisedHosts(endpoint->host).mid(0, DnsSdService::MaxHosts);
+    service.port = endpoint->port;
+    stopPublishing();
+    const auto avahi = useAvahi();
+    if (!avahi)
+        return avahi.error();
+    if (*avahi) {
+        const QList<int> indexes = multicastInterfaceIndexes();
+        if (indexes.isEmpty())
+            return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no interface for multicast DNS: the interface "
+                                                                    "rule keeps none that can multicast"));
+        if (auto published = m_avahi.publish(service, indexes); !published)
+            return published;
+        m_publishedByAvahi = true;
+        qCDebug(lcTransport).noquote() << "DNS-SD: publishing" << advert.nodeId << "through avahi-daemon with"
+                                       << service.hosts << "port" << service.port;
+        return success();
+    }
+    m_mdns.setInterfaces(InterfaceFilter(m_options.interfaces));
+    m_mdns.setPort(m_options.mdnsPort);
+    if (auto published = m_mdns.publish(service); !published)
+        return published;
+    qCDebug(lcTransport).noquote() << "DNS-SD: publishing" << advert.nodeId << "with" << service.hosts << "port"
+                                   << service.port << "on" << m_mdns.interfaceNames();
+    return success();
+}
+
+void TcpTransport::stopPublishing()
+{
+    if (m_publishedByAvahi)
+        m_avahi.unpublish();
+    m_publishedByAvahi = false;
+    m_mdns.unpublish();
+}
+
+Result<void> TcpTransport::browseServices(const QString &worldName)
+{
+    if (auto ok = checkNotLoopback(QStringLiteral("browsing")); !ok)
+        return ok;
+    stopBrowsing();
+    const auto avahi = useAvahi();
+    if (!avahi)
+        return avahi.error();
+    if (*avahi) {
+        const QList<int> indexes = multicastInterfaceIndexes();
+        if (indexes.isEmpty())
+            return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no interface for multicast DNS: the interface "
+                                                                    "rule keeps none that can multicast"));
+        if (auto browsing = m_avahi.browse(DnsSdService::hashOf(worldName), indexes); !browsing)
+            return browsing;
+        m_browsingByAvahi = true;
+        m_browsedWorld = worldName;
+        qCDebug(lcTransport).noquote() << "DNS-SD: browsing for world" << worldName << "through avahi-daemon";
+        return success();
+    }
+    m_mdns.setInterfaces(InterfaceFilter(m_options.interfaces));
+    m_mdns.setPort(m_options.mdnsPort);
+    if (auto browsing = m_mdns.browse(DnsSdService::hashOf(worldName)); !browsing)
+        return browsing;
+    m_browsedWorld = worldName;
+    qCDebug(lcTransport).noquote() << "DNS-SD: browsing for world" << worldName << "on" << m_mdns.interfaceNames();
+    return success();
+}
+
+void TcpTransport::stopBrowsing()
+{
+    if (m_browsingByAvahi)
+        m_avahi.stopBrowsing();
+    m_browsingByAvahi = false;
+    m_mdns.stopBrowsing();
+    m_browsedWorld.clear();
+}
+
+void TcpTransport::handleServiceFound(const DnsSdService &service, const QHostAddress &sender)
+{
+    if (m_browsedWorld.isEmpty() || !service.transports.contains(name()))
+        return;
+    QStringList addresses = service.addressesFrom(sender);
+    if (addresses.isEmpty())
+        return;
+    const QString first = addresses.takeFirst();
+    Q_EMIT serviceDiscovered({m_browsedWorld, service.nodeId, first, addresses, service.sizeWanted});
 }
 
 void TcpTransport::acceptPendingLinks()

@@ -1,9 +1,13 @@
 // TcpTransport: links over TCP between hosts of an IP network (or processes on
-// one host over loopback), and discovery by UDP beacon (TcpBeacon).
+// one host over loopback), and discovery by DNS-SD (through avahi-daemon
+// where it runs, AvahiClient, else its own multicast DNS responder,
+// MdnsResponder) and by UDP beacon (TcpBeacon).
 // Addresses: "tcp://host:port", "tcp://[v6-host]:port". Options and defaults:
 // docs/transports.md.
 #pragma once
 
+#include "avahiclient.h"
+#include "mdnsresponder.h"
 #include "tcpbeacon.h"
 
 #include <mmpi/transport/optionreader.h>
@@ -44,6 +48,13 @@ public:
     void stopAdvertising() override;
     Result<void> startDiscovery(const QString &worldName) override;
     void stopDiscovery() override;
+    bool supportsServiceDiscovery() const override { return true; }
+    // DiscoveryFailed when this node listens on loopback only (other hosts
+    // could not reach the address), or the responder cannot open.
+    Result<void> publishService(const PeerAdvert &advert) override;
+    void stopPublishing() override;
+    Result<void> browseServices(const QString &worldName) override;
+    void stopBrowsing() override;
 
 private:
     struct Options
@@ -53,6 +64,8 @@ private:
         QList<QHostAddress> beaconTargets; // empty: TcpBeacon::defaultTargets()
         QStringList interfaces;            // empty: InterfaceFilter's default rule
         int beaconInterval = 500;
+        quint16 mdnsPort = MdnsResponder::DefaultPort;
+        QString dnsSdBackend = QStringLiteral("auto"); // auto, avahi, builtin
         int connectTimeout = 5000;
         DecoderLimits limits;
         int socketBuffer = OptionReader::DefaultSocketBuffer;
@@ -63,12 +76,24 @@ private:
     // interface the addresses of the interfaces the filter keeps.
     QList<QHostAddress> advertisedHosts(const QString &listenHost) const;
     Result<void> startBeacon(const PeerAdvert &advert, const QList<QHostAddress> &targets, quint16 port);
+    // DiscoveryFailed naming the loopback listen host, if it is one.
+    Result<void> checkNotLoopback(const QString &what) const;
+    // Whether DNS-SD goes through avahi-daemon (option dnsSdBackend; auto:
+    // when it runs); DiscoveryFailed for "avahi" without a daemon.
+    Result<bool> useAvahi() const;
+    QList<int> multicastInterfaceIndexes() const;
+    void handleServiceFound(const DnsSdService &service, const QHostAddress &sender);
     void acceptPendingLinks();
     void handleAcceptError(QAbstractSocket::SocketError error);
 
     Options m_options;
     QTcpServer m_server;
     TcpBeacon m_beacon;
+    MdnsResponder m_mdns;
+    AvahiClient m_avahi;
+    bool m_publishedByAvahi = false;
+    bool m_browsingByAvahi = false;
+    QString m_browsedWorld;
 };
 
 } // namespace mmpi

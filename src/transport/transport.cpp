@@ -84,4 +84,27 @@ void Transport::stopDiscovery()
 {
 }
 
+bool Transport::supportsServiceDiscovery() const
+{
+    return false;
+}
+
+Result<void> Transport::publishService(const PeerAdvert &)
+{
+    return Error(ErrorCode::DiscoveryFailed, QStringLiteral("transport %1 offers no DNS-SD").arg(name()));
+}
+
+void Transport::stopPublishing()
+{
+}
+
+Result<void> Transport::browseServices(const QString &)
+{
+    return Error(ErrorCode::DiscoveryFailed, QStringLiteral("transport %1 offers no DNS-SD").arg(name()));
+}
+
+void Transport::stopBrowsing()
+{
+}
+
 } // namespace mmpi

@@ -57,7 +57,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     // Parented so that moveToThread() takes the timers to the progress thread.
     , m_deadline(this)
     , m_discoveryTimer(this)
-    , m_beaconTimer(this)
+    , m_stepTimer(this)
     , m_closeTimer(this)
     , m_flushTimer(this)
     , m_heartbeatTimer(this)
@@ -81,8 +81,8 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     m_inviteTimer.setSingleShot(true);
     connect(&m_inviteTimer, &QTimer::timeout, this, &Engine::handleInviteTimeout);
     m_discoveryTimer.setSingleShot(true);
-    m_beaconTimer.setSingleShot(true);
-    connect(&m_beaconTimer, &QTimer::timeout, this, &Engine::handleBeaconTimeout);
+    m_stepTimer.setSingleShot(true);
+    connect(&m_stepTimer, &QTimer::timeout, this, &Engine::handleDiscoveryStepTimeout);
     connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::checkDiscoveryWindow);
     m_closeTimer.setSingleShot(true);
     connect(&m_closeTimer, &QTimer::timeout, this, &Engine::finishClose);
@@ -122,23 +122,21 @@ void Engine::start()
             return discovered ? assignRanksAndSendTable() : sendRankTable();
         if (discovered) {
             connect(m_transport, &Transport::peerDiscovered, this, &Engine::handlePeerDiscovered);
+            connect(m_transport, &Transport::serviceDiscovered, this, &Engine::handlePeerDiscovered);
             connect(m_transport, &Transport::discoveryProgress, this, &Engine::discoveryProgress);
-            if (auto started = m_transport->startDiscovery(m_config.worldName); !started)
-                return fail(started.error());
             m_discoveryTimer.start(std::min(m_config.discoveryTimeout, m_config.formationTimeout));
-            startBeaconStep();
+            startNextDiscoveryStep();
+            if (m_formation.step() != Step::Discovering)
+                return; // no step could start
         }
         Q_EMIT formationProgress(1, m_config.size);
         return;
     }
     if (discovered) {
         m_rank = NoRank;
-        if (auto advertised = m_transport->advertise({m_config.worldName, m_nodeId, m_listenAddress, {}});
-            !advertised)
-            return fail(advertised.error());
         setStep(Step::Advertising, QStringLiteral("node %1 advertising world %2 at %3")
                                        .arg(m_nodeId, m_config.worldName, m_listenAddress));
-        return startBeaconStep();
+        return startNextDiscoveryStep();
     }
     m_rank = m_config.rank;
     m_peers.resize(m_size);
@@ -341,7 +339,7 @@ void Engine::checkDiscoveryWindow()
 
 void Engine::assignRanksAndSendTable()
 {
-    m_transport->stopDiscovery();
+    stopDiscoverySteps();
     m_discoveryTimer.stop();
     // Ranks in a stable order: by node identity, not by who answered first.
     std::sort(m_candidates.begin(), m_candidates.end(),
@@ -491,7 +489,7 @@ void Engine::handleJoinedNode(Link *link, const PeerIdentity &peer)
                          .arg(rejoining ? QStringLiteral("member") : QStringLiteral("root"), link->peerAddress())
                          .arg(peer.rank)});
     if (m_config.mode == WorldConfig::Mode::Discovered) {
-        m_transport->stopAdvertising();
+        stopDiscoverySteps();
         m_peers.resize(peer.rank + 1);
     }
     setStep(Step::AwaitingRankTable, QStringLiteral("joined rank %1 at %2").arg(peer.rank).arg(link->peerAddress()));
@@ -1131,8 +1129,7 @@ void Engine::becomeFormed()
 {
     m_deadline.stop();
     m_discoveryTimer.stop();
-    m_transport->stopDiscovery();
-    m_transport->stopAdvertising();
+    stopDiscoverySteps();
     QList<NodeInfo> nodes;
     for (const Peer &peer : std::as_const(m_peers))
         nodes.append(peer.info);
@@ -1328,8 +1325,7 @@ void Engine::dropAllLinks()
             if (link)
                 link->deleteLater();
     if (m_transport) {
-        m_transport->stopDiscovery();
-        m_transport->stopAdvertising();
+        stopDiscoverySteps();
         m_transport->stopListening();
     }
 }

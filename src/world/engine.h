@@ -159,10 +159,15 @@ private:
     void handlePeerDiscovered(const PeerAdvert &advert);
     // Dials address `index` of `advert` (address, then its alternates).
     void contactDiscovered(const PeerAdvert &advert, int index);
-    // Discovered worlds: start the beacon step, and give it up after
-    // beaconTimeout for the join code's (enginediscovery.cpp).
-    void startBeaconStep();
-    void handleBeaconTimeout();
+    // Discovered worlds: the steps of WorldConfig::discoverySteps in turn,
+    // each given up after its timeout for the next (enginediscovery.cpp).
+    void startNextDiscoveryStep();
+    // Starts `step` on this node; an error when it cannot (e.g. no interface).
+    Result<void> beginDiscoveryStep(World::DiscoveryStep step);
+    void handleDiscoveryStepTimeout();
+    void giveUpDiscoveryStep(World::DiscoveryStep step, const Error &reason);
+    // Ends every step's advertising, publishing, listening and browsing.
+    void stopDiscoverySteps();
     Result<void> deriveJoinCodeKey();
     void handleCandidateJoined(Link *link, const PeerIdentity &peer);
     void seatJoined(Link *link, const PeerIdentity &peer);     // launched root: the rank is the node's
@@ -305,8 +310,13 @@ private:
 
     // root, discovered: adverts being contacted or refused, authenticated candidates
     QSet<QString> m_contacted;
-    // Whether this root has heard any advert of its world yet.
+    // Whether this root has heard any advert of its world yet (any step).
     bool m_heardAdvert = false;
+    // The fallback chain: the step running last, into discoverySteps, and
+    // whether the root's beacon listener is on (Beacon and JoinCode share it).
+    qsizetype m_discoveryStep = -1;
+    bool m_beaconListening = false;
+    bool m_anyStepBegun = false;
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_candidates;
     QSet<int> m_meshReady;
     // root, confirmJoins: sealed joins waiting for a person's answer
@@ -337,8 +347,8 @@ private:
 
     QTimer m_deadline;
     QTimer m_discoveryTimer;
-    // The fallback chain (enginediscovery.cpp): the beacon's time alone.
-    QTimer m_beaconTimer;
+    // The fallback chain (enginediscovery.cpp): the current step's time alone.
+    QTimer m_stepTimer;
     QTimer m_closeTimer;
     QTimer m_flushTimer;
     QTimer m_heartbeatTimer;

@@ -1,15 +1,29 @@
 // The fallback chain of a discovered world (docs/guide/transports.md, "Join
-// codes"): the transport's own discovery first (tcp: broadcast beacons), and
-// when that brings nothing within beaconTimeout, the join code: a node sends
+// codes"): the steps of WorldConfig::discoverySteps in turn, by default
+// DNS-SD (multicast DNS, which networks that drop broadcast often still
+// carry), then the transport's own discovery (tcp: broadcast beacons), and
+// when that brings nothing within its timeout, the join code: a node sends
 // its adverts straight to the root's addresses in the code, which reach the
-// root where broadcasts do not (client isolation, routed subnets). The root
-// runs the same steps, to say why it heard nobody.
+// root where broadcasts do not (client isolation, routed subnets). A step
+// keeps going once the next one starts: a late node still counts. The root
+// runs the same steps, listening, to say why it heard nobody.
 #include "engine.h"
 
 #include <mmpi/core/logging.h>
 #include <mmpi/world/joincode.h>
 
+#include <QMetaEnum>
+
 namespace mmpi::detail {
+
+namespace {
+
+QString stepName(World::DiscoveryStep step)
+{
+    return QString::fromLatin1(QMetaEnum::fromType<World::DiscoveryStep>().valueToKey(int(step)));
+}
+
+} // namespace
 
 Result<void> Engine::deriveJoinCodeKey()
 {
@@ -22,40 +36,121 @@ Result<void> Engine::deriveJoinCodeKey()
     return success();
 }
 
-void Engine::startBeaconStep()
+void Engine::startNextDiscoveryStep()
 {
-    Q_EMIT discoveryStepStarted(World::DiscoveryStep::Beacon);
-    m_beaconTimer.start(std::min(m_config.beaconTimeout, m_config.formationTimeout));
+    const bool root = m_formation.formsAsRoot();
+    Error lastFailure;
+    while (++m_discoveryStep < m_config.discoverySteps.size()) {
+        const World::DiscoveryStep step = m_config.discoverySteps.at(m_discoveryStep);
+        // Passed over without a word: neither is a failure of the network.
+        if (step == World::DiscoveryStep::DnsSd && !m_transport->supportsServiceDiscovery()) {
+            qCDebug(lcWorld).noquote() << "discovery: transport" << m_config.transport << "offers no DNS-SD";
+            continue;
+        }
+        if (step == World::DiscoveryStep::JoinCode && m_config.joinCode.isEmpty())
+            continue;
+        Q_EMIT discoveryStepStarted(step);
+        if (auto begun = beginDiscoveryStep(step); !begun) {
+            // The next step may still work (port 5353 taken, no interface
+            // that multicasts: the beacon may broadcast all the same).
+            lastFailure = begun.error();
+            giveUpDiscoveryStep(step, begun.error());
+            continue;
+        }
+        m_anyStepBegun = true;
+        if (step == World::DiscoveryStep::JoinCode)
+            return; // the last step (validate()): it waits for a person as long as formation lasts
+        const auto timeout = step == World::DiscoveryStep::DnsSd ? m_config.dnsSdTimeout : m_config.beaconTimeout;
+        m_stepTimer.start(std::min(timeout, m_config.formationTimeout));
+        return;
+    }
+    // No step left running. A root listening on one that began, or a node
+    // advertising on one, waits on (formationTimeout names what is missing);
+    // if none began at all nobody can ever be found.
+    if (!m_anyStepBegun)
+        fail(lastFailure.isError() ? lastFailure
+                                   : Error(ErrorCode::DiscoveryFailed,
+                                           QStringLiteral("no discovery step of %1 can run over transport %2")
+                                               .arg(m_config.discoverySteps.size())
+                                               .arg(m_config.transport)));
+    else if (!root)
+        qCInfo(lcWorld) << "discovery: no further step; advertising on until formation ends";
 }
 
-void Engine::handleBeaconTimeout()
+Result<void> Engine::beginDiscoveryStep(World::DiscoveryStep step)
+{
+    const bool root = m_formation.formsAsRoot();
+    const PeerAdvert advert{m_config.worldName, m_nodeId, m_listenAddress, {}, m_config.size};
+    switch (step) {
+    case World::DiscoveryStep::DnsSd:
+        return root ? m_transport->browseServices(m_config.worldName) : m_transport->publishService(advert);
+    case World::DiscoveryStep::Beacon:
+        if (!root)
+            return m_transport->advertise(advert);
+        break;
+    case World::DiscoveryStep::JoinCode:
+        if (!root) {
+            const auto code = JoinCode::parse(m_config.joinCode); // checked by validate()
+            const QStringList contacts = code->beaconContacts();
+            qCInfo(lcWorld).noquote() << "discovery: sending adverts to the join code's root at"
+                                      << contacts.join(QStringLiteral(", "));
+            return m_transport->advertiseTo(advert, contacts);
+        }
+        qCInfo(lcWorld) << "discovery: waiting for nodes that send their adverts with the join code";
+        break;
+    }
+    // The root hears beacons and join-code adverts on one listener.
+    if (m_beaconListening)
+        return success();
+    if (auto started = m_transport->startDiscovery(m_config.worldName); !started)
+        return started;
+    m_beaconListening = true;
+    return success();
+}
+
+void Engine::handleDiscoveryStepTimeout()
 {
     const bool root = m_formation.formsAsRoot();
     const Step waiting = root ? Step::Discovering : Step::Advertising;
-    if (m_formation.step() != waiting || (root && m_heardAdvert))
+    if (m_formation.step() != waiting || m_discoveryStep >= m_config.discoverySteps.size())
         return;
-    const QString what = root ? QStringLiteral("no advert of world '%1' heard")
-                              : QStringLiteral("no root of world '%1' answered this node's adverts");
-    const Error reason(ErrorCode::DiscoveryTimedOut,
-                       QStringLiteral("%1 within %2 ms over transport %3 (broadcasts blocked, or no node there yet)")
-                           .arg(what.arg(m_config.worldName))
-                           .arg(m_config.beaconTimeout.count())
-                           .arg(m_config.transport));
-    qCInfo(lcWorld).noquote() << "discovery: the beacon step gave up:" << reason.message;
-    Q_EMIT discoveryStepGaveUp(World::DiscoveryStep::Beacon, reason);
-    if (m_config.joinCode.isEmpty())
-        return; // the beacon goes on: a node may still come within formationTimeout
-    Q_EMIT discoveryStepStarted(World::DiscoveryStep::JoinCode);
-    if (root) {
-        qCInfo(lcWorld) << "discovery: waiting for nodes that send their adverts with the join code";
-        return;
+    const World::DiscoveryStep step = m_config.discoverySteps.at(m_discoveryStep);
+    // A root that heard nodes has nothing to explain; it still goes on to
+    // the next step, for nodes whose own chain moved on to it.
+    if (!root || !m_heardAdvert) {
+        const bool dnsSd = step == World::DiscoveryStep::DnsSd;
+        const QString what = root ? (dnsSd ? QStringLiteral("no DNS-SD answer of world '%1' heard")
+                                           : QStringLiteral("no advert of world '%1' heard"))
+                                  : (dnsSd ? QStringLiteral("no root of world '%1' answered this node's DNS-SD adverts")
+                                           : QStringLiteral("no root of world '%1' answered this node's adverts"));
+        const QString why = dnsSd ? QStringLiteral("multicast blocked, or no node there yet")
+                                  : QStringLiteral("broadcasts blocked, or no node there yet");
+        giveUpDiscoveryStep(step, Error(ErrorCode::DiscoveryTimedOut,
+                                        QStringLiteral("%1 within %2 ms over transport %3 (%4)")
+                                            .arg(what.arg(m_config.worldName))
+                                            .arg(m_stepTimer.interval())
+                                            .arg(m_config.transport, why)));
     }
-    const auto code = JoinCode::parse(m_config.joinCode); // checked by validate()
-    const QStringList contacts = code->beaconContacts();
-    qCInfo(lcWorld).noquote() << "discovery: sending adverts to the join code's root at"
-                              << contacts.join(QStringLiteral(", "));
-    if (auto sent = m_transport->advertiseTo({m_config.worldName, m_nodeId, m_listenAddress, {}}, contacts); !sent)
-        fail(sent.error());
+    startNextDiscoveryStep();
+}
+
+void Engine::giveUpDiscoveryStep(World::DiscoveryStep step, const Error &reason)
+{
+    qCInfo(lcWorld).noquote() << "discovery: the" << stepName(step) << "step gave up:" << reason.message;
+    Q_EMIT discoveryStepGaveUp(step, reason);
+}
+
+void Engine::stopDiscoverySteps()
+{
+    m_stepTimer.stop();
+    m_discoveryStep = m_config.discoverySteps.size();
+    if (!m_transport)
+        return;
+    m_transport->stopBrowsing();
+    m_transport->stopPublishing();
+    m_transport->stopDiscovery();
+    m_transport->stopAdvertising();
+    m_beaconListening = false;
 }
 
 } // namespace mmpi::detail

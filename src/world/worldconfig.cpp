@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <algorithm>
 #include <QJsonObject>
+#include <QMetaEnum>
 #include <QProcessEnvironment>
 
 namespace mmpi {
@@ -46,6 +47,27 @@ Result<void> readOptional(const QProcessEnvironment &env, const char *name, T &f
 
 } // namespace
 
+Result<void> WorldConfig::validateDiscoverySteps() const
+{
+    const auto name = [](DiscoveryStep step) {
+        return QString::fromLatin1(QMetaEnum::fromType<DiscoveryStep>().valueToKey(int(step)));
+    };
+    if (mode == Mode::Discovered && discoverySteps.isEmpty())
+        return badConfig(QStringLiteral("a discovered world needs at least one discovery step"));
+    for (qsizetype i = 0; i < discoverySteps.size(); ++i) {
+        const DiscoveryStep step = discoverySteps[i];
+        if (name(step).isEmpty())
+            return badConfig(QStringLiteral("discovery step %1 is not a step").arg(int(step)));
+        if (discoverySteps.indexOf(step) != i)
+            return badConfig(QStringLiteral("discovery step %1 is listed twice").arg(name(step)));
+        // It waits for a person and never gives up: a step after it would never start.
+        if (step == DiscoveryStep::JoinCode && i != discoverySteps.size() - 1)
+            return badConfig(QStringLiteral("discovery step JoinCode must be the last one (it waits for a person, "
+                                            "so a step after it would never start)"));
+    }
+    return success();
+}
+
 Result<void> WorldConfig::validate() const
 {
     if (size < 1 || size > MaxSize)
@@ -78,7 +100,8 @@ Result<void> WorldConfig::validate() const
     if (maxUnexpectedBytes < chunk)
         return badConfig(QStringLiteral("unexpected-message limit %1 is below the chunk size %2")
                              .arg(maxUnexpectedBytes).arg(chunk));
-    if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0 || beaconTimeout.count() <= 0)
+    if (formationTimeout.count() <= 0 || handshakeTimeout.count() <= 0 || beaconTimeout.count() <= 0
+        || dnsSdTimeout.count() <= 0)
         return badConfig(QStringLiteral("timeouts must be positive"));
     if (confirmJoins && worldKey.isEmpty() && joinCode.isEmpty())
         return badConfig(QStringLiteral("confirmJoins needs a world key or a join code: without one anyone may "
@@ -91,6 +114,8 @@ Result<void> WorldConfig::validate() const
         if (auto code = JoinCode::parse(joinCode); !code)
             return code.error();
     }
+    if (auto steps = validateDiscoverySteps(); !steps)
+        return steps;
     if (heartbeatInterval.count() != 0) {
         // Below 10 ms a heartbeat would be traffic of its own; the timeout
         // must leave a heartbeat time to arrive before the peer is suspect

@@ -1,5 +1,6 @@
 // discoverynode: one node of a discovered tcp world, for the tests that run
-// it inside network namespaces (tst_discovery_netns, tst_capture_netns). It
+// it inside network namespaces (tst_discovery_netns, tst_dnssd_netns,
+// tst_capture_netns), and for bench/dnssd.sh. It
 // prints what the test checks, one line each, flushed at once:
 //   INTERFACE <name> <kept|reason>     (--list-interfaces, then it exits)
 //   CODE <join code>                   (--make-code: the root's, from its interfaces)
@@ -106,6 +107,11 @@ int main(int argc, char **argv)
     const QCommandLineOption port(QStringLiteral("beacon-port"), {}, QStringLiteral("port"), QStringLiteral("47474"));
     const QCommandLineOption beaconTimeout(QStringLiteral("beacon-timeout"), {}, QStringLiteral("ms"),
                                            QStringLiteral("3000"));
+    const QCommandLineOption dnsSdTimeout(QStringLiteral("dnssd-timeout"), {}, QStringLiteral("ms"),
+                                          QStringLiteral("2000"));
+    // Comma-separated World::DiscoveryStep names, e.g. "DnsSd,Beacon,JoinCode".
+    const QCommandLineOption steps(QStringLiteral("steps"), {}, QStringLiteral("names"),
+                                   QStringLiteral("DnsSd,Beacon,JoinCode"));
     const QCommandLineOption timeout(QStringLiteral("timeout"), {}, QStringLiteral("ms"), QStringLiteral("30000"));
     const QCommandLineOption interfaces(QStringLiteral("interfaces"), {}, QStringLiteral("names"));
     const QCommandLineOption listen(QStringLiteral("listen"), {}, QStringLiteral("host"), QStringLiteral("any"));
@@ -114,7 +120,7 @@ int main(int argc, char **argv)
     const QCommandLineOption list(QStringLiteral("list-interfaces"));
     const QCommandLineOption send(QStringLiteral("send"), {}, QStringLiteral("hex"));
     const QCommandLineOption expectMessage(QStringLiteral("expect-message"));
-    parser.addOptions({root, size, port, beaconTimeout, timeout, interfaces, listen, joinCode, makeCode, list, send,
+    parser.addOptions({root, size, port, beaconTimeout, dnsSdTimeout, steps, timeout, interfaces, listen, joinCode, makeCode, list, send,
                        expectMessage});
     parser.process(app);
     const QStringList names = parser.value(interfaces).split(u',', Qt::SkipEmptyParts);
@@ -132,6 +138,17 @@ int main(int argc, char **argv)
     config.formationTimeout = std::chrono::milliseconds(parser.value(timeout).toInt());
     config.discoveryTimeout = config.formationTimeout;
     config.beaconTimeout = std::chrono::milliseconds(parser.value(beaconTimeout).toInt());
+    config.dnsSdTimeout = std::chrono::milliseconds(parser.value(dnsSdTimeout).toInt());
+    config.discoverySteps.clear();
+    for (const QString &name : parser.value(steps).split(u',', Qt::SkipEmptyParts)) {
+        bool known = false;
+        const int value = QMetaEnum::fromType<World::DiscoveryStep>().keyToValue(qPrintable(name), &known);
+        if (!known) {
+            say(QStringLiteral("FAILED BadConfiguration no discovery step '%1'").arg(name));
+            return 1;
+        }
+        config.discoverySteps << World::DiscoveryStep(value);
+    }
     config.transportOptions = {{QStringLiteral("beaconPort"), parser.value(port).toInt()},
                                {QStringLiteral("listenHost"), parser.value(listen)},
                                {QStringLiteral("interfaces"), names},

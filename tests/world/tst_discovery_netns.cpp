@@ -5,17 +5,23 @@
 // them, as a Wi-Fi access point with client isolation does: with the
 // bridge's ports isolated (`bridge link set dev … isolated on`) no broadcast
 // reaches another node, but unicast does, through the router's proxy ARP.
-// There the beacon gives up with its reason within its timeout and the
-// world forms through the join code; without isolation the beacon alone
-// forms it. The root's namespace also holds a docker0 that discovery leaves
-// alone. Only addresses inside the namespaces; all of them are removed
+// There DNS-SD and then the beacon give up with their reasons within their
+// timeouts and the world forms through the join code; without isolation
+// the beacon alone forms it, and so does DNS-SD alone (the tcp transport's
+// built-in multicast DNS responder, no Avahi), also with two nodes of one
+// namespace sharing UDP port 5353, and through an avahi-daemon in each
+// namespace (each on a D-Bus system bus of its own). The root's namespace also
+// holds a docker0 that discovery leaves alone. Only addresses inside the namespaces; all of them are removed
 // whatever happens.
 #include "netns.h"
 
 #include <mmpi/world/joincode.h>
 
+#include <QFile>
 #include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 
 #include <memory>
 
@@ -34,6 +40,7 @@ using namespace Qt::StringLiterals;
 
 const QString node = QStringLiteral(DISCOVERY_NODE_PATH);
 constexpr int BeaconTimeout = 1500;
+constexpr int DnsSdTimeout = 1500;
 
 // Namespaces <base>-sw (bridge br0, router 10.48.0.254) and <base>-n0..2.
 class Network
@@ -113,10 +120,12 @@ public:
     }
 };
 
-QStringList nodeArgs(quint16 port)
+// `steps`: the discovery steps in order (WorldConfig::discoverySteps).
+QStringList nodeArgs(quint16 port, const QString &steps = u"Beacon,JoinCode"_s)
 {
     return {u"--size"_s, u"3"_s, u"--interfaces"_s, u"eth0"_s, u"--beacon-port"_s, QString::number(port),
-            u"--beacon-timeout"_s, QString::number(BeaconTimeout), u"--timeout"_s, u"30000"_s};
+            u"--beacon-timeout"_s, QString::number(BeaconTimeout), u"--dnssd-timeout"_s,
+            QString::number(DnsSdTimeout), u"--steps"_s, steps, u"--timeout"_s, u"30000"_s};
 }
 
 // "STEP gaveup Beacon <ms> ..." -> ms
@@ -124,6 +133,79 @@ qint64 stepTime(const QString &line)
 {
     return line.section(u' ', 3, 3).toLongLong();
 }
+
+// A D-Bus system bus and an avahi-daemon of namespace <base>-n<i>, their
+// files in `dir`, as on a Linux desktop (Avahi owns org.freedesktop.Avahi
+// on the system bus). The daemon runs with a tmpfs over /run, its own in
+// the mount namespace `ip netns exec` makes: each daemon keeps its pid file
+// there, and the host's /run stays as it was. Both are killed when this goes.
+class AvahiHost
+{
+public:
+    AvahiHost(const Network &network, int i, const QString &dir)
+        : m_socket(u"%1/bus%2"_s.arg(dir).arg(i)), m_ns(network.ns(u"n%1"_s.arg(i)))
+    {
+        const QString busConfig = u"%1/bus%2.conf"_s.arg(dir).arg(i);
+        const QString avahiConfig = u"%1/avahi%2.conf"_s.arg(dir).arg(i);
+        writeFile(busConfig, u"<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+                             u" \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+                             u"<busconfig><type>system</type><listen>unix:path=%1</listen><auth>EXTERNAL</auth>\n"
+                             u"<policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>"
+                             u"<allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy></busconfig>\n"_s
+                                 .arg(m_socket));
+        // Its own host name (the namespaces share the host's), IPv4 on eth0 only.
+        writeFile(avahiConfig, u"[server]\nhost-name=mmpi-avahi-%1-%2\nuse-ipv4=yes\nuse-ipv6=no\n"
+                               u"allow-interfaces=eth0\nenable-dbus=yes\n[wide-area]\nenable-wide-area=no\n"
+                               u"[publish]\npublish-hinfo=no\npublish-workstation=no\n"_s
+                                   .arg(::getpid()).arg(i));
+        m_bus = std::make_unique<NamespacedProcess>(
+            m_ns, u"dbus-daemon"_s, QStringList{u"--config-file="_s + busConfig, u"--nofork"_s, u"--nopidfile"_s});
+        for (int wait = 0; wait < 50 && !QFile::exists(m_socket); ++wait)
+            QThread::msleep(100);
+        m_avahi = std::make_unique<NamespacedProcess>(
+            m_ns, u"env"_s,
+            QStringList{u"DBUS_SYSTEM_BUS_ADDRESS="_s + busAddress(), u"sh"_s, u"-c"_s,
+                        u"mount -t tmpfs none /run && mkdir -p /run/avahi-daemon && exec avahi-daemon "
+                        u"--no-drop-root --no-chroot --no-rlimits --no-proc-title -f "_s
+                            + avahiConfig});
+    }
+
+    QString busAddress() const { return u"unix:path="_s + m_socket; }
+    QString ns() const { return m_ns; }
+
+    // Whether the daemon reached state RUNNING (its host name established) within `ms`.
+    bool waitRunning(int ms)
+    {
+        QElapsedTimer clock;
+        clock.start();
+        while (clock.elapsed() < ms) {
+            const ProcessRun r = runProcess(u"env"_s, {u"DBUS_SYSTEM_BUS_ADDRESS="_s + busAddress(), u"dbus-send"_s,
+                                                       u"--system"_s, u"--print-reply"_s,
+                                                       u"--dest=org.freedesktop.Avahi"_s, u"/"_s,
+                                                       u"org.freedesktop.Avahi.Server.GetState"_s},
+                                            {.timeoutMs = 2000});
+            if (r.exitCode == 0 && r.out.contains(u"int32 2"_s))
+                return true;
+            QThread::msleep(100);
+        }
+        return false;
+    }
+    QString output() { return m_avahi->output(); }
+
+private:
+    static void writeFile(const QString &path, const QString &text)
+    {
+        QFile file(path);
+        if (file.open(QIODevice::WriteOnly))
+            file.write(text.toUtf8());
+    }
+
+    QString m_socket;
+    QString m_ns;
+    // The daemon goes before its bus.
+    std::unique_ptr<NamespacedProcess> m_bus;
+    std::unique_ptr<NamespacedProcess> m_avahi;
+};
 
 } // namespace
 
@@ -136,6 +218,10 @@ private Q_SLOTS:
     void dockerInterfaceIsLeftAlone();
     void beaconAloneFormsAnOpenNetwork();
     void joinCodeFormsAnIsolatedNetwork();
+    void dnsSdAloneFormsAnOpenNetwork();
+    void wholeChainOnAnIsolatedNetwork();
+    void nodesOfOneHostShareTheMdnsPort();
+    void avahiFormsAnOpenNetwork();
 
 private:
     std::unique_ptr<Network> m_network;
@@ -210,6 +296,105 @@ void tst_DiscoveryNetns::joinCodeFormsAnIsolatedNetwork()
         QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
     }
     QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::dnsSdAloneFormsAnOpenNetwork()
+{
+    // Given DNS-SD as the only step (no beacon is ever sent) ...
+    const QString steps = u"DnsSd"_s;
+    Node root(*m_network, 0, QStringList{u"--root"_s} + nodeArgs(47484, steps));
+    Node a(*m_network, 1, nodeArgs(47484, steps));
+    Node b(*m_network, 2, nodeArgs(47484, steps));
+    for (Node *n : {&root, &a, &b}) {
+        // ... the world of three forms, each node found by multicast DNS.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+        QVERIFY2(n->output().contains(u"STEP started DnsSd"_s), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP gaveup"_s), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP started Beacon"_s), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::wholeChainOnAnIsolatedNetwork()
+{
+    QString error;
+    QVERIFY2(m_network->isolate(true, &error), qPrintable(error));
+    const QString steps = u"DnsSd,Beacon,JoinCode"_s;
+    Node root(*m_network, 0, QStringList{u"--root"_s, u"--make-code"_s} + nodeArgs(47485, steps));
+    const QString code = root.waitForLine(u"CODE "_s, 10000).mid(5);
+    QVERIFY2(!code.isEmpty(), qPrintable(root.output()));
+    Node a(*m_network, 1, nodeArgs(47485, steps) + QStringList{u"--join-code"_s, code});
+    Node b(*m_network, 2, nodeArgs(47485, steps) + QStringList{u"--join-code"_s, code});
+    static const QRegularExpression dnsSdGaveUp(
+        u"^STEP gaveup DnsSd \\d+ DiscoveryTimedOut no (DNS-SD answer|root) of world 'netns' (heard|answered "
+        u"this node's DNS-SD adverts) within 1500 ms over transport tcp \\(multicast blocked"_s);
+    for (Node *n : {&root, &a, &b}) {
+        // Given isolated ports, DNS-SD gives up first, within its timeout and saying why ...
+        const QString line = n->waitForLine(u"STEP gaveup DnsSd"_s, 10000);
+        QVERIFY2(dnsSdGaveUp.match(line).hasMatch(), qPrintable(n->output()));
+        QVERIFY2(stepTime(line) >= DnsSdTimeout && stepTime(line) < DnsSdTimeout + 1500, qPrintable(n->output()));
+        // ... then the beacon, which began only when DNS-SD gave up ...
+        const QString beacon = n->waitForLine(u"STEP gaveup Beacon"_s, 10000);
+        QVERIFY2(!beacon.isEmpty(), qPrintable(n->output()));
+        QVERIFY2(stepTime(beacon) >= DnsSdTimeout + BeaconTimeout, qPrintable(n->output()));
+        QVERIFY2(!n->waitForLine(u"STEP started JoinCode"_s, 1000).isEmpty(), qPrintable(n->output()));
+    }
+    for (Node *n : {&root, &a, &b}) {
+        // ... and the world forms through the join code.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::nodesOfOneHostShareTheMdnsPort()
+{
+    // Given the root and a node in one namespace (one host: both bind UDP
+    // port 5353, shared) and a node in another ...
+    const QString steps = u"DnsSd"_s;
+    Node root(*m_network, 0, QStringList{u"--root"_s} + nodeArgs(47486, steps));
+    Node a(*m_network, 0, nodeArgs(47486, steps));
+    Node b(*m_network, 1, nodeArgs(47486, steps));
+    for (Node *n : {&root, &a, &b}) {
+        // ... each hears the other (multicast loopback) and the world forms.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP gaveup"_s), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::avahiFormsAnOpenNetwork()
+{
+    if (const QString why = whyNoNamespaces({u"avahi-daemon"_s, u"dbus-daemon"_s, u"dbus-send"_s}); !why.isEmpty())
+        QSKIP(qPrintable(why + u" (apt-get install avahi-daemon)"_s));
+    // Given a system bus and an avahi-daemon in each namespace ...
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    std::vector<std::unique_ptr<AvahiHost>> hosts;
+    for (int i = 0; i < 3; ++i)
+        hosts.push_back(std::make_unique<AvahiHost>(*m_network, i, dir.path()));
+    for (auto &host : hosts)
+        QVERIFY2(host->waitRunning(15000), qPrintable(host->output()));
+    // ... nodes with DNS-SD as their only step publish and browse through it ...
+    std::vector<std::unique_ptr<NamespacedProcess>> nodes;
+    for (int i = 0; i < 3; ++i) {
+        const QStringList args = (i == 0 ? QStringList{u"--root"_s} : QStringList()) + nodeArgs(47487, u"DnsSd"_s);
+        nodes.push_back(std::make_unique<NamespacedProcess>(
+            hosts[i]->ns(), u"env"_s,
+            QStringList{u"DBUS_SYSTEM_BUS_ADDRESS="_s + hosts[i]->busAddress(),
+                        u"QT_LOGGING_RULES=mmpi.transport.debug=true"_s, node}
+                + args));
+    }
+    for (auto &n : nodes) {
+        // ... and the world forms by it.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+        QVERIFY2(n->output().contains(u"through avahi-daemon"_s), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP gaveup"_s), qPrintable(n->output()));
+    }
+    QVERIFY2(nodes[0]->output().contains(u"FORMED 0 3 "_s), qPrintable(nodes[0]->output()));
 }
 
 QTEST_GUILESS_MAIN(tst_DiscoveryNetns)

@@ -28,6 +28,8 @@ private Q_SLOTS:
     void linkQualityNeedsFormedWorld();
     void joinCodeIsChecked();
     void confirmJoinsNeedsAClosedWorld();
+    void discoveryStepsAreChecked();
+    void stepsTheTransportLacksArePassedOver();
 };
 
 void TestWorldConfig::init()
@@ -326,6 +328,77 @@ void TestWorldConfig::confirmJoinsNeedsAClosedWorld()
     config.mode = WorldConfig::Mode::Discovered;
     config.joinCode = QStringLiteral("040J-6HB7-H6NV-JWP0-N00H-FYFZ");
     QVERIFY(config.validate());
+}
+
+
+// The fallback chain's order is the app's: DNS-SD, beacon, join code by
+// default; no step twice, the join code last, a positive DNS-SD timeout.
+void TestWorldConfig::discoveryStepsAreChecked()
+{
+    using Step = WorldConfig::DiscoveryStep;
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.size = 2;
+    QCOMPARE(config.discoverySteps, (QList<Step>{Step::DnsSd, Step::Beacon, Step::JoinCode}));
+    QCOMPARE(config.dnsSdTimeout, std::chrono::milliseconds(2000));
+    QVERIFY(config.validate());
+    config.discoverySteps = {Step::Beacon, Step::DnsSd};
+    QVERIFY(config.validate());
+    const auto expectRefused = [&](const QString &part) {
+        const auto checked = config.validate();
+        QVERIFY(!checked);
+        QCOMPARE(checked.error().code, ErrorCode::BadConfiguration);
+        QVERIFY2(checked.error().message.contains(part), qPrintable(checked.error().message));
+    };
+    config.discoverySteps = {};
+    expectRefused(QStringLiteral("at least one discovery step"));
+    config.discoverySteps = {Step::DnsSd, Step::Beacon, Step::DnsSd};
+    expectRefused(QStringLiteral("DnsSd is listed twice"));
+    config.discoverySteps = {Step::JoinCode, Step::Beacon};
+    expectRefused(QStringLiteral("JoinCode must be the last one"));
+    config.discoverySteps = {Step(7)};
+    expectRefused(QStringLiteral("discovery step 7 is not a step"));
+    config.discoverySteps = {Step::DnsSd};
+    config.dnsSdTimeout = std::chrono::milliseconds(0);
+    expectRefused(QStringLiteral("timeouts must be positive"));
+    // A launched world does not discover: its list is not looked at.
+    config.dnsSdTimeout = std::chrono::milliseconds(2000);
+    config.mode = WorldConfig::Mode::Launched;
+    config.rank = 0;
+    config.discoverySteps = {};
+    QVERIFY(config.validate());
+}
+
+// A step the transport does not offer is passed over without a word (local
+// has no DNS-SD): the root's chain starts with the beacon; with no step
+// left that can run, formation fails at once, saying why.
+void TestWorldConfig::stepsTheTransportLacksArePassedOver()
+{
+    using Step = WorldConfig::DiscoveryStep;
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.transport = QStringLiteral("local");
+    config.worldName = QStringLiteral("steps-%1").arg(QCoreApplication::applicationPid());
+    config.size = 2;
+    config.formationTimeout = std::chrono::milliseconds(2000);
+    {
+        World world;
+        QSignalSpy started(&world, &World::discoveryStepStarted);
+        world.form(config);
+        QTRY_VERIFY_WITH_TIMEOUT(!started.isEmpty(), 5000);
+        QCOMPARE(started.first().first().value<World::DiscoveryStep>(), Step::Beacon);
+        world.close();
+        QTRY_COMPARE_WITH_TIMEOUT(world.state(), World::State::Closed, 5000);
+    }
+    config.discoverySteps = {Step::DnsSd};
+    World world;
+    QSignalSpy started(&world, &World::discoveryStepStarted);
+    world.form(config);
+    QTRY_COMPARE_WITH_TIMEOUT(world.state(), World::State::Failed, 1500);
+    QCOMPARE(world.error().code, ErrorCode::DiscoveryFailed);
+    QVERIFY2(world.error().message.contains(QStringLiteral("no discovery step of 1 can run over transport local")),
+             qPrintable(world.error().message));
+    QVERIFY(started.isEmpty());
 }
 
 QTEST_GUILESS_MAIN(TestWorldConfig)

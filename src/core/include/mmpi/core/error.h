@@ -83,9 +83,13 @@ enum class ErrorCode {
     JoinNotConfirmed,
     // world: World::confirmJoin() or rejectJoin() named no request that is open
     UnknownJoinRequest,
+    // transport: a DNS message (multicast DNS, DNS-SD) refused as malformed
+    // or beyond its limits (compression loops, oversized names or TXT
+    // records, counts the message cannot hold, truncated records)
+    BadDnsMessage,
 };
 // The highest code: error codes travel in collectives' abort messages.
-constexpr ErrorCode LastErrorCode = ErrorCode::UnknownJoinRequest;
+constexpr ErrorCode LastErrorCode = ErrorCode::BadDnsMessage;
 Q_ENUM_NS(ErrorCode)
 
 // A failure with a machine-readable code and a human-readable reason.

@@ -23,6 +23,9 @@ struct PeerAdvert
     // Further addresses of the node (one with several interfaces), tried in
     // this order when `address` cannot be reached.
     QStringList alternateAddresses;
+    // The world size the node was started for (DNS-SD's TXT record carries
+    // it; 0 where the advert does not say).
+    int sizeWanted = 0;
     bool operator==(const PeerAdvert &) const = default;
 };
 
@@ -76,10 +79,26 @@ public:
     virtual Result<void> startDiscovery(const QString &worldName);
     virtual void stopDiscovery();
 
+    // Service discovery (DNS-SD over multicast DNS, RFC 6762/6763), a way
+    // of its own beside advertise()/startDiscovery(), so that a world can
+    // try one and then the other (World::DiscoveryStep). Default: not
+    // offered (publishService() and browseServices() fail with
+    // DiscoveryFailed). Nodes found are reported through serviceDiscovered().
+    virtual bool supportsServiceDiscovery() const;
+    // Publish this node as a service of `advert.worldName` until stopPublishing().
+    virtual Result<void> publishService(const PeerAdvert &advert);
+    virtual void stopPublishing();
+    // Report published nodes of `worldName` through serviceDiscovered()
+    // until stopBrowsing(). The same node may be reported more than once.
+    virtual Result<void> browseServices(const QString &worldName);
+    virtual void stopBrowsing();
+
 Q_SIGNALS:
     // A peer connected to us. The receiver takes ownership of the link.
     void incomingLink(mmpi::Link *link);
     void peerDiscovered(const mmpi::PeerAdvert &advert);
+    // A node found by service discovery (browseServices()).
+    void serviceDiscovered(const mmpi::PeerAdvert &advert);
     // How discovery is going, for a lobby (it takes 10-20 s over Bluetooth):
     // devices seen (any service), nodes of the world found, seconds until the
     // current search round ends (-1: the transport does not know).

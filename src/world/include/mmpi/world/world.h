@@ -117,13 +117,10 @@ public:
     };
     Q_ENUM(FailureClass)
 
-    // The steps of a discovered world's search, in the order they are tried
-    // (docs/guide/transports.md, "Join codes").
-    enum class DiscoveryStep {
-        Beacon,   // the transport's own discovery (tcp: the broadcast beacon)
-        JoinCode, // adverts sent straight to the root's addresses in a join code
-    };
-    Q_ENUM(DiscoveryStep)
+    // The steps of a discovered world's search, in the order of
+    // WorldConfig::discoverySteps (docs/guide/transports.md, "Join codes"):
+    // DnsSd, Beacon, JoinCode. A Q_ENUM of WorldConfig, which lists them.
+    using DiscoveryStep = WorldConfig::DiscoveryStep;
 
     // When a send's completion runs: once its link has taken the frame, or
     // once the frame has left this node (Link::unsentBytes(): the kernel
@@ -247,9 +244,11 @@ Q_SIGNALS:
     void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
     // A discovered world's node (root or not) began a step of its search.
     void discoveryStepStarted(mmpi::World::DiscoveryStep step);
-    // A step heard nothing within its timeout (WorldConfig::beaconTimeout):
-    // `reason` (DiscoveryTimedOut) says what was missing. Formation goes on
-    // with the next step, if any, within formationTimeout.
+    // A step heard nothing within its timeout (WorldConfig::dnsSdTimeout,
+    // beaconTimeout): `reason` (DiscoveryTimedOut) says what was missing;
+    // or it could not start (DiscoveryFailed, e.g. no interface to multicast
+    // on, port 5353 taken). Formation goes on with the next step, if any,
+    // within formationTimeout.
     void discoveryStepGaveUp(mmpi::World::DiscoveryStep step, const mmpi::Error &reason);
     void formed();
     void errorOccurred(const mmpi::Error &error);

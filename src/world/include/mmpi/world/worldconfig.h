@@ -8,6 +8,7 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QObject>
 #include <QString>
 #include <QStringList>
 #include <QVariantMap>
@@ -18,7 +19,20 @@ namespace mmpi {
 
 struct WorldConfig
 {
+    Q_GADGET
+public:
     enum class Mode { Launched, Discovered };
+
+    // The steps of a discovered world's search (also World::DiscoveryStep),
+    // tried in the order of `discoverySteps` (docs/guide/transports.md,
+    // "Join codes"). Declared here, where the list of them is, and a Q_ENUM
+    // of this gadget, so that it has its names in the meta-object system.
+    enum class DiscoveryStep {
+        DnsSd,    // DNS-SD: `_mmpi._tcp` over multicast DNS (tcp: the built-in responder)
+        Beacon,   // the transport's own discovery (tcp: the broadcast beacon)
+        JoinCode, // adverts sent straight to the root's addresses in a join code
+    };
+    Q_ENUM(DiscoveryStep)
 
     // The most ranks a world can have (rank tables bigger than this are refused).
     static constexpr int MaxSize = 4096;
@@ -63,6 +77,13 @@ struct WorldConfig
     // beacon sends its adverts straight to the root's addresses in the code
     // (the fallback for networks without broadcast: World::discoveryStepGaveUp).
     QString joinCode;
+    // Discovered only: the steps of the search, in order. Each one starts
+    // when the one before gave up (World::discoveryStepGaveUp) and goes on
+    // beside the later ones, so a late node still counts. A step the
+    // transport does not offer is passed over (local and sim: no DNS-SD),
+    // as is JoinCode without a joinCode. No step twice; JoinCode, which
+    // waits for a person, only last.
+    QList<DiscoveryStep> discoverySteps{DiscoveryStep::DnsSd, DiscoveryStep::Beacon, DiscoveryStep::JoinCode};
 
     // The root only (elsewhere it changes nothing): before a joining node
     // gets a rank, once its link is sealed, a person confirms it
@@ -89,6 +110,11 @@ struct WorldConfig
     // advert by then reports why (World::discoveryStepGaveUp) and goes on
     // listening, for nodes with the join code among others.
     std::chrono::milliseconds beaconTimeout{3000};
+    // Discovered: how long DNS-SD is tried before the next step. Nodes
+    // announce themselves at once and again at doubling intervals, and the
+    // root asks at 0, 250 and 750 ms (docs/guide/transports.md,
+    // "DNS-SD"): two seconds hear a node that is there.
+    std::chrono::milliseconds dnsSdTimeout{2000};
     // Per-link limit for the authentication exchange.
     std::chrono::milliseconds handshakeTimeout{5000};
     // How long close() waits for every peer's goodbye before closing anyway.
@@ -130,6 +156,8 @@ struct WorldConfig
 
     // Checks ranges and required fields; the error names the bad field.
     Result<void> validate() const;
+    // The part of validate() that judges discoverySteps.
+    Result<void> validateDiscoverySteps() const;
 
     // The launch environment set by mmpirun: MMPI_RANK, MMPI_SIZE,
     // MMPI_TRANSPORT, MMPI_ROOT_ADDRESS, MMPI_WORLD_KEY (hex), MMPI_WORLD_NAME,

@@ -1,0 +1,219 @@
+#include "avahiclient.h"
+
+#include <mmpi/core/logging.h>
+
+#include <QDBusConnection>
+#include <QDBusConnectionInterface>
+#include <QDBusInterface>
+#include <QDBusMetaType>
+#include <QDBusPendingCallWatcher>
+#include <QDBusPendingReply>
+#include <QDBusReply>
+
+namespace mmpi {
+
+namespace {
+
+const QString Service = QStringLiteral("org.freedesktop.Avahi");
+const QString ServerInterface = QStringLiteral("org.freedesktop.Avahi.Server");
+// Avahi 0.8's second server interface, which has the *Prepare methods.
+const QString Server2Interface = QStringLiteral("org.freedesktop.Avahi.Server2");
+const QString GroupInterface = QStringLiteral("org.freedesktop.Avahi.EntryGroup");
+const QString BrowserInterface = QStringLiteral("org.freedesktop.Avahi.ServiceBrowser");
+// avahi-common/defs.h: AVAHI_PROTO_INET, AVAHI_SERVER_RUNNING, entry group states.
+constexpr int ProtoInet = 0;
+constexpr int ServerRunning = 2;
+constexpr int GroupCollision = 3;
+constexpr int GroupFailure = 4;
+// D-Bus calls to a local daemon answer in milliseconds; one that does not
+// within this is hung, and the step gives up rather than the thread.
+constexpr int CallTimeout = 2000;
+
+QString serviceType()
+{
+    return QStringLiteral("_mmpi._tcp");
+}
+
+Error failed(const QString &what, const QString &why)
+{
+    return Error(ErrorCode::DiscoveryFailed, QStringLiteral("avahi-daemon: %1: %2").arg(what, why));
+}
+
+QDBusMessage call(const QString &path, const QString &interface, const QString &method, const QVariantList &args = {})
+{
+    QDBusMessage message = QDBusMessage::createMethodCall(Service, path, interface, method);
+    message.setArguments(args);
+    return QDBusConnection::systemBus().call(message, QDBus::Block, CallTimeout);
+}
+
+} // namespace
+
+AvahiClient::AvahiClient(QObject *parent)
+    : QObject(parent)
+{
+    qDBusRegisterMetaType<QList<QByteArray>>();
+}
+
+AvahiClient::~AvahiClient()
+{
+    unpublish();
+    stopBrowsing();
+}
+
+bool AvahiClient::isAvailable()
+{
+    QDBusConnection bus = QDBusConnection::systemBus();
+    if (!bus.isConnected() || !bus.interface() || !bus.interface()->isServiceRegistered(Service))
+        return false;
+    const QDBusMessage state = call(QStringLiteral("/"), ServerInterface, QStringLiteral("GetState"));
+    return state.type() == QDBusMessage::ReplyMessage && !state.arguments().isEmpty()
+        && state.arguments().first().toInt() == ServerRunning;
+}
+
+Result<void> AvahiClient::publish(const DnsSdService &service, const QList<int> &interfaceIndexes)
+{
+    unpublish();
+    const QDBusMessage group = call(QStringLiteral("/"), ServerInterface, QStringLiteral("EntryGroupNew"));
+    if (group.type() != QDBusMessage::ReplyMessage || group.arguments().isEmpty())
+        return failed(QStringLiteral("no entry group"), group.errorMessage());
+    m_group = group.arguments().first().value<QDBusObjectPath>();
+    QDBusConnection::systemBus().connect(Service, m_group.path(), GroupInterface, QStringLiteral("StateChanged"), this,
+                                         SLOT(handleGroupState(int, QString)));
+    const QList<QByteArray> txt = service.txt();
+    for (const int index : interfaceIndexes) {
+        // The instance name is the node id and the host Avahi's own (empty
+        // host): its A records are the daemon's, the TXT lists ours.
+        const QDBusMessage added =
+            call(m_group.path(), GroupInterface, QStringLiteral("AddService"),
+                 {index, ProtoInet, 0u, service.nodeId, serviceType(), QString(), QString(), QVariant::fromValue(service.port),
+                  QVariant::fromValue(txt)});
+        if (added.type() != QDBusMessage::ReplyMessage) {
+            const Error error = failed(QStringLiteral("cannot add service %1").arg(service.nodeId), added.errorMessage());
+            unpublish();
+            return error;
+        }
+    }
+    const QDBusMessage committed = call(m_group.path(), GroupInterface, QStringLiteral("Commit"));
+    if (committed.type() != QDBusMessage::ReplyMessage) {
+        const Error error = failed(QStringLiteral("cannot commit service %1").arg(service.nodeId),
+                                   committed.errorMessage());
+        unpublish();
+        return error;
+    }
+    return success();
+}
+
+void AvahiClient::unpublish()
+{
+    if (m_group.path().isEmpty())
+        return;
+    QDBusConnection::systemBus().disconnect(Service, m_group.path(), GroupInterface, QStringLiteral("StateChanged"),
+                                            this, SLOT(handleGroupState(int, QString)));
+    // Free withdraws the records (the daemon sends the goodbyes).
+    QDBusConnection::systemBus().call(QDBusMessage::createMethodCall(Service, m_group.path(), GroupInterface,
+                                                                     QStringLiteral("Free")),
+                                      QDBus::NoBlock);
+    m_group = {};
+}
+
+void AvahiClient::handleGroupState(int state, const QString &error)
+{
+    // A collision would mean another node with this node id: ids are
+    // random UUIDs, so it is someone imitating one; the daemon withdraws
+    // the service, and the step's timeout reports the silence.
+    if (state == GroupCollision || state == GroupFailure)
+        qCWarning(lcTransport).noquote() << "avahi-daemon withdrew this node's DNS-SD service:"
+                                         << (error.isEmpty() ? QStringLiteral("state %1").arg(state) : error);
+}
+
+Result<void> AvahiClient::browse(const QByteArray &worldHash, const QList<int> &interfaceIndexes)
+{
+    stopBrowsing();
+    // ServiceBrowserPrepare, then Start (Avahi 0.8): the signals are
+    // connected before the first can come.
+    const QDBusMessage browser = call(QStringLiteral("/"), Server2Interface, QStringLiteral("ServiceBrowserPrepare"),
+                                      {-1, ProtoInet, serviceType(), QStringLiteral("local"), 0u});
+    if (browser.type() != QDBusMessage::ReplyMessage || browser.arguments().isEmpty())
+        return failed(QStringLiteral("no service browser"), browser.errorMessage());
+    m_browser = browser.arguments().first().value<QDBusObjectPath>();
+    m_browseHash = worldHash;
+    m_browseInterfaces = QSet<int>(interfaceIndexes.begin(), interfaceIndexes.end());
+    QDBusConnection::systemBus().connect(Service, m_browser.path(), BrowserInterface, QStringLiteral("ItemNew"), this,
+                                         SLOT(handleItemNew(int, int, QString, QString, QString, uint)));
+    const QDBusMessage started = call(m_browser.path(), BrowserInterface, QStringLiteral("Start"));
+    if (started.type() != QDBusMessage::ReplyMessage) {
+        const Error error = failed(QStringLiteral("cannot browse"), started.errorMessage());
+        stopBrowsing();
+        return error;
+    }
+    return success();
+}
+
+void AvahiClient::stopBrowsing()
+{
+    m_browseHash.clear();
+    if (m_browser.path().isEmpty())
+        return;
+    QDBusConnection::systemBus().disconnect(Service, m_browser.path(), BrowserInterface, QStringLiteral("ItemNew"),
+                                            this, SLOT(handleItemNew(int, int, QString, QString, QString, uint)));
+    QDBusConnection::systemBus().call(QDBusMessage::createMethodCall(Service, m_browser.path(), BrowserInterface,
+                                                                     QStringLiteral("Free")),
+                                      QDBus::NoBlock);
+    m_browser = {};
+}
+
+void AvahiClient::handleItemNew(int interface, int protocol, const QString &name, const QString &type,
+                                const QString &domain, uint)
+{
+    qCDebug(lcTransport).noquote() << "avahi-daemon: found" << name << "on interface" << interface;
+    if (m_browseHash.isEmpty() || !m_browseInterfaces.contains(interface))
+        return;
+    QDBusMessage resolve = QDBusMessage::createMethodCall(Service, QStringLiteral("/"), ServerInterface,
+                                                          QStringLiteral("ResolveService"));
+    resolve.setArguments({interface, protocol, name, type, domain, ProtoInet, 0u});
+    auto *watcher = new QDBusPendingCallWatcher(QDBusConnection::systemBus().asyncCall(resolve, CallTimeout), this);
+    connect(watcher, &QDBusPendingCallWatcher::finished, this, &AvahiClient::handleResolved);
+}
+
+void AvahiClient::handleResolved(QDBusPendingCallWatcher *call)
+{
+    call->deleteLater();
+    const QDBusMessage reply = call->reply();
+    // (interface, protocol, name, type, domain, host, aprotocol, address, port, txt, flags)
+    const QVariantList args = reply.arguments();
+    if (m_browseHash.isEmpty() || reply.type() != QDBusMessage::ReplyMessage || args.size() != 11) {
+        qCDebug(lcTransport).noquote() << "avahi-daemon could not resolve a service:"
+                                       << (reply.type() == QDBusMessage::ErrorMessage
+                                               ? reply.errorMessage()
+                                               : QStringLiteral("%1 values in the answer").arg(args.size()));
+        return;
+    }
+    const QString name = args.at(2).toString();
+    QList<QByteArray> txt;
+    if (args.at(9).canConvert<QDBusArgument>())
+        args.at(9).value<QDBusArgument>() >> txt;
+    else
+        txt = args.at(9).value<QList<QByteArray>>();
+    auto service = DnsSdService::fromTxt(txt);
+    if (!service) {
+        qCDebug(lcTransport).noquote() << "avahi-daemon: ignoring" << name << ":" << service.error().message;
+        return;
+    }
+    if (service->worldHash != m_browseHash || service->nodeId != name) {
+        qCDebug(lcTransport).noquote() << "avahi-daemon: ignoring" << name
+                                       << (service->worldHash != m_browseHash ? "(another world)" : "(another node's TXT)");
+        return;
+    }
+    service->port = quint16(args.at(8).toUInt());
+    const QHostAddress sender(args.at(7).toString());
+    if (service->port == 0 || sender.isNull()) {
+        qCDebug(lcTransport).noquote() << "avahi-daemon: ignoring" << name << "at" << args.at(7).toString() << "port"
+                                       << service->port;
+        return;
+    }
+    qCDebug(lcTransport).noquote() << "avahi-daemon: resolved" << name << "at" << sender.toString() << "port"
+                                   << service->port;
+    Q_EMIT serviceFound(*service, sender);
+}
+
+} // namespace mmpi
