@@ -40,6 +40,12 @@ double LinkTable::rounded(double measure)
     return std::round(measure / unit) * unit;
 }
 
+LinkModel LinkTable::mediumModel() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_fixed ? *m_fixed : modelOf(m_world->expectedLink());
+}
+
 LinkModel LinkTable::model(const QList<int> &peers) const
 {
     QMutexLocker lock(&m_mutex);

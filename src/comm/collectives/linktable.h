@@ -31,6 +31,9 @@ public:
     // own rank is skipped): the medium's, with the median measured latency
     // of those peers that have one.
     LinkModel model(const QList<int> &peers) const;
+    // The medium's model alone, or the fixed one: what every node of a
+    // world sees alike, for decisions all ranks must agree on.
+    LinkModel mediumModel() const;
     // Overrides what is measured (an app that knows its medium; tests);
     // nullopt goes back to the medium and the heartbeats.
     void setFixedModel(std::optional<LinkModel> model);
