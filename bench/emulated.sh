@@ -156,6 +156,11 @@ run_bcast() {
     return 0
 }
 
+# One 1 MiB message between 2 ranks: the rate a single link reaches.
+run_pair() {
+    run_mmpi "mmpi bcast $1 2" "$1" 2 bcast --sizes 1048576 --iterations 3
+}
+
 run_collectives() {
     local profile=$1 n=$2 op
     for op in "${collectives[@]}"; do
@@ -251,7 +256,20 @@ def by_key(impl, op):
 
 
 verdicts = []
+# What a profile's wire carries of a tcp payload: 1448 of every 1500 bytes.
+payload_rate = {"bluetooth": 90000 * 1448 / 1500, "bluetooth-edr": 270000 * 1448 / 1500, "wifi": 5e6 * 1448 / 1500}
+for run in runs:
+    if run["op"] == "bcast" and run["ranks"] == 2:
+        profile = profile_of(run)
+        for r in run["results"]:
+            rate = r["size"] / (r["median_us"] / 1e6)
+            share = rate / payload_rate[profile]
+            print(f"\n2 ranks on {profile}: {human(r['size'])} in {ms(r['median_us'])} ms, {rate / 1000:.1f} kB/s, "
+                  f"{share:.2f}x the profile's payload rate ({payload_rate[profile] / 1000:.1f} kB/s)")
+            verdicts.append((share >= 0.95, f"{profile} 2 ranks {human(r['size'])}: {share:.2f}x the profile's payload "
+                                            "rate (at least 0.95)"))
 bcasts, ompi = by_key("mmpi", "bcast"), by_key("openmpi", "bcast")
+bcasts = {k: v for k, v in bcasts.items() if k[1] > 2}
 models = {(profile_of(r), r["ranks"]): {m["size"]: m for m in r["results"]} for r in runs if r["op"] == "bcast-model"}
 for (profile, ranks), cells in sorted(bcasts.items(), key=lambda kv: (kv[0][0], kv[0][1])):
     model = models.get((profile, ranks), {})
@@ -364,6 +382,7 @@ main() {
     : >"$results"
     echo "collectives on emulated links, $(hostname), $(nproc) cores; build $build"
     for profile in ${profiles//,/ }; do
+        [[ $ops == *bcast* ]] && [ -z "${quick:-}" ] && run_pair "$profile"
         for n in ${rank_list//,/ }; do
             [[ $ops == *bcast* ]] && run_bcast "$profile" "$n"
             [[ $ops == *collectives* ]] && run_collectives "$profile" "$n"
