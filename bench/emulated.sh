@@ -14,7 +14,8 @@
 #    talk over the emulator's unshaped control network), unless --no-openmpi;
 #  - `mmpi-bench canvas` (MMPE primitives per second to every node), and the
 #    game's bots (`mmpi-game --bots`): the tick rate every device keeps.
-# Written to bench/RESULTS.md, section `emulated`; JSON lines: <build>/emulated.jsonl.
+# Written to bench/RESULTS.md, section `emulated` (a run narrowed by options:
+# `emulated-partial`); JSON lines: <build>/emulated.jsonl.
 #   bash bench/emulated.sh [build dir] [--profiles P,P] [--ranks N,N] [--quick]
 #                          [--ops bcast,collectives,canvas,game] [--iterations K] [--no-openmpi]
 #
@@ -404,7 +405,13 @@ main() {
         echo "no benchmark produced results" >&2
         exit 1
     fi
-    bench_report emulated "Collectives over tcp on emulated radio links (bench/emulated.sh)" report
+    # A run narrowed by options goes beside the whole one, not over it.
+    if [ "$profiles,$rank_list,$ops,$iterations,$openmpi" = "bluetooth,wifi,4,8,16,bcast,collectives,canvas,game,5,1" ] \
+        && [ -z "${quick:-}" ]; then
+        bench_report emulated "Collectives over tcp on emulated radio links (bench/emulated.sh)" report
+    else
+        bench_report emulated-partial "Collectives over tcp on emulated radio links, part of them (bench/emulated.sh)" report
+    fi
     echo "JSON lines: $results"
 }
 
