@@ -17,7 +17,7 @@
 # Written to bench/RESULTS.md, section `emulated` (a run narrowed by options:
 # `emulated-partial`); JSON lines: <build>/emulated.jsonl.
 #   bash bench/emulated.sh [build dir] [--profiles P,P] [--ranks N,N] [--quick]
-#                          [--ops bcast,collectives,canvas,game] [--iterations K] [--no-openmpi]
+#                          [--ops bcast,collectives,canvas,game] [--iterations K] [--sizes N,N] [--no-openmpi]
 #
 # Defaults: profiles bluetooth,wifi; ranks 4,8,16; every op: a few hours of
 # radio time is mostly 16-rank bluetooth, where a 64 KiB serial broadcast is
@@ -41,7 +41,7 @@ collectives=(scatter gather allgather reduce allreduce)
 
 usage() {
     echo "usage: bash bench/emulated.sh [build dir] [--profiles P,P] [--ranks N,N] [--quick]"
-    echo "                              [--ops bcast,collectives,canvas,game] [--iterations K] [--no-openmpi]"
+    echo "                              [--ops bcast,collectives,canvas,game] [--iterations K] [--sizes N,N] [--no-openmpi]"
 }
 
 parse_arguments() {
@@ -54,6 +54,7 @@ parse_arguments() {
         --ranks) rank_list=${2:?--ranks needs a value}; shift 2 ;;
         --ops) ops=${2:?--ops needs a value}; shift 2 ;;
         --iterations) iterations=${2:?--iterations needs a value}; shift 2 ;;
+        --sizes) bcast_size_list=${2:?--sizes needs a value}; shift 2 ;;
         --no-openmpi) openmpi=0; shift ;;
         --quick) profiles=bluetooth; rank_list=8; ops=bcast; quick=1; shift ;;
         -h | --help) usage; exit 0 ;;
@@ -86,7 +87,9 @@ profile_link() {
 # The broadcast's sizes (--quick: to 64 KiB), and the other collectives'
 # (on bluetooth to 16 KiB: a 16-rank allgather of 64 KiB is 11 s a call).
 bcast_sizes() {
-    if [ -n "${quick:-}" ]; then echo 16,1024,4096,65536; else echo 16,1024,4096,65536,1048576; fi
+    if [ -n "${bcast_size_list:-}" ]; then
+        echo "$bcast_size_list"
+    elif [ -n "${quick:-}" ]; then echo 16,1024,4096,65536; else echo 16,1024,4096,65536,1048576; fi
 }
 collective_sizes() {
     if [ "$1" = wifi ]; then echo 16,1024,65536,1048576; else echo 16,1024,16384; fi
@@ -407,7 +410,7 @@ main() {
     fi
     # A run narrowed by options goes beside the whole one, not over it.
     if [ "$profiles,$rank_list,$ops,$iterations,$openmpi" = "bluetooth,wifi,4,8,16,bcast,collectives,canvas,game,5,1" ] \
-        && [ -z "${quick:-}" ]; then
+        && [ -z "${quick:-}${bcast_size_list:-}" ]; then
         bench_report emulated "Collectives over tcp on emulated radio links (bench/emulated.sh)" report
     else
         bench_report emulated-partial "Collectives over tcp on emulated radio links, part of them (bench/emulated.sh)" report
