@@ -31,6 +31,9 @@ bench_start() {
         bench_command+=" $(bench_quote "$word")"
     done
     bench_load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+    # At the start: a checkout that moves on during a long run is not what
+    # the run's programs were built from.
+    bench_started_at=$(bench_commit)
 }
 
 # bench_build_dir [DIR]: sets `build` (absolute) from the script's first
@@ -170,7 +173,7 @@ bench_write_section() {
         echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
         echo "- machine: $(bench_machine)"
         echo "- command: \`$bench_command\`"
-        echo "- commit: $(bench_commit)"
+        echo "- commit: ${bench_started_at:-$(bench_commit)}"
         echo "- build: $build (CMAKE_BUILD_TYPE $(bench_build_type))"
         echo
         echo '```text'

@@ -35,12 +35,13 @@ DepartureWatch::Watched &DepartureWatch::watched(int rank, Link *link)
 
 void DepartureWatch::waitForDeparture(int rank, Link *link, SendCallback done)
 {
-    if (!link || link->state() != Link::State::Connected || link->unsentBytes() == 0) {
+    if (!link || link->state() != Link::State::Connected || link->unsentBytes() <= SlackBytes) {
         if (done)
             done({});
         return;
     }
-    watched(rank, link).waits.push_back({link->counters().bytesQueued, std::move(done)});
+    const quint64 queued = link->counters().bytesQueued;
+    watched(rank, link).waits.push_back({queued - std::min<quint64>(queued, SlackBytes), std::move(done)});
     schedule();
 }
 

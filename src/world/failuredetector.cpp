@@ -1,5 +1,7 @@
 #include "failuredetector.h"
 
+#include <algorithm>
+
 #include <mmpi/core/logging.h>
 
 #include <QtEndian>
@@ -251,11 +253,20 @@ void FailureDetector::measure(Peer &peer, quint64 nonce, TimePoint now)
 {
     const auto sample = duration_cast<microseconds>(now - peer.outstanding.front().second);
     peer.roundTrip = sample;
+    peer.recentRoundTrips[peer.roundTripSamples % peer.recentRoundTrips.size()] = sample;
     peer.smoothedRoundTrip = peer.roundTripSamples == 0
                                  ? sample
                                  : peer.smoothedRoundTrip + (sample - peer.smoothedRoundTrip) / 8;
     ++peer.roundTripSamples;
     qCDebug(lcWorld) << "heartbeat" << nonce << "round trip" << sample.count() << "us";
+}
+
+std::chrono::microseconds FailureDetector::Peer::minRoundTrip() const
+{
+    if (roundTripSamples == 0)
+        return microseconds(-1);
+    const auto kept = std::min<quint64>(roundTripSamples, recentRoundTrips.size());
+    return *std::min_element(recentRoundTrips.begin(), recentRoundTrips.begin() + qsizetype(kept));
 }
 
 // Smoothed as round trips are (RFC 6298's 1/8): one message that shared the
@@ -283,6 +294,7 @@ std::optional<LinkQuality> FailureDetector::quality(int rank, TimePoint now) con
     q.sinceHeard = milliseconds(std::max<qint64>(0, msBetween(it->lastHeard, now)));
     q.roundTrip = it->roundTrip;
     q.smoothedRoundTrip = it->smoothedRoundTrip;
+    q.minRoundTrip = it->minRoundTrip();
     q.roundTripSamples = it->roundTripSamples;
     q.heartbeatsSent = it->requestsSent;
     q.heartbeatsReceived = it->requestsReceived;

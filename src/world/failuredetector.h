@@ -13,6 +13,7 @@
 #include <QHash>
 #include <QMutex>
 
+#include <array>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -120,6 +121,10 @@ private:
         std::chrono::microseconds roundTrip{-1};
         std::chrono::microseconds smoothedRoundTrip{-1};
         quint64 roundTripSamples = 0;
+        // The last RecentRoundTrips samples (LinkQuality::minRoundTrip):
+        // at the default heartbeat interval, the last 8 seconds of idle link.
+        std::array<std::chrono::microseconds, 8> recentRoundTrips{};
+        std::chrono::microseconds minRoundTrip() const;
         double sendRate = 0;
         quint64 sendRateSamples = 0;
         quint64 requestsSent = 0;

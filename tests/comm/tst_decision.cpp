@@ -103,6 +103,7 @@ private Q_SLOTS:
     void forcedTopologyIsKept();
     void bcastDecisionIsThePlan();
     void allreduceAtItsThresholds();
+    void reduceIsFlatWhileLatencyDominates();
     void allreduceRingNeedsWholeItemsAndACommutativeOp();
     void forcedAllreduceIsKept();
     void callWinsOverEnvironment();
@@ -305,6 +306,30 @@ void TestDecision::bcastDecisionIsThePlan()
     QCOMPARE(detail::decideBcast(1, 1 << 20, bluetooth()).topology, BcastTopology::Binomial);
     QCOMPARE(detail::decideBcast(1, 1 << 20, bluetooth(), BcastTopology::Serial).topology, BcastTopology::Serial);
     QCOMPARE(detail::decideBcast(1, 1 << 20, bluetooth()).segmentBytes, 0);
+}
+
+void TestDecision::reduceIsFlatWhileLatencyDominates()
+{
+    using S = detail::ReduceShape;
+    // On Bluetooth (30 ms, 90 kB/s) the root's radio takes 7 small
+    // contributions in 7 x 0.7 ms, where a binomial tree waits 3 latencies
+    QCOMPARE(detail::decideReduce(8, 16, bluetooth()), S::Flat);
+    QCOMPARE(detail::decideReduce(8, 1024, bluetooth()), S::Flat);
+    // Past a contribution of half a latency's bytes (4 hops x occupancy =
+    // 2 latencies: 1306 B), the tree's rounds carry less through the root
+    QCOMPARE(detail::decideReduce(8, 1300, bluetooth()), S::Flat);
+    QCOMPARE(detail::decideReduce(8, 1310, bluetooth()), S::Binomial);
+    QCOMPARE(detail::decideReduce(8, 64 * 1024, bluetooth()), S::Binomial);
+    // Many ranks: the root's n-1 contributions outweigh the latencies sooner
+    QCOMPARE(detail::decideReduce(64, 16, bluetooth()), S::Flat);
+    QCOMPARE(detail::decideReduce(64, 1024, bluetooth()), S::Binomial);
+    // Two ranks: one message either way
+    QCOMPARE(detail::decideReduce(2, 16, bluetooth()), S::Binomial);
+    QCOMPARE(detail::decideReduce(1, 16, bluetooth()), S::Binomial);
+    // Loopback (20 us, 2 GB/s, 4 us a frame), 4 ranks: flat while a frame
+    // takes less than the latency, 3h + 20 < 2(h + 20)
+    QCOMPARE(detail::decideReduce(4, 16 * 1024, loopback()), S::Flat);
+    QCOMPARE(detail::decideReduce(4, 64 * 1024, loopback()), S::Binomial);
 }
 
 void TestDecision::allreduceAtItsThresholds()

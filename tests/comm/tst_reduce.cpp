@@ -7,6 +7,7 @@
 #include "reducecheck.h"
 
 #include <mmpi/comm/communicator.h>
+#include <mmpi/comm/tuning.h>
 
 #include <QTest>
 
@@ -23,6 +24,7 @@ private Q_SLOTS:
     void builtins();
     void minLoc();
     void userOps();
+    void bothTreesCombineInOrder();
     void badRoot();
 };
 
@@ -64,6 +66,40 @@ void TestReduce::userOps()
             QCOMPARE((onAll<QString>(w, [&](const Communicator &c, int r) { return c.reduce(bracketed(r), concat, root); },
                                      [&](int r, const QString &v) { return differs(v, r == root ? ordered : QString()); })),
                      QString());
+    }
+}
+
+void TestReduce::bothTreesCombineInOrder()
+{
+    // Given links where a latency is worth many frames (the root takes
+    // every contribution itself) and links where it is worth none (a
+    // binomial tree), set alike on every rank, as the medium is
+    const LinkModel radio{30000.0, 0.09, 0.0};
+    const LinkModel wire{0.0, 1000.0, 4.0};
+    for (int n : {3, 4, 7}) {
+        const CommWorld &w = worlds().sized(n);
+        const QString ordered = bracketedRanks(n);
+        for (const LinkModel &model : {radio, wire}) {
+            for (int r = 0; r < n; ++r)
+                setLinkModel(w[r], model);
+            // Then a non-commutative op combines in rank order at every root,
+            // and a sum of vectors is whole
+            for (int root = 0; root < n; ++root) {
+                QCOMPARE((onAll<QString>(w, [&](const Communicator &c, int r) { return c.reduce(bracketed(r), concatenation(), root); },
+                                         [&](int r, const QString &v) { return differs(v, r == root ? ordered : QString()); })),
+                         QString());
+                const qint64 sum = qint64(n) * (n - 1) / 2;
+                QCOMPARE((onAll<QList<qint64>>(w, [&](const Communicator &c, int r) {
+                              const QList<qint64> mine(100, qint64(r));
+                              return c.reduce(std::span<const qint64>(mine), Op::Sum, root);
+                          }, [&](int r, const QList<qint64> &v) {
+                              return r != root || v == QList<qint64>(100, sum) ? QString() : QStringLiteral("wrong sum");
+                          })),
+                         QString());
+            }
+        }
+        for (int r = 0; r < n; ++r)
+            setLinkModel(w[r], std::nullopt);
     }
 }
 

@@ -3,7 +3,8 @@
 // frames' airtime), a bulk TCP transfer runs at the profile's rate less the
 // TCP/IP headers, two senders on one node share its radio, --each runs a
 // command in every namespace, and no namespace (nor a process in one) is
-// left after the command or the emulator is killed. Only the emulator's own
+// left after the command or the emulator is killed; --control adds a network
+// beside the radios that nothing delays, gone with the emulator. Only the emulator's own
 // addresses (10.77.0.0/24 inside its namespaces) are used. Exits 77 (CTest:
 // skipped), saying why, where the emulator cannot run: not root, no TUN.
 #include "processrun.h"
@@ -44,6 +45,12 @@ ProcessRun runEmulated(const QStringList &options, const QString &script, int ti
 QString inNode(int node, const QString &args)
 {
     return u"ip netns exec \"$MMPI_LINKEMU_NS_%1\" %2 %3"_s.arg(node).arg(probe, args);
+}
+
+// The host's links of an emulator's control network ("mec<pid>b", "mec<pid>v<i>").
+QStringList controlLinksOf(qint64 emulatorPid)
+{
+    return QDir(u"/sys/class/net"_s).entryList({u"mec%1[bv]*"_s.arg(emulatorPid)}, QDir::AllEntries | QDir::System);
 }
 
 QStringList namespacesOf(qint64 emulatorPid)
@@ -107,6 +114,7 @@ private Q_SLOTS:
     void twoSendersShareOneRadio();
     void eachRunsTheCommandInEveryNamespace();
     void mmpirunRunsTheTcpTransportAcrossIt();
+    void controlNetworkBypassesTheRadios();
     void noNamespaceLeftAfterTheCommandIsKilled();
     void noNamespaceLeftAfterTheEmulatorIsKilled_data();
     void noNamespaceLeftAfterTheEmulatorIsKilled();
@@ -249,6 +257,39 @@ void TestLinkEmu::mmpirunRunsTheTcpTransportAcrossIt()
     QVERIFY2(perHop >= LatencyS * 1e3 && perHop < 2 * LatencyS * 1e3, qPrintable(run.dump()));
 }
 
+void TestLinkEmu::controlNetworkBypassesTheRadios()
+{
+    // Given two nodes on Bluetooth radios (a round trip of 60 ms and more)
+    // and a control network, a UDP round trip between the nodes' ctl0
+    // addresses takes well under a millisecond of the radios' latency, and
+    // the host reaches them at .254's subnet.
+    const QStringList options{u"--nodes"_s, u"2"_s, u"--profile"_s, u"bluetooth"_s, u"--control"_s, u"10.79.0"_s};
+    QProcess job;
+    job.start(emulator, options + QStringList{u"--"_s, u"sh"_s, u"-c"_s,
+                                              u"echo ready $$ $MMPI_LINKEMU_CONTROL $MMPI_LINKEMU_CONTROL_SUBNET\n"_s
+                                                  + inNode(1, u"udp-echo --port 7001 --seconds 8 &"_s) + u"\n"_s
+                                                  + inNode(0, u"udp-ping --to 10.79.0.2 --port 7001 --count 20"_s)
+                                                  + u"\nstatus=$?; kill $!; exit $status"_s});
+    QVERIFY(job.waitForStarted(5000));
+    const QStringList ready = readyLine(job);
+    const qint64 pid = job.processId();
+    QVERIFY2(ready.size() == 4 && ready[2] == u"mec%1b"_s.arg(pid) && ready[3] == u"10.79.0"_s,
+             qPrintable(ready.join(u' ')));
+    QCOMPARE(controlLinksOf(pid).size(), 3); // the bridge and a veth per node
+    const ProcessRun run = finishProcess(job, 25000);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    static const QRegularExpression rtt(u"rtt_us median=(\\d+)"_s);
+    const auto m = rtt.match(run.out);
+    QVERIFY2(m.hasMatch(), qPrintable(run.dump()));
+    QVERIFY2(m.captured(1).toDouble() < 0.25 * 2 * LatencyS * 1e6, qPrintable(run.dump()));
+    // And nothing of it is left on the host
+    QVERIFY2(controlLinksOf(pid).isEmpty(), qPrintable(controlLinksOf(pid).join(u' ')));
+    // A control network on the radios' own subnet is a usage error
+    const ProcessRun same = runProcess(emulator, {u"--control"_s, u"10.77.0"_s, u"--"_s, u"true"_s});
+    QCOMPARE(same.exitCode, 2);
+    QVERIFY2(same.err.contains(u"--control needs a /24 of its own"_s), qPrintable(same.dump()));
+}
+
 void TestLinkEmu::noNamespaceLeftAfterTheCommandIsKilled()
 {
     // Given a command that left a process inside a namespace, when the
@@ -284,7 +325,7 @@ void TestLinkEmu::noNamespaceLeftAfterTheEmulatorIsKilled()
     // no namespace and no command is left.
     QFETCH(int, signal);
     QProcess job;
-    job.start(emulator, {u"--nodes"_s, u"2"_s, u"--"_s, u"sh"_s, u"-c"_s,
+    job.start(emulator, {u"--nodes"_s, u"2"_s, u"--control"_s, u"10.79.0"_s, u"--"_s, u"sh"_s, u"-c"_s,
                          u"ip netns exec \"$MMPI_LINKEMU_NS_0\" sleep 60 & echo ready $$ $!; wait"_s});
     QVERIFY(job.waitForStarted(5000));
     const QStringList ready = readyLine(job);
@@ -296,6 +337,7 @@ void TestLinkEmu::noNamespaceLeftAfterTheEmulatorIsKilled()
     if (signal == SIGTERM)
         QCOMPARE(run.exitCode, 143);
     QVERIFY2(within(10000, [&] { return namespacesOf(pid).isEmpty(); }), qPrintable(namespacesOf(pid).join(u' ')));
+    QVERIFY2(within(10000, [&] { return controlLinksOf(pid).isEmpty(); }), qPrintable(controlLinksOf(pid).join(u' ')));
     QVERIFY(within(5000, [&] { return processGone(ready.value(1).toLongLong()); }));
     QVERIFY(within(5000, [&] { return processGone(ready.value(2).toLongLong()); }));
 }

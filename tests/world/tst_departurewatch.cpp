@@ -1,6 +1,7 @@
 // DepartureWatch: a completion that waits for departure runs once the bytes
-// queued before it have left the link (not when the link took them), at once
-// when nothing waits, and when the link closes first; a drain of a large
+// queued before it have left the link (not when the link took them), but for
+// a packet's worth, at once when no more than that waits, and when the link
+// closes first; a drain of a large
 // message gives the rate it left at, a small one gives none.
 #include "departurewatch.h"
 
@@ -48,6 +49,7 @@ class tst_DepartureWatch : public QObject
 private Q_SLOTS:
     void waitsUntilItsBytesHaveLeft();
     void nothingUnsentCompletesAtOnce();
+    void aPacketUnsentCompletesAtOnce();
     void closedLinkCompletesItsWaits();
     void drainOfALargeMessageIsARate();
     void smallMessagesGiveNoRate();
@@ -59,21 +61,23 @@ void tst_DepartureWatch::waitsUntilItsBytesHaveLeft()
     DrainingLink link;
     // Given two frames on a link, each waited for once the link took it
     QList<int> done;
-    link.sendFrame(frameOf(1000));
+    const qint64 first = FrameHeaderSize + 6000;
+    const qint64 second = FrameHeaderSize + 9000;
+    link.sendFrame(frameOf(6000));
     watch.waitForDeparture(1, &link, [&](const Error &e) { QVERIFY(!e.isError()); done << 1; });
-    link.sendFrame(frameOf(3000));
+    link.sendFrame(frameOf(9000));
     watch.waitForDeparture(1, &link, [&](const Error &e) { QVERIFY(!e.isError()); done << 2; });
-    // When only part of the first has left, nothing is done
-    link.drain(500);
+    // When more than a packet of the first is still unsent, nothing is done
+    link.drain(first - DepartureWatch::SlackBytes - 1);
     QTest::qWait(3 * DepartureWatch::MaxPollMs);
     QVERIFY(done.isEmpty());
-    // When the first has left, the first is done, and only it
-    link.drain(FrameHeaderSize + 500);
+    // When at most a packet of it is left, the first is done, and only it
+    link.drain(1);
     QTRY_COMPARE_WITH_TIMEOUT(done, QList<int>{1}, Timeout);
     QTest::qWait(3 * DepartureWatch::MaxPollMs);
     QCOMPARE(done, QList<int>{1});
-    // When the rest has left, the second too
-    link.drain(FrameHeaderSize + 3000);
+    // When the rest has left, but for a packet, the second too
+    link.drain(second);
     QTRY_COMPARE_WITH_TIMEOUT(done, (QList<int>{1, 2}), Timeout);
 }
 
@@ -86,6 +90,25 @@ void tst_DepartureWatch::nothingUnsentCompletesAtOnce()
     bool done = false;
     watch.waitForDeparture(1, &link, [&](const Error &) { done = true; });
     QVERIFY(done);
+}
+
+void tst_DepartureWatch::aPacketUnsentCompletesAtOnce()
+{
+    DepartureWatch watch({});
+    DrainingLink link;
+    // A frame of one packet that the kernel holds back (autocorking)
+    link.sendFrame(frameOf(DepartureWatch::SlackBytes - FrameHeaderSize));
+    QCOMPARE(link.unsent, DepartureWatch::SlackBytes);
+    bool done = false;
+    watch.waitForDeparture(1, &link, [&](const Error &) { done = true; });
+    QVERIFY(done);
+    // But a byte more waits
+    link.sendFrame(frameOf(1));
+    done = false;
+    watch.waitForDeparture(1, &link, [&](const Error &) { done = true; });
+    QVERIFY(!done);
+    link.drain(link.unsent);
+    QTRY_VERIFY_WITH_TIMEOUT(done, Timeout);
 }
 
 void tst_DepartureWatch::closedLinkCompletesItsWaits()

@@ -87,6 +87,7 @@ private Q_SLOTS:
     void stalledNodeDoesNotBlameItsPeers();
     void pausedPeerIsNotTimed();
     void roundTripFromEcho();
+    void smallestRecentRoundTripIsTheLink();
     void forgottenRequestsStillEchoValidly();
     void echoesRequests();
     void malformedHeartbeats_data();
@@ -332,7 +333,41 @@ void TestFailureDetector::roundTripFromEcho()
     q = detector.quality(Peer, t0 + 245ms);
     QCOMPARE(q->roundTrip, 45000us);
     QCOMPARE(q->smoothedRoundTrip, 38000us); // 37 + (45 - 37) / 8
+    QCOMPARE(q->minRoundTrip, 37000us);
     QCOMPARE(q->roundTripSamples, 2u);
+}
+
+void TestFailureDetector::smallestRecentRoundTripIsTheLink()
+{
+    FailureDetector detector(100ms, 100000ms);
+    const TimePoint t0{};
+    detector.start(Self, t0);
+    FakeLink link;
+    detector.watch(Peer, t0, link.framesSent);
+    // One echo after each heartbeat, `ms` later
+    TimePoint t = t0;
+    auto echoAfter = [&](int ms) {
+        t += 100ms;
+        const auto verdicts = runChecks(detector, link, t, t, 25ms);
+        QCOMPARE(verdicts.size(), 1);
+        const quint64 nonce = nonceOf(*verdicts.first().second.heartbeat);
+        t += std::chrono::milliseconds(ms);
+        QVERIFY(detector.receive(Peer, heartbeat(FailureDetector::HeartbeatType::Echo, nonce), t));
+    };
+    // Given a 30 ms link whose heartbeats now and then wait behind a
+    // broadcast on the radio (800 ms)
+    for (int ms : {30, 800, 31, 800, 800})
+        echoAfter(ms);
+    // Then the smallest recent one is the link's; the smoothed one is not
+    auto q = detector.quality(Peer, t);
+    QCOMPARE(q->minRoundTrip, 30000us);
+    QVERIFY(q->smoothedRoundTrip > 100ms);
+    // And when the link itself gets slower, 8 samples later it says so
+    for (int i = 0; i < 8; ++i)
+        echoAfter(90);
+    q = detector.quality(Peer, t);
+    QCOMPARE(q->minRoundTrip, 90000us);
+    QCOMPARE(q->roundTripSamples, 13u);
 }
 
 void TestFailureDetector::forgottenRequestsStillEchoValidly()

@@ -31,8 +31,7 @@ std::vector<qint64> segmentSizes(qint64 bytes, qint64 segmentBytes)
 
 double occupation(qint64 bytes, const LinkModel &link)
 {
-    const double rate = link.bytesPerUs > 0 ? link.bytesPerUs : 1e-9;
-    return std::max(0.0, link.overheadUs) + double(bytes + FrameHeaderSize) / rate;
+    return frameOccupancyUs(bytes, link);
 }
 
 // g: the sender is busy with one child for the whole message; h: the child
@@ -93,6 +92,12 @@ double simulate(int ranks, qint64 bytes, const BcastPlan &plan, const LinkModel 
 }
 
 } // namespace
+
+double frameOccupancyUs(qint64 bytes, const LinkModel &link)
+{
+    const double rate = link.bytesPerUs > 0 ? link.bytesPerUs : 1e-9;
+    return std::max(0.0, link.overheadUs) + double(bytes + FrameHeaderSize) / rate;
+}
 
 QString bcastTopologyName(BcastTopology topology)
 {

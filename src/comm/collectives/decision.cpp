@@ -4,6 +4,8 @@
 
 #include <QStringList>
 
+#include <cmath>
+
 namespace mmpi::detail {
 
 namespace {
@@ -50,6 +52,17 @@ AllreduceAlgorithm automaticAllreduce(const AllreduceShape &shape)
 }
 
 } // namespace
+
+ReduceShape decideReduce(int ranks, qint64 bytes, const LinkModel &medium)
+{
+    if (ranks <= 2)
+        return ReduceShape::Binomial; // the same one message either way
+    const double hop = frameOccupancyUs(bytes, medium);
+    const double latency = std::max(0.0, medium.latencyUs);
+    const double flat = double(ranks - 1) * hop + latency;
+    const double binomial = std::ceil(std::log2(double(ranks))) * (hop + latency);
+    return flat < binomial ? ReduceShape::Flat : ReduceShape::Binomial;
+}
 
 BcastPlan decideBcast(int ranks, qint64 bytes, const LinkModel &link, BcastTopology forced)
 {

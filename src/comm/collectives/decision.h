@@ -15,11 +15,26 @@ namespace mmpi::detail {
 
 // The collectives with one algorithm, so nothing to decide or force:
 //   barrier          dissemination, ceil(log2 n) rounds (BarrierOp)
-//   reduce           a binomial tree (ReductionOp): rooted at the root for a
-//                    commutative op, at rank 0 over the ranks in order for
-//                    another (that is correctness, not tuning)
 //   gather, scatter  straight to / from the root (GatherOp, ScatterOp)
 //   allgather, alltoall  every rank to every other directly (ExchangeOp)
+// Under the link model these are what a node with one radio does best on a
+// radio's links, where a frame's latency is many times its per-frame cost:
+// the root's radio carries the n-1 blocks whichever tree they take, and a
+// tree only adds latencies (docs/design/collectives.md, "The decisions").
+
+// ---- reduce. Every rank must run the same tree, so it is chosen from what
+// every rank sees alike: the ranks, the bytes of a contribution and the
+// medium the world's transport names (LinkTable::mediumModel()), never from
+// what a node measured for itself.
+enum class ReduceShape {
+    Binomial, // ceil(log2 n) rounds, each one contribution per link
+    Flat,     // every rank straight to the tree's root, which combines in order
+};
+
+// Flat when the root's radio taking the n-1 contributions one after another
+// and one latency, (n-1) x occupancy + latency, beats ceil(log2 n) rounds
+// of occupancy + latency.
+ReduceShape decideReduce(int ranks, qint64 bytes, const LinkModel &medium);
 
 // ---- bcast. Every forwarding node decides again for its own range, with
 // its own link model: nodes need not agree, so the link model decides here.

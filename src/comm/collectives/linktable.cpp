@@ -40,6 +40,12 @@ double LinkTable::rounded(double measure)
     return std::round(measure / unit) * unit;
 }
 
+LinkModel LinkTable::mediumModel() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_fixed ? *m_fixed : modelOf(m_world->expectedLink());
+}
+
 LinkModel LinkTable::model(const QList<int> &peers) const
 {
     QMutexLocker lock(&m_mutex);
@@ -58,8 +64,8 @@ LinkModel LinkTable::model(const QList<int> &peers) const
         const auto quality = m_world->linkQuality(peer);
         if (!quality)
             continue;
-        if (quality->roundTripSamples > 0 && quality->smoothedRoundTrip.count() > 0)
-            latencies.append(double(quality->smoothedRoundTrip.count()) / 2.0);
+        if (quality->roundTripSamples > 0 && quality->minRoundTrip.count() > 0)
+            latencies.append(double(quality->minRoundTrip.count()) / 2.0);
         if (quality->sendRateSamples > 0 && quality->sendRate > 0)
             rates.append(quality->sendRate / 1e6);
     }

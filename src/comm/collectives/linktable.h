@@ -1,7 +1,9 @@
 // LinkTable: the link model this node decides its broadcasts with. It starts
 // from the medium the transport names (World::expectedLink()) and takes what
 // the world measured of its own traffic (World::linkQuality()): the latency
-// from heartbeats (half the smoothed round trip), the rate from large
+// from heartbeats (half the smallest recent round trip: a heartbeat queued
+// behind a broadcast on a busy radio measures the queue, which the model
+// adds itself), the rate from large
 // messages draining from their links (LinkQuality::sendRate), each the median
 // over the peers a broadcast sends to. The per-frame cost stays the medium's.
 // No thread and no traffic of its own (no probes on a busy radio);
@@ -31,6 +33,9 @@ public:
     // own rank is skipped): the medium's, with the median measured latency
     // of those peers that have one.
     LinkModel model(const QList<int> &peers) const;
+    // The medium's model alone, or the fixed one: what every node of a
+    // world sees alike, for decisions all ranks must agree on.
+    LinkModel mediumModel() const;
     // Overrides what is measured (an app that knows its medium; tests);
     // nullopt goes back to the medium and the heartbeats.
     void setFixedModel(std::optional<LinkModel> model);

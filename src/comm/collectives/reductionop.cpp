@@ -1,5 +1,8 @@
 #include "reductionop.h"
 
+#include "decision.h"
+#include "router.h"
+
 namespace mmpi::detail {
 
 namespace {
@@ -20,6 +23,8 @@ void ReductionOp::begin()
                      describe(QStringLiteral("root %1 is not a rank of this communicator").arg(m_root))});
     if (m_problem)
         return fail(*m_problem);
+    m_flat = decideReduce(size(), m_accumulated.bytes.size(), m_setup.router->links().mediumModel())
+             == ReduceShape::Flat;
     step();
 }
 
@@ -27,6 +32,8 @@ bool ReductionOp::isChild(int v) const
 {
     const int me = vrankOf(rank());
     const int offset = v - me;
+    if (m_flat)
+        return me == 0 && v > 0 && v < size();
     // The children of vrank me are me + 2^j for every 2^j below me's lowest set bit.
     return offset > 0 && (offset & (offset - 1)) == 0 && v < size() && (me == 0 || offset < (me & -me));
 }
@@ -35,12 +42,12 @@ void ReductionOp::step()
 {
     const int me = vrankOf(rank());
     while (!m_sentUp && m_mask < size()) {
-        if (me & m_mask) {
-            send(rankOfV(me - m_mask), m_accumulated);
+        if (sendsUpNow(me)) {
+            send(rankOfV(parentOf(me)), m_accumulated);
             m_sentUp = true;
             break;
         }
-        const int child = me + m_mask;
+        const int child = nextChild(me);
         if (child < size()) {
             const auto it = m_fromChildren.find(child);
             if (it == m_fromChildren.end())
@@ -53,7 +60,7 @@ void ReductionOp::step()
             m_accumulated = std::move(*combined);
             m_fromChildren.erase(it);
         }
-        m_mask <<= 1;
+        advance();
     }
     if (!m_sentUp) { // the tree's root: the result is complete here
         if (rank() == m_root) {

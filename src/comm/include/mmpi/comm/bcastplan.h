@@ -37,6 +37,9 @@ struct LinkModel
     bool operator==(const LinkModel &) const = default;
 };
 
+// How long a frame of `bytes` payload bytes occupies its sender under `link`.
+double frameOccupancyUs(qint64 bytes, const LinkModel &link);
+
 // A sub-range handed to a child: ranks [offset, offset + length) of the range,
 // counted from the forwarding node (offset 0). The child is the first of them.
 struct Delegation
