@@ -47,8 +47,7 @@ public:
     // frames are smaller). The next copy then shares the radio with at most
     // that much of this one, and a frame this small, which the kernel may
     // hold back (autocorking) while an earlier packet is on the air, costs
-    // no poll: waiting for each of 7 children's 16-byte copies to leave
-    // made an 8-rank serial broadcast on emulated Bluetooth 5 ms slower.
+    // no poll.
     static constexpr qint64 SlackBytes = 1500;
     // A link is polled at most this often: the gap it leaves on the radio
     // between one copy and the next (90 bytes at Bluetooth's 90 kB/s).

@@ -2,9 +2,12 @@
 // and accepting, frames both ways in order (many small, one of 5 MiB, every
 // kind), counters, closing, and a peer that sends garbage, half a frame or an
 // oversized header — which must fail that link only, with the right error.
+// Sealed, the stream links carry the same frames as records.
 #include "transporttest.h"
 
+#include <mmpi/transport/sealedlink.h>
 #include <mmpi/wire/framedecoder.h>
+#include <mmpi/wire/recordcipher.h>
 
 #include <QDir>
 #include <QFile>
@@ -128,6 +131,7 @@ private Q_SLOTS:
     void halfFrameThenDisconnect();
     void oversizedHeaderIsRefused();
     void frameOverConfiguredLimitIsRefused();
+    void sealedLinksCarryFramesBothWays();
 };
 
 void tst_Links::openPair(LinkPair &pair, const QVariantMap &serverOptions)
@@ -174,6 +178,27 @@ Link *tst_Links::openRawPair(LinkPair &pair, std::unique_ptr<QIODevice> &raw)
     QSignalSpy incoming(pair.server.get(), &Transport::incomingLink);
     return acceptRaw(pair, incoming, raw);
 }
+
+namespace {
+
+QByteArray recordKey(char first)
+{
+    QByteArray key(RecordCipher::KeySize, Qt::Uninitialized);
+    for (int i = 0; i < key.size(); ++i)
+        key[i] = char(first + i);
+    return key;
+}
+
+RecordCipher recordCipher(RecordCipher::Direction direction)
+{
+    auto made = RecordCipher::create(recordKey(direction == RecordCipher::Direction::ConnectorToAcceptor ? 'a' : 'A'),
+                                     direction);
+    if (!made)
+        qFatal("cannot make a record cipher: %s", qPrintable(made.error().toString()));
+    return std::move(*made);
+}
+
+} // namespace
 
 void tst_Links::initTestCase_data()
 {
@@ -273,6 +298,45 @@ int socketOption(Link *link, int option)
     if (descriptor < 0 || ::getsockopt(descriptor, SOL_SOCKET, option, &value, &length) != 0)
         return -1;
     return value;
+}
+
+// Both ends sealed as a handshake leaves them: what each sends arrives, in
+// order, and on the wire every frame is a record, 60 bytes longer.
+void tst_Links::sealedLinksCarryFramesBothWays()
+{
+    using Direction = RecordCipher::Direction;
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    auto *connecting = new SealedLink(pair.connecting, recordCipher(Direction::ConnectorToAcceptor),
+                                      recordCipher(Direction::AcceptorToConnector), pair.client.get());
+    auto *accepted = new SealedLink(pair.accepted, recordCipher(Direction::AcceptorToConnector),
+                                    recordCipher(Direction::ConnectorToAcceptor), pair.server.get());
+    QByteArray payload(5 * 1024 * 1024 + 3, Qt::Uninitialized);
+    for (qsizetype i = 0; i < payload.size(); ++i)
+        payload[i] = char(i * 31);
+    QList<Frame> up{numberedFrame(1), makeFrame(FrameKind::Data, ItemType::Byte, quint32(payload.size()), payload),
+                    makeFrame(FrameKind::Heartbeat, ItemType::None, 0, {})};
+    QList<Frame> down;
+    for (int i = 0; i < 500; ++i) {
+        up << numberedFrame(quint64(10 + i), 1 + i % 9);
+        down << numberedFrame(quint64(100000 + i), 1 + i % 5);
+    }
+    QSignalSpy atServer(accepted, &Link::frameReceived);
+    QSignalSpy atClient(connecting, &Link::frameReceived);
+    for (const Frame &frame : up)
+        connecting->sendFrame(frame);
+    for (const Frame &frame : down)
+        accepted->sendFrame(frame);
+    QTRY_COMPARE_WITH_TIMEOUT(atServer.size(), up.size(), Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(atClient.size(), down.size(), Timeout);
+    QCOMPARE(receivedFrames(atServer), up);
+    QCOMPARE(receivedFrames(atClient), down);
+    QCOMPARE(accepted->counters().bytesReceived, encodedSize(up) + quint64(up.size()) * RecordCipher::Overhead);
+    QCOMPARE(connecting->counters().bytesReceived, encodedSize(down) + quint64(down.size()) * RecordCipher::Overhead);
+    QCOMPARE(connecting->state(), Link::State::Connected);
+    QCOMPARE(accepted->state(), Link::State::Connected);
 }
 
 void tst_Links::socketBufferOptionSizesTheKernelBuffers()
