@@ -47,7 +47,9 @@ void DepartureWatch::waitForDeparture(int rank, Link *link, SendCallback done)
 
 void DepartureWatch::noteQueued(int rank, Link *link, quint64 bytes)
 {
-    if (bytes < MinSampleBytes || !link || link->state() != Link::State::Connected)
+    // Not the frame's size: a segmented stream queues many small frames,
+    // and it is what waits in the link that drains at the radio's rate.
+    if (bytes == 0 || !link || link->state() != Link::State::Connected)
         return;
     for (const Watched &w : m_links)
         if (w.link == link && w.sampling)

@@ -53,6 +53,7 @@ private Q_SLOTS:
     void closedLinkCompletesItsWaits();
     void drainOfALargeMessageIsARate();
     void smallMessagesGiveNoRate();
+    void streamOfSmallFramesIsARate();
 };
 
 void tst_DepartureWatch::waitsUntilItsBytesHaveLeft()
@@ -171,6 +172,29 @@ void tst_DepartureWatch::smallMessagesGiveNoRate()
     watch.noteQueued(1, &link, 100000 + FrameHeaderSize);
     QTest::qWait(5 * DepartureWatch::MaxPollMs);
     QCOMPARE(rates, 0);
+}
+
+void tst_DepartureWatch::streamOfSmallFramesIsARate()
+{
+    QList<double> rates;
+    DepartureWatch watch([&](int, double perSecond) { rates.append(perSecond); });
+    DrainingLink link;
+    // Given a stream of 2 KiB segments queued one by one, 32 KiB waiting
+    for (int i = 0; i < 16; ++i) {
+        link.sendFrame(frameOf(2048 - FrameHeaderSize));
+        watch.noteQueued(4, &link, 2048);
+    }
+    QElapsedTimer clock;
+    clock.start();
+    while (link.unsent > 0) {
+        QTest::qWait(20);
+        link.drain(4096);
+    }
+    // Then their drain is one rate, as one large message's would be
+    QTRY_COMPARE_WITH_TIMEOUT(rates.size(), 1, Timeout);
+    const double actual = 32768.0 * 1000.0 / double(clock.elapsed());
+    QVERIFY2(rates.at(0) <= actual * 1.2 && rates.at(0) >= actual * 0.5,
+             qPrintable(QStringLiteral("measured %1 B/s, drained at %2 B/s").arg(rates.at(0)).arg(actual)));
 }
 
 QTEST_MAIN(tst_DepartureWatch)
