@@ -335,7 +335,7 @@ struct LinkQuality
     quint64 roundTripSamples = 0;
     // Bytes per second that left this node for the peer while its link had
     // bytes waiting all along (a large message draining), smoothed as the
-    // round trip is; 0 until a message of at least 16 KiB has gone. One
+    // round trip is; 0 until 16 KiB waiting in the link have gone. One
     // radio serves all of a node's links: while several drain at once, each
     // measures its share.
     double sendRate = 0;
