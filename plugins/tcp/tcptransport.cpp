@@ -232,12 +232,15 @@ Result<bool> TcpTransport::useAvahi() const
     return available;
 }
 
-QList<int> TcpTransport::multicastInterfaceIndexes() const
+Result<QList<int>> TcpTransport::multicastInterfaceIndexes() const
 {
     QList<int> indexes;
     for (const QNetworkInterface &interface : InterfaceFilter(m_options.interfaces).interfaces())
         if (interface.flags() & QNetworkInterface::CanMulticast)
             indexes << interface.index();
+    if (indexes.isEmpty())
+        return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no interface for multicast DNS: the interface "
+                                                                "rule keeps none that can multicast"));
     return indexes;
 }
 
@@ -259,11 +262,10 @@ Result<void> TcpTransport::publishService(const PeerAdvert &advert)
     if (!avahi)
         return avahi.error();
     if (*avahi) {
-        const QList<int> indexes = multicastInterfaceIndexes();
-        if (indexes.isEmpty())
-            return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no interface for multicast DNS: the interface "
-                                                                    "rule keeps none that can multicast"));
-        if (auto published = m_avahi.publish(service, indexes); !published)
+        const auto indexes = multicastInterfaceIndexes();
+        if (!indexes)
+            return indexes.error();
+        if (auto published = m_avahi.publish(service, *indexes); !published)
             return published;
         m_publishedByAvahi = true;
         qCDebug(lcTransport).noquote() << "DNS-SD: publishing" << advert.nodeId << "through avahi-daemon with"
@@ -296,11 +298,10 @@ Result<void> TcpTransport::browseServices(const QString &worldName)
     if (!avahi)
         return avahi.error();
     if (*avahi) {
-        const QList<int> indexes = multicastInterfaceIndexes();
-        if (indexes.isEmpty())
-            return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no interface for multicast DNS: the interface "
-                                                                    "rule keeps none that can multicast"));
-        if (auto browsing = m_avahi.browse(DnsSdService::hashOf(worldName), indexes); !browsing)
+        const auto indexes = multicastInterfaceIndexes();
+        if (!indexes)
+            return indexes.error();
+        if (auto browsing = m_avahi.browse(DnsSdService::hashOf(worldName), *indexes); !browsing)
             return browsing;
         m_browsingByAvahi = true;
         m_browsedWorld = worldName;

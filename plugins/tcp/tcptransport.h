@@ -81,7 +81,8 @@ private:
     // Whether DNS-SD goes through avahi-daemon (option dnsSdBackend; auto:
     // when it runs); DiscoveryFailed for "avahi" without a daemon.
     Result<bool> useAvahi() const;
-    QList<int> multicastInterfaceIndexes() const;
+    // The kept interfaces that can multicast; DiscoveryFailed when none.
+    Result<QList<int>> multicastInterfaceIndexes() const;
     void handleServiceFound(const DnsSdService &service, const QHostAddress &sender);
     void acceptPendingLinks();
     void handleAcceptError(QAbstractSocket::SocketError error);
