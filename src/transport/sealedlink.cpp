@@ -18,6 +18,7 @@ SealedLink::SealedLink(Link *inner, RecordCipher sender, RecordCipher receiver, 
     connect(inner, &Link::frameReceived, this, &SealedLink::handleRecord);
     connect(inner, &Link::stateChanged, this, &SealedLink::handleInnerState);
     connect(inner, &Link::bytesWritten, this, &Link::bytesWritten);
+    connect(inner, &Link::arrivalRateMeasured, this, &Link::arrivalRateMeasured);
     setState(inner->state());
 }
 

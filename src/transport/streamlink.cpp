@@ -78,6 +78,7 @@ StreamLink::StreamLink(QIODevice *device, DecoderLimits limits, QObject *parent)
     Q_ASSERT(device);
     device->setParent(this);
     limitReadAhead(device);
+    m_clock.start();
     connect(device, &QIODevice::readyRead, this, &StreamLink::handleReadyRead);
     connect(device, &QIODevice::bytesWritten, this, &StreamLink::handleBytesWritten);
 }
@@ -122,6 +123,8 @@ void StreamLink::setReading(bool enabled)
     if (m_reading == enabled)
         return;
     m_reading = enabled;
+    if (!enabled)
+        m_arrivals.interrupt();
     if (enabled)
         QMetaObject::invokeMethod(this, &StreamLink::handleReadyRead, Qt::QueuedConnection);
 }
@@ -273,11 +276,13 @@ void StreamLink::handleReadyRead()
 
 void StreamLink::deliverAvailable(const QPointer<StreamLink> &self)
 {
+    qint64 arrived = 0;
     while (self && m_reading && state() == State::Connected && m_device) {
         const std::span<char> room = m_decoder.space();
         const qint64 got = room.empty() ? 0 : m_device->read(room.data(), qint64(room.size()));
         if (got <= 0)
-            return;
+            break;
+        arrived += got;
         mutableCounters().bytesReceived += quint64(got);
         auto frame = m_decoder.commit(got);
         if (!frame)
@@ -287,6 +292,17 @@ void StreamLink::deliverAvailable(const QPointer<StreamLink> &self)
             Q_EMIT frameReceived(**frame);
         }
     }
+    if (self && arrived > 0 && state() == State::Connected)
+        timeArrival(arrived);
+}
+
+void StreamLink::timeArrival(qint64 bytes)
+{
+    if (!m_reading)
+        return m_arrivals.interrupt();
+    const auto rate = m_arrivals.noteRead(bytes, m_decoder.bufferedBytes() > 0, m_clock.nsecsElapsed() / 1000);
+    if (rate)
+        Q_EMIT arrivalRateMeasured(*rate);
 }
 
 void StreamLink::handleBytesWritten(qint64 bytes)

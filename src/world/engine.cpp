@@ -728,6 +728,10 @@ void Engine::connectLink(int rank, Link *link)
             pump(rank);
     });
     connect(link, &Link::frameReceived, this, [this, rank](const Frame &f) { handleOwnFrame(rank, f); });
+    connect(link, &Link::arrivalRateMeasured, this, [this, rank, link](double bytesPerSecond) {
+        if (m_peers.value(rank).link == link)
+            reportArrivalRate(rank, link, bytesPerSecond);
+    });
     connect(link, &Link::stateChanged, this, [this, rank, link](Link::State state) {
         if (state == Link::State::Closed)
             handleLinkClosed(rank, link);
@@ -953,6 +957,15 @@ void Engine::handleHeartbeat(int rank, const Frame &frame)
     }
     if (reply->measured)
         Q_EMIT linkQualityChanged(rank);
+}
+
+// Straight to the link, as an echo goes: the sender plans its next
+// broadcast with it (LinkTable), and it waits behind nothing queued here.
+void Engine::reportArrivalRate(int rank, Link *link, double bytesPerSecond)
+{
+    if (const auto report = m_detector->noteArrivalRate(rank, bytesPerSecond, FailureDetector::Clock::now()))
+        link->sendFrame(*report);
+    Q_EMIT linkQualityChanged(rank);
 }
 
 void Engine::startFailureDetector()

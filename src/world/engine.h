@@ -271,6 +271,7 @@ private:
     void reportAbsentMembers();
     void ensurePeerState(int rank);
     void handleHeartbeat(int rank, const Frame &frame);
+    void reportArrivalRate(int rank, Link *link, double bytesPerSecond);
     void handleHeartbeatCheck();
     void startFailureDetector();
     void handleRefused(Link *link, const Error &error);

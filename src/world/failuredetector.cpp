@@ -1,6 +1,7 @@
 #include "failuredetector.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <mmpi/core/logging.h>
 
@@ -209,10 +210,13 @@ Result<FailureDetector::Reply> FailureDetector::receive(int rank, const Frame &f
         return violation(rank, QStringLiteral("communicator %1 and tag %2 (both must be 0)").arg(h.communicator).arg(h.tag));
     const auto type = quint8(frame.payload.at(0));
     const auto nonce = qFromBigEndian<quint64>(frame.payload.constData() + 1);
-    if (type != quint8(HeartbeatType::Request) && type != quint8(HeartbeatType::Echo))
+    if (type != quint8(HeartbeatType::Request) && type != quint8(HeartbeatType::Echo)
+        && type != quint8(HeartbeatType::RateReport))
         return violation(rank, QStringLiteral("unknown type %1").arg(type));
     if (nonce == 0)
-        return violation(rank, QStringLiteral("nonce 0"));
+        return violation(rank, type == quint8(HeartbeatType::RateReport)
+                                   ? QStringLiteral("rate report of 0 bytes per second")
+                                   : QStringLiteral("nonce 0"));
 
     QMutexLocker lock(&m_mutex);
     Reply reply;
@@ -221,6 +225,12 @@ Result<FailureDetector::Reply> FailureDetector::receive(int rank, const Frame &f
     if (it == m_peers.end() || !isTimed(*it))
         return reply;
     Peer &peer = *it;
+    if (type == quint8(HeartbeatType::RateReport)) {
+        peer.peerArrivalRate = double(nonce);
+        ++peer.peerArrivalRateReports;
+        reply.measured = true;
+        return reply;
+    }
     if (type == quint8(HeartbeatType::Request)) {
         // Links are ordered and a peer numbers its requests upwards.
         if (nonce <= peer.lastRequestReceived)
@@ -282,6 +292,33 @@ void FailureDetector::noteSendRate(int rank, double bytesPerSecond)
     qCDebug(lcWorld) << "send rate to rank" << rank << qint64(bytesPerSecond) << "B/s";
 }
 
+bool FailureDetector::reportDue(const Peer &peer, TimePoint now)
+{
+    if (peer.reportedToPeer <= 0)
+        return true;
+    return std::abs(peer.arrivalRate - peer.reportedToPeer) > peer.reportedToPeer * ReportChange
+           && now - peer.reportedAt >= ReportEvery;
+}
+
+std::optional<Frame> FailureDetector::noteArrivalRate(int rank, double bytesPerSecond, TimePoint now)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_peers.find(rank);
+    if (it == m_peers.end() || !isTimed(*it) || !(bytesPerSecond >= 1))
+        return std::nullopt;
+    Peer &peer = *it;
+    peer.arrivalRate = peer.arrivalRateSamples == 0 ? bytesPerSecond
+                                                     : peer.arrivalRate + (bytesPerSecond - peer.arrivalRate) / 8;
+    ++peer.arrivalRateSamples;
+    if (!m_sending || !reportDue(peer, now))
+        return std::nullopt;
+    peer.reportedToPeer = peer.arrivalRate;
+    peer.reportedAt = now;
+    ++peer.heartbeatFrames;
+    qCDebug(lcWorld) << "frames from rank" << rank << "arrive at" << qint64(peer.arrivalRate) << "B/s; telling it";
+    return makeHeartbeat(m_ownRank, rank, HeartbeatType::RateReport, quint64(peer.arrivalRate));
+}
+
 std::optional<LinkQuality> FailureDetector::quality(int rank, TimePoint now) const
 {
     QMutexLocker lock(&m_mutex);
@@ -300,6 +337,10 @@ std::optional<LinkQuality> FailureDetector::quality(int rank, TimePoint now) con
     q.heartbeatsReceived = it->requestsReceived;
     q.sendRate = it->sendRate;
     q.sendRateSamples = it->sendRateSamples;
+    q.arrivalRate = it->arrivalRate;
+    q.arrivalRateSamples = it->arrivalRateSamples;
+    q.peerArrivalRate = it->peerArrivalRate;
+    q.peerArrivalRateReports = it->peerArrivalRateReports;
     return q;
 }
 

@@ -27,9 +27,17 @@ public:
     using Clock = std::chrono::steady_clock;
     using TimePoint = Clock::time_point;
 
-    // Heartbeat payload (docs/design/protocol.md): a type byte, then a u64 nonce.
+    // Heartbeat payload (docs/design/protocol.md): a type byte, then a u64
+    // nonce, or for a rate report the rate in bytes per second.
     static constexpr qsizetype PayloadSize = 9;
-    enum class HeartbeatType : quint8 { Request = 1, Echo = 2 };
+    enum class HeartbeatType : quint8 { Request = 1, Echo = 2, RateReport = 3 };
+    // A peer hears of the rate its frames arrive at when this node's
+    // estimate has moved by more than this fraction since the last report
+    // (the smoothing's own step: one sample moves it by 1/8 of its error)...
+    static constexpr double ReportChange = 1.0 / 8;
+    // ...and not more often than this: a report per large message would
+    // be a frame in the other direction on every broadcast.
+    static constexpr std::chrono::milliseconds ReportEvery{250};
     // Requests whose echo has not come yet, per peer; beyond this the oldest
     // is forgotten (its echo then gives no round trip, but is still valid).
     static constexpr qsizetype MaxOutstanding = 16;
@@ -99,6 +107,9 @@ public:
 
     // Bytes per second left for `rank` while its link drained (DepartureWatch).
     void noteSendRate(int rank, double bytesPerSecond);
+    // Frames from `rank` arrived at `bytesPerSecond` (Link::arrivalRateMeasured):
+    // the report to send it, when it is due (counted as a heartbeat frame).
+    std::optional<Frame> noteArrivalRate(int rank, double bytesPerSecond, TimePoint now);
 
     // Thread-safe. Rank must be a peer it watched at some point (else nullopt).
     std::optional<LinkQuality> quality(int rank, TimePoint now) const;
@@ -127,6 +138,12 @@ private:
         std::chrono::microseconds minRoundTrip() const;
         double sendRate = 0;
         quint64 sendRateSamples = 0;
+        double arrivalRate = 0; // of the peer's frames here, smoothed
+        quint64 arrivalRateSamples = 0;
+        double reportedToPeer = 0; // arrivalRate when the peer last heard it
+        TimePoint reportedAt;
+        double peerArrivalRate = 0; // of this node's frames there, as the peer reported
+        quint64 peerArrivalRateReports = 0;
         quint64 requestsSent = 0;
         quint64 requestsReceived = 0;
     };
@@ -141,6 +158,7 @@ private:
                    Verdict &verdict);
     Frame request(int rank, Peer &peer, TimePoint now);
     void measure(Peer &peer, quint64 nonce, TimePoint now);
+    static bool reportDue(const Peer &peer, TimePoint now);
 
     const std::chrono::milliseconds m_interval;
     const std::chrono::milliseconds m_timeout;

@@ -10,6 +10,7 @@
 #include <mmpi/wire/recordcipher.h>
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QPointer>
 #include <QRandomGenerator>
@@ -129,6 +130,7 @@ private Q_SLOTS:
     void garbageFailsOnlyThatLink();
     void randomStreamsMatchTheDecoder();
     void halfFrameThenDisconnect();
+    void frameArrivingInPiecesIsARate();
     void oversizedHeaderIsRefused();
     void frameOverConfiguredLimitIsRefused();
     void sealedLinksCarryFramesBothWays();
@@ -792,6 +794,49 @@ void tst_Links::randomStreamsMatchTheDecoder()
                                                  .arg(seed).arg(got.size()).arg(expected.size())));
         QCOMPARE(link->error().code, expectedError);
     }
+}
+
+// A frame whose bytes come in four pieces 20 ms apart, as a slow radio
+// brings them, is a rate of what came after the first piece over the time
+// it took; a frame that arrives whole is none. The pauses are the least the
+// pieces take, so the rate is at most the one they allow (but for the
+// moment within the first pause when the link first reads: a few ms).
+void tst_Links::frameArrivingInPiecesIsARate()
+{
+    LinkPair pair;
+    std::unique_ptr<QIODevice> raw;
+    QPointer<Link> link = openRawPair(pair, raw);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(link);
+    QSignalSpy frames(link, &Link::frameReceived);
+    QSignalSpy rates(link, &Link::arrivalRateMeasured);
+
+    raw->write(encodeFrame(numberedFrame(1, 5000)));
+    QTRY_COMPARE_WITH_TIMEOUT(frames.size(), 1, Timeout);
+    QCOMPARE(rates.size(), 0);
+
+    const QByteArray bytes = encodeFrame(numberedFrame(2, 3000));
+    constexpr int Pieces = 4;
+    constexpr int PauseMs = 20;
+    const qsizetype piece = bytes.size() / Pieces;
+    QElapsedTimer clock;
+    clock.start();
+    for (int i = 0; i < Pieces; ++i) {
+        const qsizetype from = i * piece;
+        raw->write(bytes.mid(from, i == Pieces - 1 ? bytes.size() - from : piece));
+        QVERIFY(raw->waitForBytesWritten(Timeout) || raw->bytesToWrite() == 0);
+        if (i < Pieces - 1)
+            QTest::qWait(PauseMs);
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(frames.size(), 2, Timeout);
+    QCOMPARE(rates.size(), 1);
+    const double rate = rates.at(0).at(0).toDouble();
+    const double afterFirst = double(bytes.size() - piece);
+    const double most = afterFirst / ((Pieces - 1) * PauseMs / 1000.0);
+    const double least = afterFirst / (std::max<qint64>(clock.elapsed(), 1) / 1000.0);
+    qInfo("%.0f B/s (the pauses allow at most %.0f, the whole write took %lld ms)", rate, most, clock.elapsed());
+    QVERIFY2(rate <= most * 1.1 && rate >= least * 0.98, qPrintable(QString::number(rate)));
 }
 
 void tst_Links::halfFrameThenDisconnect()

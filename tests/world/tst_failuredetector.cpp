@@ -88,6 +88,8 @@ private Q_SLOTS:
     void pausedPeerIsNotTimed();
     void roundTripFromEcho();
     void smallestRecentRoundTripIsTheLink();
+    void arrivalRatesAreReportedToThePeer();
+    void reportedRateIsThePeersArrivalRate();
     void forgottenRequestsStillEchoValidly();
     void echoesRequests();
     void malformedHeartbeats_data();
@@ -370,6 +372,55 @@ void TestFailureDetector::smallestRecentRoundTripIsTheLink()
     QCOMPARE(q->roundTripSamples, 13u);
 }
 
+void TestFailureDetector::arrivalRatesAreReportedToThePeer()
+{
+    using Type = FailureDetector::HeartbeatType;
+    FailureDetector detector(100ms, 100000ms);
+    const TimePoint t0{};
+    QVERIFY(!detector.noteArrivalRate(Peer, 90000, t0)); // not watched yet
+    detector.start(Self, t0);
+    FakeLink link;
+    detector.watch(Peer, t0, link.framesSent);
+    const auto report = [](const std::optional<Frame> &frame) -> qint64 {
+        if (!frame || frame->header.kind != FrameKind::Heartbeat || quint8(frame->payload.at(0)) != quint8(Type::RateReport))
+            return -1;
+        return qint64(nonceOf(*frame));
+    };
+    // The first sample goes at once...
+    QCOMPARE(report(detector.noteArrivalRate(Peer, 90000, t0 + 10ms)), 90000);
+    ++link.framesSent;
+    // Reports are not traffic: the idle link still gets its heartbeats.
+    const auto verdicts = runChecks(detector, link, t0 + 25ms, t0 + 200ms, 25ms);
+    QCOMPARE(heartbeatTimes(verdicts), (QList<TimePoint>{t0 + 100ms, t0 + 200ms}));
+    // ...a later one, smoothed by 1/8, not within FailureDetector::ReportEvery...
+    QVERIFY(!detector.noteArrivalRate(Peer, 200000, t0 + 210ms)); // 103750: 15 % more, too soon
+    // ...and then only if it moved by more than ReportChange.
+    QCOMPARE(report(detector.noteArrivalRate(Peer, 200000, t0 + 300ms)), 115781); // 29 % more
+    ++link.framesSent;
+    QVERIFY(!detector.noteArrivalRate(Peer, 116000, t0 + 700ms));
+    const auto quality = detector.quality(Peer, t0 + 700ms);
+    QVERIFY(quality);
+    QCOMPARE(quality->arrivalRateSamples, 4u);
+    QCOMPARE(qRound(quality->arrivalRate), 115809);
+    QCOMPARE(quality->peerArrivalRateReports, 0u);
+}
+
+void TestFailureDetector::reportedRateIsThePeersArrivalRate()
+{
+    FailureDetector detector(100ms, 100000ms);
+    const TimePoint t0{};
+    detector.start(Self, t0);
+    detector.watch(Peer, t0, 0);
+    const auto reply = detector.receive(Peer, heartbeat(FailureDetector::HeartbeatType::RateReport, 87000), t0);
+    QVERIFY(reply);
+    QVERIFY(reply->measured);
+    QVERIFY(!reply->echo);
+    const auto quality = detector.quality(Peer, t0);
+    QCOMPARE(quality->peerArrivalRate, 87000.0);
+    QCOMPARE(quality->peerArrivalRateReports, 1u);
+    QCOMPARE(quality->sendRateSamples, 0u);
+}
+
 void TestFailureDetector::forgottenRequestsStillEchoValidly()
 {
     FailureDetector detector(100ms, 100000ms);
@@ -428,7 +479,8 @@ void TestFailureDetector::malformedHeartbeats_data()
     QTest::newRow("tag") << with([](Frame &f) { f.header.tag = 9; }) << "tag 9";
     QTest::newRow("communicator") << with([](Frame &f) { f.header.communicator = 4; }) << "communicator 4";
     QTest::newRow("type 0") << with([](Frame &f) { f.payload[0] = 0; }) << "unknown type 0";
-    QTest::newRow("type 3") << with([](Frame &f) { f.payload[0] = 3; }) << "unknown type 3";
+    QTest::newRow("type 4") << with([](Frame &f) { f.payload[0] = 4; }) << "unknown type 4";
+    QTest::newRow("rate 0") << heartbeat(Type::RateReport, 0) << "rate report of 0 bytes per second";
     QTest::newRow("nonce 0") << heartbeat(Type::Request, 0) << "nonce 0";
     QTest::newRow("request again") << heartbeat(Type::Request, 3) << "request 3 after request 3";
     QTest::newRow("request backwards") << heartbeat(Type::Request, 2) << "request 2 after request 3";

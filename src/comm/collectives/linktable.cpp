@@ -24,6 +24,15 @@ double median(QList<double> values)
     return n % 2 ? values.at(n / 2) : (values.at(n / 2 - 1) + values.at(n / 2)) / 2;
 }
 
+// A drain the sender timed itself covers tens of KiB; a few packets timed
+// at the far end are what a world has before its first large message.
+double measuredRate(const LinkQuality &quality)
+{
+    if (quality.sendRateSamples > 0 && quality.sendRate > 0)
+        return quality.sendRate;
+    return quality.peerArrivalRateReports > 0 ? quality.peerArrivalRate : 0.0;
+}
+
 } // namespace
 
 LinkTable::LinkTable(World *world)
@@ -66,8 +75,8 @@ LinkModel LinkTable::model(const QList<int> &peers) const
             continue;
         if (quality->roundTripSamples > 0 && quality->minRoundTrip.count() > 0)
             latencies.append(double(quality->minRoundTrip.count()) / 2.0);
-        if (quality->sendRateSamples > 0 && quality->sendRate > 0)
-            rates.append(quality->sendRate / 1e6);
+        if (const double rate = measuredRate(*quality); rate > 0)
+            rates.append(rate / 1e6);
     }
     if (!latencies.isEmpty())
         model.latencyUs = rounded(median(latencies));

@@ -3,9 +3,10 @@
 // the world measured of its own traffic (World::linkQuality()): the latency
 // from heartbeats (half the smallest recent round trip: a heartbeat queued
 // behind a broadcast on a busy radio measures the queue, which the model
-// adds itself), the rate from large
-// messages draining from their links (LinkQuality::sendRate), each the median
-// over the peers a broadcast sends to. The per-frame cost stays the medium's.
+// adds itself), the rate from large messages draining from their links
+// (LinkQuality::sendRate) or, before any has, from what the peers report of
+// frames arriving (peerArrivalRate), each the median over the peers a
+// broadcast sends to. The per-frame cost stays the medium's.
 // No thread and no traffic of its own (no probes on a busy radio);
 // setFixedModel() overrides it all. Thread-safe.
 #pragma once

@@ -66,6 +66,11 @@ Q_SIGNALS:
     void errorOccurred(const mmpi::Error &error);
     // Queued bytes were handed to the operating system; bytesToWrite() fell.
     void bytesWritten(qint64 bytes);
+    // The peer's frames arrived this fast (bytes per second) while one was
+    // in flight: how its radio carries what it sends this way, which only
+    // this end sees for a frame of a few packets. Transports that can tell
+    // emit it (stream links do); the world reports it to the peer.
+    void arrivalRateMeasured(double bytesPerSecond);
 
 protected:
     void setState(State state);

@@ -3,9 +3,11 @@
 // decoder can take, and closes the link on the first malformed byte.
 #pragma once
 
+#include <mmpi/transport/arrivaltiming.h>
 #include <mmpi/transport/link.h>
 #include <mmpi/wire/framedecoder.h>
 
+#include <QElapsedTimer>
 #include <QIODevice>
 #include <QPointer>
 
@@ -57,6 +59,7 @@ private:
     void noticePeerClosed();
     void handleReadyRead();
     void deliverAvailable(const QPointer<StreamLink> &self);
+    void timeArrival(qint64 bytes);
     void handleBytesWritten(qint64 bytes);
     void failWith(const Error &error);
 
@@ -68,6 +71,8 @@ private:
     bool m_delivering = false;
     bool m_writing = false;
     int m_socketBuffer = 0;
+    ArrivalTiming m_arrivals;
+    QElapsedTimer m_clock;
 };
 
 } // namespace mmpi

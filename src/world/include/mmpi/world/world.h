@@ -340,6 +340,15 @@ struct LinkQuality
     // measures its share.
     double sendRate = 0;
     quint64 sendRateSamples = 0;
+    // Bytes per second the peer's frames arrived at here while one was in
+    // flight (Link::arrivalRateMeasured), smoothed the same way; and what
+    // the peer last reported of this node's frames arriving there. A frame
+    // of a few packets leaves the kernel at once, so its far end is the
+    // only one that sees the radio's rate; 0 until measured.
+    double arrivalRate = 0;
+    quint64 arrivalRateSamples = 0;
+    double peerArrivalRate = 0;
+    quint64 peerArrivalRateReports = 0;
     // Heartbeat requests this node sent to the peer, and received from it.
     quint64 heartbeatsSent = 0;
     quint64 heartbeatsReceived = 0;
