@@ -125,8 +125,11 @@ void StreamLink::setReading(bool enabled)
     m_reading = enabled;
     if (!enabled)
         m_arrivals.interrupt();
-    if (enabled)
-        QMetaObject::invokeMethod(this, &StreamLink::handleReadyRead, Qt::QueuedConnection);
+    if (!enabled)
+        return;
+    QMetaObject::invokeMethod(this, &StreamLink::handleReadyRead, Qt::QueuedConnection);
+    if (m_peerClosedWhilePaused)
+        noticePeerClosed();
 }
 
 qint64 StreamLink::bytesToWrite() const
@@ -223,6 +226,14 @@ void StreamLink::handleDisconnected()
         return;
     if (m_delivering || m_writing)
         return noticePeerClosed();
+    // What the peer sent before its end waits in the socket object's buffer
+    // until this end reads again: closing now would drop it (a node that
+    // said goodbye after messages its peer had not taken yet).
+    if (!m_reading && m_device && m_device->bytesAvailable() > 0) {
+        m_peerClosedWhilePaused = true;
+        return;
+    }
+    m_peerClosedWhilePaused = false;
     QPointer<StreamLink> self(this);
     // Frames that arrived just before the end are still delivered.
     handleReadyRead();

@@ -85,7 +85,7 @@ Engine::Engine(const WorldConfig &config, const QString &nodeId)
     connect(&m_stepTimer, &QTimer::timeout, this, &Engine::handleDiscoveryStepTimeout);
     connect(&m_discoveryTimer, &QTimer::timeout, this, &Engine::checkDiscoveryWindow);
     m_closeTimer.setSingleShot(true);
-    connect(&m_closeTimer, &QTimer::timeout, this, &Engine::finishClose);
+    connect(&m_closeTimer, &QTimer::timeout, this, &Engine::handleCloseTimeout);
     m_flushTimer.setInterval(10);
     connect(&m_flushTimer, &QTimer::timeout, this, &Engine::finishClose);
     connect(&m_heartbeatTimer, &QTimer::timeout, this, &Engine::handleHeartbeatCheck);
@@ -1290,8 +1290,57 @@ void Engine::close()
         peer.outbox->enqueue(goodbye, {});
         pump(rank);
     }
+    m_closeProgress = closeProgress();
     m_closeTimer.start(m_config.closeTimeout);
     checkCloseDone();
+}
+
+// Grows while what was queued before close() is still on its way: bytes
+// leaving this node's links (a slow radio), frames the peers acknowledge (a
+// peer that takes them slowly, which holds the rest in its kernel, where
+// they have left this node but are not yet safe).
+quint64 Engine::closeProgress() const
+{
+    quint64 progress = 0;
+    for (const Peer &peer : m_peers) {
+        if (peer.link)
+            progress += peer.link->counters().bytesQueued - quint64(std::max<qint64>(0, peer.link->unsentBytes()));
+        if (peer.stream)
+            progress += peer.stream->acknowledged();
+    }
+    return progress;
+}
+
+// The close timeout counts time without progress: on a slow radio the
+// messages an app sent just before close() (a game's last bundles to 15
+// players over Bluetooth) take longer than any fixed timeout, and dropping
+// them would leave the peers waiting for data that never comes. A peer that
+// reads nothing stops the progress, and then what is left is dropped, said.
+// (Closing a socket whose peer has not read everything may reset it, and
+// the peer's kernel then drops what it held: departure alone is no proof.)
+void Engine::handleCloseTimeout()
+{
+    if (m_state != World::State::Closing)
+        return;
+    if (const quint64 progress = closeProgress(); progress != m_closeProgress) {
+        m_closeProgress = progress;
+        m_closeTimer.start(m_config.closeTimeout);
+        return;
+    }
+    for (int rank = 0; rank < m_peers.size(); ++rank) {
+        const Peer &peer = m_peers.at(rank);
+        if (!peer.link)
+            continue;
+        if (!peer.outbox->isEmpty() || peer.link->unsentBytes() > 0)
+            qCWarning(lcWorld).noquote()
+                << "close: nothing left for rank" << rank << "in" << m_config.closeTimeout.count()
+                << "ms; dropping" << peer.link->unsentBytes() << "unsent bytes"
+                << (peer.outbox->isEmpty() ? "" : "and messages not yet on the link") << "(the peer reads nothing)";
+        else if (peer.state != PeerState::Left)
+            qCInfo(lcWorld) << "close: rank" << rank << "did not say goodbye within" << m_config.closeTimeout.count()
+                            << "ms";
+    }
+    finishClose();
 }
 
 void Engine::checkCloseDone()

@@ -289,6 +289,8 @@ private:
     void becomeFormed();
     void fail(const Error &error);
     void checkCloseDone();
+    void handleCloseTimeout();
+    quint64 closeProgress() const;
     void finishClose();
     void dropAllLinks();
     void deliverLocally(const Frame &frame);
@@ -351,6 +353,7 @@ private:
     // The fallback chain (enginediscovery.cpp): the current step's time alone.
     QTimer m_stepTimer;
     QTimer m_closeTimer;
+    quint64 m_closeProgress = 0; // closeProgress() when m_closeTimer last started
     QTimer m_flushTimer;
     QTimer m_heartbeatTimer;
     QTimer m_ackTimer;

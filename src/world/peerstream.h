@@ -53,6 +53,8 @@ public:
     // Any thread: the last sequence number received in order, and sent.
     quint64 received() const { return m_received.load(); }
     quint64 sent() const { return m_sent.load(); }
+    // Progress thread: the frames the peer has acknowledged so far.
+    quint64 acknowledged() const { return m_replay.acknowledged(); }
 
     // The fragment's part of the message in progress (Reassembler::add).
     struct Assembly

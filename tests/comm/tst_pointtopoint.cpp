@@ -251,6 +251,7 @@ private Q_SLOTS:
     void postedBufferOnASplitCommunicator();
     void closingAWorldEmptiesTheBufferPool();
     void secondCloseLetsTheFirstFinishSending();
+    void closeWaitsWhileQueuedBytesLeave();
     void linkBreaksWhileMessageGoesIntoBuffer();
     void peerLostWhileMessageGoesIntoBuffer();
     void malformedMessageIntoBufferFailsItsReceive_data();
@@ -1008,6 +1009,35 @@ void TestPointToPoint::secondCloseLetsTheFirstFinishSending()
     QVERIFY(*got == sent);
     QTRY_COMPARE_WITH_TIMEOUT(left.size(), 1, 20000);
     QCOMPARE(lost.size(), 0);
+}
+
+// Messages sent just before close() to a peer that takes one every 100 ms
+// (20 of 256 KiB: 2 s, with reading paused in between past
+// maxUnexpectedBytes) all arrive, then the goodbye, though the close timeout
+// is 0.4 s: it counts time in which nothing left. Before, close() dropped
+// what was still queued after 0.4 s and the peer saw the node lost.
+void TestPointToPoint::closeWaitsWhileQueuedBytesLeave()
+{
+    CommWorld w(QStringLiteral("tcp"), 2, [](WorldConfig &config) {
+        config.closeTimeout = std::chrono::milliseconds(400);
+        config.maxUnexpectedBytes = 256 * 1024;
+    });
+    QVERIFY(w.formed());
+    QSignalSpy left(w.world(1), &World::nodeLeft);
+    QSignalSpy lost(w.world(1), &World::nodeLost);
+    constexpr int Messages = 20;
+    for (int i = 0; i < Messages; ++i)
+        w[0].isend(1, 4, QByteArray(256 * 1024, char('a' + i)));
+    w.world(0)->close();
+    for (int i = 0; i < Messages; ++i) {
+        QTest::qWait(100);
+        const auto got = w[1].recv<QByteArray>(0, 4).wait();
+        QVERIFY2(got, qPrintable(QStringLiteral("message %1: %2").arg(i).arg(problem(got))));
+        QCOMPARE(*got, QByteArray(256 * 1024, char('a' + i)));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(left.size(), 1, 20000);
+    QCOMPARE(lost.size(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(w.world(0)->state(), World::State::Closed, 20000);
 }
 
 // The tcp link breaks in the middle of a message being written into a

@@ -119,6 +119,7 @@ private Q_SLOTS:
     void loopbackLinksUseTheirOwnCongestionControl();
     void everyFrameKind();
     void pausedLinkHoldsFramesUntilResumed();
+    void peerClosingWhilePausedLosesNothing();
     void closeIsSeenByPeer();
     void framesQueuedBeforeCloseAreDelivered();
     void connectToDeadAddressFails();
@@ -526,6 +527,34 @@ void tst_Links::pausedLinkHoldsFramesUntilResumed()
     accepted->setReading(true);
     QTRY_COMPARE_WITH_TIMEOUT(received.size(), frames.size(), Timeout);
     QCOMPARE(received, frames);
+}
+
+// The peer sends frames and closes while this end does not read: the link
+// stays open, holding them, until reading resumes; then every frame comes,
+// then the close. (Before, the close dropped what waited in the socket.)
+void tst_Links::peerClosingWhilePausedLosesNothing()
+{
+    LinkPair pair;
+    openPair(pair);
+    if (QTest::currentTestFailed())
+        return;
+    QList<Frame> received;
+    Link *accepted = pair.accepted;
+    connect(accepted, &Link::frameReceived, accepted, [&received](const Frame &frame) { received << frame; });
+    accepted->setReading(false);
+    QList<Frame> frames;
+    for (int i = 0; i < 50; ++i)
+        frames << numberedFrame(quint64(i), 1 + i % 7);
+    for (const Frame &frame : frames)
+        pair.connecting->sendFrame(frame);
+    pair.connecting->close();
+    QTest::qWait(300);
+    QCOMPARE(received.size(), 0);
+    QCOMPARE(accepted->state(), Link::State::Connected);
+    accepted->setReading(true);
+    QTRY_COMPARE_WITH_TIMEOUT(accepted->state(), Link::State::Closed, Timeout);
+    QCOMPARE(received, frames);
+    QVERIFY2(!accepted->error().isError(), qPrintable(accepted->errorString()));
 }
 
 void tst_Links::closeIsSeenByPeer()

@@ -70,6 +70,7 @@ private:
     // is handled after it.
     bool m_delivering = false;
     bool m_writing = false;
+    bool m_peerClosedWhilePaused = false; // handleDisconnected() waits for setReading(true)
     int m_socketBuffer = 0;
     ArrivalTiming m_arrivals;
     QElapsedTimer m_clock;

@@ -117,7 +117,10 @@ public:
     std::chrono::milliseconds dnsSdTimeout{2000};
     // Per-link limit for the authentication exchange.
     std::chrono::milliseconds handshakeTimeout{5000};
-    // How long close() waits for every peer's goodbye before closing anyway.
+    // How long close() waits, with nothing leaving this node, for every
+    // peer's goodbye before closing anyway: while what was sent before it
+    // still leaves (a slow radio), close() keeps waiting; what a peer that
+    // reads nothing holds up is dropped, with a warning.
     std::chrono::milliseconds closeTimeout{5000};
 
     // Failure detection (docs/guide/fault-tolerance.md). A node sends a peer a
