@@ -33,9 +33,22 @@ Agreement::Agreement(const Communicator &control, Chooser choose, QObject *paren
 
 Agreement::~Agreement() = default;
 
+void Agreement::retire()
+{
+    m_retired = true;
+    m_active = false;
+    m_proposals.clear();
+    m_early.clear();
+}
+
 void Agreement::handleMessage(int source, int tag, const QList<qint64> &items)
 {
     const auto round = quint32(items.at(0));
+    if (m_retired) {
+        if (tag == ProposeTag && m_decisions.contains(round))
+            send(source, DecideTag, encode(m_decisions.value(round)));
+        return;
+    }
     // A decision stands even if its coordinator failed since (ABORT closes
     // every member's world right after it decides, and this node may hear of
     // the loss first): others have applied it, and a next coordinator would
@@ -75,6 +88,8 @@ void Agreement::reportFailure(int rank)
 
 void Agreement::learn(const QList<int> &failed)
 {
+    if (m_retired)
+        return;
     bool news = false;
     for (int rank : failed)
         if (rank >= 0 && rank < m_control.size() && rank != m_control.rank() && !m_known.contains(rank)) {
@@ -149,6 +164,8 @@ void Agreement::handleDecide(const Decision &decision)
     // Nothing follows an ABORT: the members are closing their worlds.
     const bool more = decision.policy != Policy::Abort && m_known.size() > qsizetype(decision.failed.size());
     Q_EMIT decided(decision);
+    if (m_retired)
+        return; // applied, and the next round is the next agreement's
     // Failures known here that the decision does not hold: the next round.
     if (more) {
         m_active = true;

@@ -5,7 +5,9 @@
 // every member proposes what it knows to it, it decides once every member it
 // believes alive has proposed, and tells them. A member that has decided a
 // round answers later proposals of that round with the decision, so a new
-// coordinator never decides differently from one that died mid-broadcast.
+// coordinator never decides differently from one that died mid-broadcast;
+// once retired (its communicator replaced after SHRINK or REBUILD) it does
+// only that, for the members still waiting on the old communicator.
 #pragma once
 
 #include <mmpi/comm/communicator.h>
@@ -46,6 +48,11 @@ public:
     // Take the messages that have arrived but wait in the event queue, before
     // a loss report: a decision among them must not be decided over again.
     void deliverPending() { m_inbox.deliverPending(); }
+    // Its decision was applied and a new agreement took over: from now on it
+    // decides nothing and emits nothing, and only answers a proposal of a
+    // round it decided with that decision. A member whose coordinator died
+    // while telling everyone asks the next one, which may have moved on.
+    void retire();
     const Communicator &control() const { return m_control; }
 
 Q_SIGNALS:
@@ -70,6 +77,7 @@ private:
     quint32 m_round = 0;         // rounds decided
     QHash<quint32, Decision> m_decisions;
     bool m_active = false;       // a round is under way here
+    bool m_retired = false;
     int m_proposedTo = mmpi::NoRank; // where this round's proposal went
     QHash<int, quint32> m_proposals; // coordinator: member -> its unused id
     QList<std::pair<int, QList<qint64>>> m_early; // proposals of later rounds

@@ -113,9 +113,17 @@ QList<int> FaultTolerance::blankRanks() const
 
 void FaultTolerance::startAgreement(const Communicator &control)
 {
+    // The one before stays, retired, until the next replaces it: a member
+    // whose coordinator died while telling everyone the decision asks this
+    // node for it on the old control communicator (two ranks lost 5 ms
+    // apart, the second the coordinator of the first's round), and without
+    // an answer it would never join the new communicator.
     if (m_agreement) {
         m_agreement->disconnect(this);
-        m_agreement->deleteLater(); // it may be emitting the decision that got us here
+        m_agreement->retire();
+        if (m_retiredAgreement)
+            m_retiredAgreement->deleteLater(); // it may be emitting the decision that got us here
+        m_retiredAgreement = m_agreement;
     }
     m_control = control;
     m_agreement = new detail::Agreement(control, [this](const QList<int> &failed) { return choose(failed); }, this);
@@ -238,12 +246,11 @@ void FaultTolerance::makeSurvivors(quint32 id)
 }
 
 // The old communicator everywhere: a member still blocked in an operation on
-// it is woken. The control one only here, where its agreement is done;
-// elsewhere the decision may still wait unread on it.
+// it is woken. Not the control one, which only the agreements use: the
+// retired agreement still answers on it (startAgreement()).
 void FaultTolerance::revokeOld(const Error &revoked)
 {
     m_comm.revoke(revoked);
-    m_control.revoke(revoked, RevokeScope::ThisNode);
 }
 
 void FaultTolerance::apply(int round, const QList<int> &failed, Policy policy, quint32 id)

@@ -147,6 +147,7 @@ private:
     Communicator m_comm;
     Communicator m_control;
     detail::Agreement *m_agreement = nullptr;
+    detail::Agreement *m_retiredAgreement = nullptr; // the one before, answering late members
     QHash<World::FailureClass, Policy> m_policies;
     QHash<int, std::pair<World::FailureClass, Error>> m_lost; // by world rank
     QSet<int> m_blank; // world ranks
