@@ -29,11 +29,6 @@ constexpr int GroupFailure = 4;
 // within this is hung, and the step gives up rather than the thread.
 constexpr int CallTimeout = 2000;
 
-QString serviceType()
-{
-    return QStringLiteral("_mmpi._tcp");
-}
-
 Error failed(const QString &what, const QString &why)
 {
     return Error(ErrorCode::DiscoveryFailed, QStringLiteral("avahi-daemon: %1: %2").arg(what, why));
@@ -72,6 +67,10 @@ bool AvahiClient::isAvailable()
 
 Result<void> AvahiClient::publish(const DnsSdService &service, const QList<int> &interfaceIndexes)
 {
+    // The same instance again (a world's count of joined nodes): new TXT
+    // strings in place, so browsers do not see it go and come back.
+    if (m_published && m_published->instanceName() == service.instanceName() && m_publishedOn == interfaceIndexes)
+        return updateTxt(service);
     unpublish();
     const QDBusMessage group = call(QStringLiteral("/"), ServerInterface, QStringLiteral("EntryGroupNew"));
     if (group.type() != QDBusMessage::ReplyMessage || group.arguments().isEmpty())
@@ -85,7 +84,8 @@ Result<void> AvahiClient::publish(const DnsSdService &service, const QList<int> 
         // host): its A records are the daemon's, the TXT lists ours.
         const QDBusMessage added =
             call(m_group.path(), GroupInterface, QStringLiteral("AddService"),
-                 {index, ProtoInet, 0u, service.nodeId, serviceType(), QString(), QString(), QVariant::fromValue(service.port),
+                 {index, ProtoInet, 0u, service.nodeId, DnsSdService::typeText(service.kind), QString(), QString(),
+                  QVariant::fromValue(service.port),
                   QVariant::fromValue(txt)});
         if (added.type() != QDBusMessage::ReplyMessage) {
             const Error error = failed(QStringLiteral("cannot add service %1").arg(service.nodeId), added.errorMessage());
@@ -100,11 +100,29 @@ Result<void> AvahiClient::publish(const DnsSdService &service, const QList<int> 
         unpublish();
         return error;
     }
+    m_published = service;
+    m_publishedOn = interfaceIndexes;
+    return success();
+}
+
+Result<void> AvahiClient::updateTxt(const DnsSdService &service)
+{
+    for (const int index : std::as_const(m_publishedOn)) {
+        const QDBusMessage updated =
+            call(m_group.path(), GroupInterface, QStringLiteral("UpdateServiceTxt"),
+                 {index, ProtoInet, 0u, service.nodeId, DnsSdService::typeText(service.kind), QString(),
+                  QVariant::fromValue(service.txt())});
+        if (updated.type() != QDBusMessage::ReplyMessage)
+            return failed(QStringLiteral("cannot update service %1").arg(service.nodeId), updated.errorMessage());
+    }
+    m_published = service;
     return success();
 }
 
 void AvahiClient::unpublish()
 {
+    m_published.reset();
+    m_publishedOn.clear();
     if (m_group.path().isEmpty())
         return;
     QDBusConnection::systemBus().disconnect(Service, m_group.path(), GroupInterface, QStringLiteral("StateChanged"),
@@ -126,20 +144,25 @@ void AvahiClient::handleGroupState(int state, const QString &error)
                                          << (error.isEmpty() ? QStringLiteral("state %1").arg(state) : error);
 }
 
-Result<void> AvahiClient::browse(const QByteArray &worldHash, const QList<int> &interfaceIndexes)
+Result<void> AvahiClient::browse(const QByteArray &worldHash, const QList<int> &interfaceIndexes,
+                                 DnsSdService::Kind kind)
 {
     stopBrowsing();
     // ServiceBrowserPrepare, then Start (Avahi 0.8): the signals are
     // connected before the first can come.
     const QDBusMessage browser = call(QStringLiteral("/"), Server2Interface, QStringLiteral("ServiceBrowserPrepare"),
-                                      {-1, ProtoInet, serviceType(), QStringLiteral("local"), 0u});
+                                      {-1, ProtoInet, DnsSdService::typeText(kind), QStringLiteral("local"), 0u});
     if (browser.type() != QDBusMessage::ReplyMessage || browser.arguments().isEmpty())
         return failed(QStringLiteral("no service browser"), browser.errorMessage());
     m_browser = browser.arguments().first().value<QDBusObjectPath>();
+    m_browsing = true;
     m_browseHash = worldHash;
+    m_browseKind = kind;
     m_browseInterfaces = QSet<int>(interfaceIndexes.begin(), interfaceIndexes.end());
     QDBusConnection::systemBus().connect(Service, m_browser.path(), BrowserInterface, QStringLiteral("ItemNew"), this,
                                          SLOT(handleItemNew(int, int, QString, QString, QString, uint)));
+    QDBusConnection::systemBus().connect(Service, m_browser.path(), BrowserInterface, QStringLiteral("ItemRemove"),
+                                         this, SLOT(handleItemRemove(int, int, QString, QString, QString, uint)));
     const QDBusMessage started = call(m_browser.path(), BrowserInterface, QStringLiteral("Start"));
     if (started.type() != QDBusMessage::ReplyMessage) {
         const Error error = failed(QStringLiteral("cannot browse"), started.errorMessage());
@@ -151,11 +174,14 @@ Result<void> AvahiClient::browse(const QByteArray &worldHash, const QList<int> &
 
 void AvahiClient::stopBrowsing()
 {
+    m_browsing = false;
     m_browseHash.clear();
     if (m_browser.path().isEmpty())
         return;
     QDBusConnection::systemBus().disconnect(Service, m_browser.path(), BrowserInterface, QStringLiteral("ItemNew"),
                                             this, SLOT(handleItemNew(int, int, QString, QString, QString, uint)));
+    QDBusConnection::systemBus().disconnect(Service, m_browser.path(), BrowserInterface, QStringLiteral("ItemRemove"),
+                                            this, SLOT(handleItemRemove(int, int, QString, QString, QString, uint)));
     QDBusConnection::systemBus().call(QDBusMessage::createMethodCall(Service, m_browser.path(), BrowserInterface,
                                                                      QStringLiteral("Free")),
                                       QDBus::NoBlock);
@@ -166,7 +192,7 @@ void AvahiClient::handleItemNew(int interface, int protocol, const QString &name
                                 const QString &domain, uint)
 {
     qCDebug(lcTransport).noquote() << "avahi-daemon: found" << name << "on interface" << interface;
-    if (m_browseHash.isEmpty() || !m_browseInterfaces.contains(interface))
+    if (!m_browsing || !m_browseInterfaces.contains(interface))
         return;
     QDBusMessage resolve = QDBusMessage::createMethodCall(Service, QStringLiteral("/"), ServerInterface,
                                                           QStringLiteral("ResolveService"));
@@ -181,7 +207,7 @@ void AvahiClient::handleResolved(QDBusPendingCallWatcher *call)
     const QDBusMessage reply = call->reply();
     // (interface, protocol, name, type, domain, host, aprotocol, address, port, txt, flags)
     const QVariantList args = reply.arguments();
-    if (m_browseHash.isEmpty() || reply.type() != QDBusMessage::ReplyMessage || args.size() != 11) {
+    if (!m_browsing || reply.type() != QDBusMessage::ReplyMessage || args.size() != 11) {
         qCDebug(lcTransport).noquote() << "avahi-daemon could not resolve a service:"
                                        << (reply.type() == QDBusMessage::ErrorMessage
                                                ? reply.errorMessage()
@@ -194,14 +220,15 @@ void AvahiClient::handleResolved(QDBusPendingCallWatcher *call)
         args.at(9).value<QDBusArgument>() >> txt;
     else
         txt = args.at(9).value<QList<QByteArray>>();
-    auto service = DnsSdService::fromTxt(txt);
+    auto service = DnsSdService::fromTxt(txt, m_browseKind);
     if (!service) {
         qCDebug(lcTransport).noquote() << "avahi-daemon: ignoring" << name << ":" << service.error().message;
         return;
     }
-    if (service->worldHash != m_browseHash || service->nodeId != name) {
+    const bool otherWorld = !m_browseHash.isEmpty() && service->worldHash != m_browseHash;
+    if (otherWorld || service->nodeId != name) {
         qCDebug(lcTransport).noquote() << "avahi-daemon: ignoring" << name
-                                       << (service->worldHash != m_browseHash ? "(another world)" : "(another node's TXT)");
+                                       << (otherWorld ? "(another world)" : "(another node's TXT)");
         return;
     }
     service->port = quint16(args.at(8).toUInt());
@@ -214,6 +241,13 @@ void AvahiClient::handleResolved(QDBusPendingCallWatcher *call)
     qCDebug(lcTransport).noquote() << "avahi-daemon: resolved" << name << "at" << sender.toString() << "port"
                                    << service->port;
     Q_EMIT serviceFound(*service, sender);
+}
+
+void AvahiClient::handleItemRemove(int interface, int, const QString &name, const QString &, const QString &, uint)
+{
+    // The daemon's cache let the service go (a goodbye, or its time to live ran out).
+    if (m_browsing && m_browseInterfaces.contains(interface))
+        Q_EMIT serviceGone(m_browseKind, name);
 }
 
 } // namespace mmpi

@@ -16,6 +16,8 @@
 #include <QObject>
 #include <QSet>
 
+#include <optional>
+
 class QDBusPendingCallWatcher;
 
 namespace mmpi {
@@ -36,27 +38,39 @@ public:
     // DiscoveryFailed with the daemon's reason when it refuses.
     Result<void> publish(const DnsSdService &service, const QList<int> &interfaceIndexes);
     void unpublish();
-    // Browse for services of world `worldHash` on those interfaces until stopBrowsing().
-    Result<void> browse(const QByteArray &worldHash, const QList<int> &interfaceIndexes);
+    // Browse for services of `kind` of world `worldHash` (worlds: empty for
+    // every world) on those interfaces until stopBrowsing().
+    Result<void> browse(const QByteArray &worldHash, const QList<int> &interfaceIndexes,
+                        DnsSdService::Kind kind = DnsSdService::Kind::Node);
     void stopBrowsing();
 
 Q_SIGNALS:
     // A resolved node of the browsed world; `sender` is the address Avahi resolved.
     void serviceFound(const mmpi::DnsSdService &service, const QHostAddress &sender);
+    // The daemon dropped a browsed service (ItemRemove).
+    void serviceGone(mmpi::DnsSdService::Kind kind, const QString &nodeId);
 
 private Q_SLOTS:
     // org.freedesktop.Avahi.ServiceBrowser.ItemNew
     void handleItemNew(int interface, int protocol, const QString &name, const QString &type, const QString &domain,
                        uint flags);
+    // org.freedesktop.Avahi.ServiceBrowser.ItemRemove
+    void handleItemRemove(int interface, int protocol, const QString &name, const QString &type,
+                          const QString &domain, uint flags);
     // org.freedesktop.Avahi.EntryGroup.StateChanged
     void handleGroupState(int state, const QString &error);
 
 private:
     void handleResolved(QDBusPendingCallWatcher *call);
+    Result<void> updateTxt(const DnsSdService &service);
 
     QDBusObjectPath m_group;
+    std::optional<DnsSdService> m_published;
+    QList<int> m_publishedOn;
     QDBusObjectPath m_browser;
+    bool m_browsing = false;
     QByteArray m_browseHash;
+    DnsSdService::Kind m_browseKind = DnsSdService::Kind::Node;
     QSet<int> m_browseInterfaces;
 };
 

@@ -7,6 +7,7 @@
 #include <mmpi/transport/optionreader.h>
 
 #include <QRegularExpression>
+#include <QSysInfo>
 
 namespace mmpi {
 
@@ -27,8 +28,14 @@ QList<QHostAddress> parseTargets(OptionReader &reader, const QStringList &texts)
 } // namespace
 
 TcpTransport::TcpTransport(QObject *parent)
-    : Transport(parent), m_server(this), m_beacon(this), m_mdns(this), m_avahi(this)
+    : Transport(parent), m_server(this), m_beacon(this), m_mdns(this), m_avahi(this), m_worldBeacon(this),
+      m_worldMdns(this), m_worldAvahi(this)
 {
+    connect(&m_worldBeacon, &TcpBeacon::worldAnnounced, this, &TcpTransport::handleWorldBeacon);
+    connect(&m_worldMdns, &MdnsResponder::serviceFound, this, &TcpTransport::handleWorldService);
+    connect(&m_worldAvahi, &AvahiClient::serviceFound, this, &TcpTransport::handleWorldService);
+    connect(&m_worldMdns, &MdnsResponder::serviceGone, this, &TcpTransport::handleWorldServiceGone);
+    connect(&m_worldAvahi, &AvahiClient::serviceGone, this, &TcpTransport::handleWorldServiceGone);
     connect(&m_avahi, &AvahiClient::serviceFound, this, &TcpTransport::handleServiceFound);
     qRegisterMetaType<mmpi::DnsSdService>();
     connect(&m_mdns, &MdnsResponder::serviceFound, this, &TcpTransport::handleServiceFound);
@@ -48,6 +55,7 @@ Result<void> TcpTransport::configure(const QVariantMap &options)
         reader.reject(QStringLiteral("listenHost"),
                       QStringLiteral("'%1' is not an IP address, 'any' or 'localhost'").arg(parsed.listenHost));
     parsed.beaconPort = quint16(reader.integer(QStringLiteral("beaconPort"), parsed.beaconPort, 1, 65535));
+    parsed.lobbyPort = quint16(reader.integer(QStringLiteral("lobbyPort"), parsed.lobbyPort, 1, 65535));
     parsed.beaconTargets = parseTargets(reader, reader.stringList(QStringLiteral("beaconTargets"), {}));
     parsed.interfaces = reader.stringList(QStringLiteral("interfaces"), {});
     for (const QString &interface : std::as_const(parsed.interfaces))
@@ -335,6 +343,137 @@ void TcpTransport::handleServiceFound(const DnsSdService &service, const QHostAd
         return;
     const QString first = addresses.takeFirst();
     Q_EMIT serviceDiscovered({m_browsedWorld, service.nodeId, first, addresses, service.sizeWanted});
+}
+
+Result<TcpAdvert> TcpTransport::worldAdvert(const WorldAnnouncement &announcement) const
+{
+    const QString address = announcement.addresses.isEmpty() ? listenAddress() : announcement.addresses.first();
+    auto endpoint = parseTcpAddress(address);
+    if (!endpoint)
+        return endpoint.error();
+    // Three beacons may go astray before a browser lets the world go.
+    const int ttl = std::max(2, (3 * m_options.beaconInterval + 999) / 1000);
+    const QString host = QSysInfo::machineHostName().left(TcpAdvert::MaxHostNameSize);
+    return TcpAdvert{announcement.worldName, announcement.rootId,
+                     advertisedHosts(endpoint->host).mid(0, TcpAdvert::MaxHosts), endpoint->port,
+                     TcpAdvert::World{host, announcement.joined, announcement.wanted, ttl}};
+}
+
+Result<void> TcpTransport::announceWorld(const WorldAnnouncement &announcement)
+{
+    const auto advert = worldAdvert(announcement);
+    if (!advert)
+        return advert.error();
+    const QList<QHostAddress> targets = m_options.beaconTargets.isEmpty()
+                                            ? TcpBeacon::defaultTargets(InterfaceFilter(m_options.interfaces))
+                                            : m_options.beaconTargets;
+    const auto beacon = m_worldBeacon.startAdvertising(*advert, targets, m_options.lobbyPort, m_options.beaconInterval);
+    DnsSdService service;
+    service.kind = DnsSdService::Kind::World;
+    service.worldHash = DnsSdService::hashOf(advert->worldName);
+    service.worldName = advert->worldName;
+    service.nodeId = advert->nodeId;
+    service.hostLabel = advert->world->hostName;
+    service.joined = advert->world->joined;
+    service.sizeWanted = advert->world->wanted;
+    service.hosts = advert->hosts;
+    service.port = advert->port;
+    const auto dnsSd = publishWorld(service);
+    if (!dnsSd)
+        qCDebug(lcTransport).noquote() << "world" << advert->worldName << "not announced by DNS-SD:"
+                                       << dnsSd.error().message;
+    if (!beacon && !dnsSd)
+        return Error(ErrorCode::DiscoveryFailed, QStringLiteral("cannot announce world '%1': %2; %3")
+                                                     .arg(advert->worldName, beacon.error().message,
+                                                          dnsSd.error().message));
+    return success();
+}
+
+Result<void> TcpTransport::publishWorld(const DnsSdService &service)
+{
+    if (auto ok = checkNotLoopback(QStringLiteral("world announcement")); !ok)
+        return ok;
+    const auto avahi = useAvahi();
+    if (!avahi)
+        return avahi.error();
+    if (*avahi) {
+        const auto indexes = multicastInterfaceIndexes();
+        if (!indexes)
+            return indexes.error();
+        return m_worldAvahi.publish(service, *indexes);
+    }
+    m_worldMdns.setInterfaces(InterfaceFilter(m_options.interfaces));
+    m_worldMdns.setPort(m_options.mdnsPort);
+    return m_worldMdns.publish(service);
+}
+
+void TcpTransport::stopAnnouncingWorld()
+{
+    m_worldBeacon.stopAdvertising();
+    m_worldMdns.unpublish();
+    m_worldAvahi.unpublish();
+}
+
+Result<void> TcpTransport::browseWorlds()
+{
+    stopBrowsingWorlds();
+    const auto beacon = m_worldBeacon.startListeningForWorlds(m_options.lobbyPort);
+    const auto dnsSd = browseWorldServices();
+    if (!dnsSd)
+        qCDebug(lcTransport).noquote() << "worlds not browsed by DNS-SD:" << dnsSd.error().message;
+    if (!beacon && !dnsSd)
+        return Error(ErrorCode::DiscoveryFailed, QStringLiteral("cannot browse worlds: %1; %2")
+                                                     .arg(beacon.error().message, dnsSd.error().message));
+    return success();
+}
+
+Result<void> TcpTransport::browseWorldServices()
+{
+    // Browsing needs no address of this node's own, so loopback is no reason to refuse.
+    const auto avahi = useAvahi();
+    if (!avahi)
+        return avahi.error();
+    const auto indexes = multicastInterfaceIndexes();
+    if (*avahi && !indexes)
+        return indexes.error();
+    if (*avahi)
+        return m_worldAvahi.browse({}, *indexes, DnsSdService::Kind::World);
+    m_worldMdns.setInterfaces(InterfaceFilter(m_options.interfaces));
+    m_worldMdns.setPort(m_options.mdnsPort);
+    return m_worldMdns.browse({}, DnsSdService::Kind::World);
+}
+
+void TcpTransport::stopBrowsingWorlds()
+{
+    m_worldBeacon.stopListening();
+    m_worldMdns.stopBrowsing();
+    m_worldAvahi.stopBrowsing();
+}
+
+void TcpTransport::handleWorldService(const DnsSdService &service, const QHostAddress &sender)
+{
+    if (service.kind != DnsSdService::Kind::World || !service.transports.contains(name()))
+        return;
+    Q_EMIT worldAnnounced({service.worldName, service.nodeId, service.hostLabel, service.addressesFrom(sender),
+                           service.joined, service.sizeWanted, WorldAnnouncement::Channel::DnsSd,
+                           int(DnsSdService::WorldTtl)});
+}
+
+void TcpTransport::handleWorldServiceGone(DnsSdService::Kind kind, const QString &rootId)
+{
+    if (kind != DnsSdService::Kind::World)
+        return;
+    WorldAnnouncement gone;
+    gone.rootId = rootId;
+    gone.channel = WorldAnnouncement::Channel::DnsSd;
+    Q_EMIT worldAnnounced(gone);
+}
+
+void TcpTransport::handleWorldBeacon(const TcpAdvert &advert, const QHostAddress &sender)
+{
+    const TcpAdvert::World &world = *advert.world;
+    Q_EMIT worldAnnounced({advert.worldName, advert.nodeId, world.hostName, advert.addressesFrom(sender), world.joined,
+                           world.wanted, WorldAnnouncement::Channel::Beacon, world.ttlSeconds});
 }
 
 void TcpTransport::acceptPendingLinks()
