@@ -9,6 +9,7 @@
 #pragma once
 
 #include <mmpi/core/result.h>
+#include <mmpi/transport/interfacefilter.h>
 
 #include <QByteArray>
 #include <QHostAddress>
@@ -25,6 +26,9 @@ public:
     static constexpr int MaxAddresses = 4;
     // The longest text parse() looks at (4 addresses with separators).
     static constexpr int MaxTextSize = 64;
+    // The tcp transport's beaconPort when its options name none (the
+    // transport is a plugin, so the world layer cannot ask it).
+    static constexpr quint16 DefaultBeaconPort = 47474;
 
     JoinCode() = default;
     // BadJoinCode unless 1..MaxAddresses distinct unicast IPv4 addresses, a
@@ -33,6 +37,10 @@ public:
                                    const QByteArray &secret);
     // As create(), with a fresh random secret.
     static Result<JoinCode> generate(const QList<QHostAddress> &addresses, quint16 beaconPort);
+    // As generate(), with the first MaxAddresses IPv4 addresses of the
+    // interfaces `filter` keeps: the code of a root that discovers with
+    // those interfaces (the tcp option `interfaces`).
+    static Result<JoinCode> generateFor(const InterfaceFilter &filter, quint16 beaconPort);
     // The text as toString() writes it; case, spaces and dashes do not
     // matter, and O, I, L are read as 0, 1, 1. BadJoinCode says what is wrong
     // (a character, the length, the check digits of a mistyped code).
