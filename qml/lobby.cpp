@@ -2,6 +2,7 @@
 
 #include "qmlworld.h"
 
+#include <mmpi/transport/interfacefilter.h>
 #include <mmpi/world/joincode.h>
 
 #include <QBuffer>
@@ -144,7 +145,7 @@ bool Lobby::makeJoinCode()
     const QVariantMap options = m_world->transportOptions();
     const auto port = quint16(options.value(QStringLiteral("beaconPort"), JoinCode::DefaultBeaconPort).toUInt());
     const InterfaceFilter filter(options.value(QStringLiteral("interfaces")).toStringList());
-    const auto code = JoinCode::generateFor(filter, port);
+    const auto code = JoinCode::generate(JoinCode::codeAddresses(filter.addresses()), port);
     if (!code) {
         setErrorString(code.error().message);
         return false;

@@ -143,13 +143,13 @@ Result<JoinCode> JoinCode::generate(const QList<QHostAddress> &addresses, quint1
     return create(addresses, beaconPort, secret);
 }
 
-Result<JoinCode> JoinCode::generateFor(const InterfaceFilter &filter, quint16 beaconPort)
+QList<QHostAddress> JoinCode::codeAddresses(const QList<QHostAddress> &addresses)
 {
     QList<QHostAddress> v4;
-    for (const QHostAddress &address : filter.addresses())
+    for (const QHostAddress &address : addresses)
         if (address.protocol() == QAbstractSocket::IPv4Protocol && v4.size() < MaxAddresses)
             v4 << address;
-    return generate(v4, beaconPort);
+    return v4;
 }
 
 Result<JoinCode> JoinCode::parse(const QString &text)

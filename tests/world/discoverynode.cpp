@@ -216,7 +216,8 @@ int main(int argc, char **argv)
         config.transportOptions.insert(QStringLiteral("lobbyPort"), parser.value(lobbyPort).toInt());
     config.joinCode = parser.value(joinCode);
     if (parser.isSet(makeCode)) {
-        auto code = JoinCode::generateFor(InterfaceFilter(names), quint16(parser.value(port).toInt()));
+        auto code = JoinCode::generate(JoinCode::codeAddresses(InterfaceFilter(names).addresses()),
+                                       quint16(parser.value(port).toInt()));
         if (!code) {
             say(QStringLiteral("FAILED %1 %2").arg(codeName(code.error().code), code.error().message));
             return 1;

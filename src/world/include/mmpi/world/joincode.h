@@ -9,7 +9,6 @@
 #pragma once
 
 #include <mmpi/core/result.h>
-#include <mmpi/transport/interfacefilter.h>
 
 #include <QByteArray>
 #include <QHostAddress>
@@ -37,10 +36,10 @@ public:
                                    const QByteArray &secret);
     // As create(), with a fresh random secret.
     static Result<JoinCode> generate(const QList<QHostAddress> &addresses, quint16 beaconPort);
-    // As generate(), with the first MaxAddresses IPv4 addresses of the
-    // interfaces `filter` keeps: the code of a root that discovers with
-    // those interfaces (the tcp option `interfaces`).
-    static Result<JoinCode> generateFor(const InterfaceFilter &filter, quint16 beaconPort);
+    // What a code can hold of a root's addresses (best first, as
+    // InterfaceFilter::addresses() lists them): the IPv4 ones, at most
+    // MaxAddresses.
+    static QList<QHostAddress> codeAddresses(const QList<QHostAddress> &addresses);
     // The text as toString() writes it; case, spaces and dashes do not
     // matter, and O, I, L are read as 0, 1, 1. BadJoinCode says what is wrong
     // (a character, the length, the check digits of a mistyped code).
