@@ -37,7 +37,7 @@ void Lobby::setWorld(QmlWorld *world)
     Q_EMIT worldChanged();
     reevaluate();
     updateJoinCode();
-    updateNothingFoundReason();
+    followBrowsingSettings();
 }
 
 void Lobby::setWanted(int wanted)
@@ -104,18 +104,30 @@ void Lobby::setErrorString(const QString &message)
 
 void Lobby::setBrowsing(bool on)
 {
-    if (on == browsing())
+    if (on == m_browsing)
         return;
+    m_browsing = on;
+    followBrowsingSettings();
+    Q_EMIT browsingChanged();
+}
+
+void Lobby::followBrowsingSettings()
+{
+    const QString transport = m_world ? m_world->transport() : QStringLiteral("tcp");
+    const QVariantMap options = m_world ? m_world->transportOptions() : QVariantMap();
+    const bool current = m_browser->isBrowsing() && transport == m_browseTransport && options == m_browseOptions;
+    if (m_browsing && current)
+        return;
+    // Also when browsing could not start: the World's new settings may let it.
+    m_browser->stop();
     m_browseError.clear();
-    if (!on) {
-        m_browser->stop();
-    } else {
-        const QString transport = m_world ? m_world->transport() : QStringLiteral("tcp");
-        const QVariantMap options = m_world ? m_world->transportOptions() : QVariantMap();
+    m_browseTransport.clear();
+    if (m_browsing) {
         if (auto started = m_browser->start(transport, options); !started)
             m_browseError = started.error().message;
+        m_browseTransport = transport;
+        m_browseOptions = options;
     }
-    Q_EMIT browsingChanged();
     updateNothingFoundReason();
 }
 
@@ -159,6 +171,7 @@ void Lobby::watchDiscovery(QmlWorld *world)
 {
     connect(world, &QmlWorld::discoveryStepGaveUp, this, &Lobby::noteGaveUp);
     connect(world, &QmlWorld::settingsChanged, this, &Lobby::updateJoinCode);
+    connect(world, &QmlWorld::settingsChanged, this, &Lobby::followBrowsingSettings);
     // A new formation is a new search: the reasons before are the last one's.
     connect(world, &QmlWorld::stateChanged, this, [this](QmlWorld::State state) {
         if (state == QmlWorld::State::Forming || state == QmlWorld::State::Formed) {

@@ -41,7 +41,9 @@ class Lobby : public QObject
     // Why the last confirm() or reject() was refused ("" after one that was taken).
     Q_PROPERTY(QString errorString READ errorString NOTIFY errorStringChanged)
     // Listing the worlds announced nearby over the World's transport and
-    // options (read when it turns on): foundWorlds has a row per world,
+    // options (again whenever those change; if browsing cannot start,
+    // nothingFoundReason says why and it stays on, to start when they do
+    // change): foundWorlds has a row per world,
     // roles name, host, joined, wanted, foundBy ("DnsSd", "Beacon"),
     // rootId, addresses.
     Q_PROPERTY(bool browsing READ browsing WRITE setBrowsing NOTIFY browsingChanged)
@@ -66,7 +68,7 @@ public:
     bool ready() const { return m_ready; }
     JoinRequestModel *pendingJoins() const { return m_pendingJoins; }
     QString errorString() const { return m_errorString; }
-    bool browsing() const { return m_browser->isBrowsing(); }
+    bool browsing() const { return m_browsing; }
     void setBrowsing(bool on);
     WorldListModel *foundWorlds() const { return m_foundWorlds; }
     QString nothingFoundReason() const { return m_nothingFoundReason; }
@@ -107,6 +109,8 @@ private:
     void noteGaveUp(const QString &step, const QString &reason);
     void updateNothingFoundReason();
     void updateJoinCode();
+    // (Re)starts the browser when browsing and its transport or options are not the World's.
+    void followBrowsingSettings();
 
     QPointer<QmlWorld> m_world;
     int m_wanted = 2;
@@ -114,7 +118,10 @@ private:
     bool m_ready = false;
     JoinRequestModel *m_pendingJoins;
     QString m_errorString;
+    bool m_browsing = false;
     WorldBrowser *m_browser;
+    QString m_browseTransport;
+    QVariantMap m_browseOptions;
     WorldListModel *m_foundWorlds;
     QString m_browseError;
     QStringList m_gaveUp;

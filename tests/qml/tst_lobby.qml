@@ -110,9 +110,14 @@ Item {
             const local = worldComponent.createObject(top, {transport: "local", transportOptions: ({})})
             const other = lobbyComponent.createObject(top, {world: local})
             other.browsing = true
-            verify(!other.browsing)
             verify(other.nothingFoundReason.indexOf("Browsing: transport local does not announce worlds") >= 0,
                    other.nothingFoundReason)
+            // Given the World's transport later (a binding evaluated after
+            // the Lobby's), it browses over that one.
+            local.transport = "tcp"
+            local.transportOptions = top.options
+            compare(other.nothingFoundReason, "")
+            verify(other.browsing)
         }
     }
 }
