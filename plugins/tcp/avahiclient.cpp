@@ -20,6 +20,7 @@ const QString ServerInterface = QStringLiteral("org.freedesktop.Avahi.Server");
 const QString Server2Interface = QStringLiteral("org.freedesktop.Avahi.Server2");
 const QString GroupInterface = QStringLiteral("org.freedesktop.Avahi.EntryGroup");
 const QString BrowserInterface = QStringLiteral("org.freedesktop.Avahi.ServiceBrowser");
+const QString ResolverInterface = QStringLiteral("org.freedesktop.Avahi.ServiceResolver");
 // avahi-common/defs.h: AVAHI_PROTO_INET, AVAHI_SERVER_RUNNING, entry group states.
 constexpr int ProtoInet = 0;
 constexpr int ServerRunning = 2;
@@ -176,6 +177,8 @@ void AvahiClient::stopBrowsing()
 {
     m_browsing = false;
     m_browseHash.clear();
+    for (const QString &key : m_resolvers.keys())
+        freeResolver(key);
     if (m_browser.path().isEmpty())
         return;
     QDBusConnection::systemBus().disconnect(Service, m_browser.path(), BrowserInterface, QStringLiteral("ItemNew"),
@@ -194,6 +197,8 @@ void AvahiClient::handleItemNew(int interface, int protocol, const QString &name
     qCDebug(lcTransport).noquote() << "avahi-daemon: found" << name << "on interface" << interface;
     if (!m_browsing || !m_browseInterfaces.contains(interface))
         return;
+    if (m_browseKind == DnsSdService::Kind::World)
+        return watchWorld(interface, protocol, name, type, domain);
     QDBusMessage resolve = QDBusMessage::createMethodCall(Service, QStringLiteral("/"), ServerInterface,
                                                           QStringLiteral("ResolveService"));
     resolve.setArguments({interface, protocol, name, type, domain, ProtoInet, 0u});
@@ -201,17 +206,61 @@ void AvahiClient::handleItemNew(int interface, int protocol, const QString &name
     connect(watcher, &QDBusPendingCallWatcher::finished, this, &AvahiClient::handleResolved);
 }
 
+void AvahiClient::watchWorld(int interface, int protocol, const QString &name, const QString &type,
+                             const QString &domain)
+{
+    // A resolver, not one ResolveService: it says Found again when the
+    // root's TXT changes (the count of joined nodes), until it is freed.
+    const QString key = QStringLiteral("%1/%2").arg(interface).arg(name);
+    if (m_resolvers.contains(key))
+        return;
+    const QDBusMessage resolver = call(QStringLiteral("/"), Server2Interface, QStringLiteral("ServiceResolverPrepare"),
+                                       {interface, protocol, name, type, domain, ProtoInet, 0u});
+    if (resolver.type() != QDBusMessage::ReplyMessage || resolver.arguments().isEmpty()) {
+        qCDebug(lcTransport).noquote() << "avahi-daemon: no resolver for" << name << ":" << resolver.errorMessage();
+        return;
+    }
+    const QString path = resolver.arguments().first().value<QDBusObjectPath>().path();
+    m_resolvers.insert(key, path);
+    QDBusConnection::systemBus().connect(Service, path, ResolverInterface, QStringLiteral("Found"), this,
+                                         SLOT(handleResolverFound(QDBusMessage)));
+    call(path, ResolverInterface, QStringLiteral("Start"));
+}
+
+void AvahiClient::freeResolver(const QString &key)
+{
+    const QString path = m_resolvers.take(key);
+    if (path.isEmpty())
+        return;
+    QDBusConnection::systemBus().disconnect(Service, path, ResolverInterface, QStringLiteral("Found"), this,
+                                            SLOT(handleResolverFound(QDBusMessage)));
+    QDBusConnection::systemBus().call(QDBusMessage::createMethodCall(Service, path, ResolverInterface,
+                                                                     QStringLiteral("Free")),
+                                      QDBus::NoBlock);
+}
+
+void AvahiClient::handleResolverFound(const QDBusMessage &message)
+{
+    if (m_browsing)
+        reportResolved(message.arguments());
+}
+
 void AvahiClient::handleResolved(QDBusPendingCallWatcher *call)
 {
     call->deleteLater();
     const QDBusMessage reply = call->reply();
+    if (!m_browsing || reply.type() != QDBusMessage::ReplyMessage) {
+        qCDebug(lcTransport).noquote() << "avahi-daemon could not resolve a service:" << reply.errorMessage();
+        return;
+    }
+    reportResolved(reply.arguments());
+}
+
+void AvahiClient::reportResolved(const QVariantList &args)
+{
     // (interface, protocol, name, type, domain, host, aprotocol, address, port, txt, flags)
-    const QVariantList args = reply.arguments();
-    if (!m_browsing || reply.type() != QDBusMessage::ReplyMessage || args.size() != 11) {
-        qCDebug(lcTransport).noquote() << "avahi-daemon could not resolve a service:"
-                                       << (reply.type() == QDBusMessage::ErrorMessage
-                                               ? reply.errorMessage()
-                                               : QStringLiteral("%1 values in the answer").arg(args.size()));
+    if (args.size() != 11) {
+        qCDebug(lcTransport).noquote() << "avahi-daemon: a resolved service of" << args.size() << "values";
         return;
     }
     const QString name = args.at(2).toString();
@@ -246,6 +295,7 @@ void AvahiClient::handleResolved(QDBusPendingCallWatcher *call)
 void AvahiClient::handleItemRemove(int interface, int, const QString &name, const QString &, const QString &, uint)
 {
     // The daemon's cache let the service go (a goodbye, or its time to live ran out).
+    freeResolver(QStringLiteral("%1/%2").arg(interface).arg(name));
     if (m_browsing && m_browseInterfaces.contains(interface))
         Q_EMIT serviceGone(m_browseKind, name);
 }

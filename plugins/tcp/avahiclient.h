@@ -12,7 +12,9 @@
 
 #include <mmpi/core/result.h>
 
+#include <QDBusMessage>
 #include <QDBusObjectPath>
+#include <QHash>
 #include <QObject>
 #include <QSet>
 
@@ -26,6 +28,10 @@ class AvahiClient : public QObject
 {
     Q_OBJECT
 public:
+    // How long a world found through the daemon holds: until its
+    // serviceGone(), which the daemon's own cache decides (a day, in seconds).
+    static constexpr int HeldUntilRemoved = 24 * 3600;
+
     explicit AvahiClient(QObject *parent = nullptr);
     ~AvahiClient() override;
 
@@ -54,6 +60,8 @@ private Q_SLOTS:
     // org.freedesktop.Avahi.ServiceBrowser.ItemNew
     void handleItemNew(int interface, int protocol, const QString &name, const QString &type, const QString &domain,
                        uint flags);
+    // org.freedesktop.Avahi.ServiceResolver.Found, of a world's resolver
+    void handleResolverFound(const QDBusMessage &message);
     // org.freedesktop.Avahi.ServiceBrowser.ItemRemove
     void handleItemRemove(int interface, int protocol, const QString &name, const QString &type,
                           const QString &domain, uint flags);
@@ -62,6 +70,9 @@ private Q_SLOTS:
 
 private:
     void handleResolved(QDBusPendingCallWatcher *call);
+    void reportResolved(const QVariantList &args);
+    void watchWorld(int interface, int protocol, const QString &name, const QString &type, const QString &domain);
+    void freeResolver(const QString &key);
     Result<void> updateTxt(const DnsSdService &service);
 
     QDBusObjectPath m_group;
@@ -72,6 +83,8 @@ private:
     QByteArray m_browseHash;
     DnsSdService::Kind m_browseKind = DnsSdService::Kind::Node;
     QSet<int> m_browseInterfaces;
+    // Worlds: "<interface>/<name>" -> the path of its ServiceResolver.
+    QHash<QString, QString> m_resolvers;
 };
 
 } // namespace mmpi

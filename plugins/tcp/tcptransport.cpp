@@ -32,8 +32,16 @@ TcpTransport::TcpTransport(QObject *parent)
       m_worldMdns(this), m_worldAvahi(this)
 {
     connect(&m_worldBeacon, &TcpBeacon::worldAnnounced, this, &TcpTransport::handleWorldBeacon);
-    connect(&m_worldMdns, &MdnsResponder::serviceFound, this, &TcpTransport::handleWorldService);
-    connect(&m_worldAvahi, &AvahiClient::serviceFound, this, &TcpTransport::handleWorldService);
+    connect(&m_worldMdns, &MdnsResponder::serviceFound, this,
+            [this](const DnsSdService &service, const QHostAddress &sender) {
+                handleWorldService(service, sender, int(DnsSdService::WorldTtl));
+            });
+    // The daemon keeps the records alive itself and says when one goes
+    // (ItemRemove): what it found holds until then.
+    connect(&m_worldAvahi, &AvahiClient::serviceFound, this,
+            [this](const DnsSdService &service, const QHostAddress &sender) {
+                handleWorldService(service, sender, AvahiClient::HeldUntilRemoved);
+            });
     connect(&m_worldMdns, &MdnsResponder::serviceGone, this, &TcpTransport::handleWorldServiceGone);
     connect(&m_worldAvahi, &AvahiClient::serviceGone, this, &TcpTransport::handleWorldServiceGone);
     connect(&m_avahi, &AvahiClient::serviceFound, this, &TcpTransport::handleServiceFound);
@@ -400,10 +408,12 @@ Result<void> TcpTransport::publishWorld(const DnsSdService &service)
         const auto indexes = multicastInterfaceIndexes();
         if (!indexes)
             return indexes.error();
+        qCDebug(lcTransport).noquote() << "DNS-SD: announcing world" << service.worldName << "through avahi-daemon";
         return m_worldAvahi.publish(service, *indexes);
     }
     m_worldMdns.setInterfaces(InterfaceFilter(m_options.interfaces));
     m_worldMdns.setPort(m_options.mdnsPort);
+    qCDebug(lcTransport).noquote() << "DNS-SD: announcing world" << service.worldName;
     return m_worldMdns.publish(service);
 }
 
@@ -436,8 +446,10 @@ Result<void> TcpTransport::browseWorldServices()
     const auto indexes = multicastInterfaceIndexes();
     if (*avahi && !indexes)
         return indexes.error();
-    if (*avahi)
+    if (*avahi) {
+        qCDebug(lcTransport) << "DNS-SD: browsing worlds through avahi-daemon";
         return m_worldAvahi.browse({}, *indexes, DnsSdService::Kind::World);
+    }
     m_worldMdns.setInterfaces(InterfaceFilter(m_options.interfaces));
     m_worldMdns.setPort(m_options.mdnsPort);
     return m_worldMdns.browse({}, DnsSdService::Kind::World);
@@ -450,13 +462,12 @@ void TcpTransport::stopBrowsingWorlds()
     m_worldAvahi.stopBrowsing();
 }
 
-void TcpTransport::handleWorldService(const DnsSdService &service, const QHostAddress &sender)
+void TcpTransport::handleWorldService(const DnsSdService &service, const QHostAddress &sender, int ttlSeconds)
 {
     if (service.kind != DnsSdService::Kind::World || !service.transports.contains(name()))
         return;
     Q_EMIT worldAnnounced({service.worldName, service.nodeId, service.hostLabel, service.addressesFrom(sender),
-                           service.joined, service.sizeWanted, WorldAnnouncement::Channel::DnsSd,
-                           int(DnsSdService::WorldTtl)});
+                           service.joined, service.sizeWanted, WorldAnnouncement::Channel::DnsSd, ttlSeconds});
 }
 
 void TcpTransport::handleWorldServiceGone(DnsSdService::Kind kind, const QString &rootId)

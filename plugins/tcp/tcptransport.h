@@ -99,7 +99,7 @@ private:
     // DNS-SD's part of announcing and browsing worlds.
     Result<void> publishWorld(const DnsSdService &service);
     Result<void> browseWorldServices();
-    void handleWorldService(const DnsSdService &service, const QHostAddress &sender);
+    void handleWorldService(const DnsSdService &service, const QHostAddress &sender, int ttlSeconds);
     void handleWorldServiceGone(DnsSdService::Kind kind, const QString &rootId);
     void handleWorldBeacon(const TcpAdvert &advert, const QHostAddress &sender);
     // The beacon advert or DNS-SD service that says `announcement`.
