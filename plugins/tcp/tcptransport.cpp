@@ -248,6 +248,26 @@ Result<bool> TcpTransport::useAvahi() const
     return available;
 }
 
+Result<std::optional<QList<int>>> TcpTransport::avahiInterfaces() const
+{
+    const auto avahi = useAvahi();
+    if (!avahi)
+        return avahi.error();
+    if (!*avahi)
+        return std::optional<QList<int>>();
+    const auto indexes = multicastInterfaceIndexes();
+    if (!indexes)
+        return indexes.error();
+    return std::optional<QList<int>>(*indexes);
+}
+
+MdnsResponder &TcpTransport::configured(MdnsResponder &responder) const
+{
+    responder.setInterfaces(InterfaceFilter(m_options.interfaces));
+    responder.setPort(m_options.mdnsPort);
+    return responder;
+}
+
 Result<QList<int>> TcpTransport::multicastInterfaceIndexes() const
 {
     QList<int> indexes;
@@ -274,23 +294,18 @@ Result<void> TcpTransport::publishService(const PeerAdvert &advert)
     service.hosts = advertisedHosts(endpoint->host).mid(0, DnsSdService::MaxHosts);
     service.port = endpoint->port;
     stopPublishing();
-    const auto avahi = useAvahi();
+    const auto avahi = avahiInterfaces();
     if (!avahi)
         return avahi.error();
     if (*avahi) {
-        const auto indexes = multicastInterfaceIndexes();
-        if (!indexes)
-            return indexes.error();
-        if (auto published = m_avahi.publish(service, *indexes); !published)
+        if (auto published = m_avahi.publish(service, **avahi); !published)
             return published;
         m_publishedByAvahi = true;
         qCDebug(lcTransport).noquote() << "DNS-SD: publishing" << advert.nodeId << "through avahi-daemon with"
                                        << service.hosts << "port" << service.port;
         return success();
     }
-    m_mdns.setInterfaces(InterfaceFilter(m_options.interfaces));
-    m_mdns.setPort(m_options.mdnsPort);
-    if (auto published = m_mdns.publish(service); !published)
+    if (auto published = configured(m_mdns).publish(service); !published)
         return published;
     qCDebug(lcTransport).noquote() << "DNS-SD: publishing" << advert.nodeId << "with" << service.hosts << "port"
                                    << service.port << "on" << m_mdns.interfaceNames();
@@ -310,23 +325,18 @@ Result<void> TcpTransport::browseServices(const QString &worldName)
     if (auto ok = checkNotLoopback(QStringLiteral("browsing")); !ok)
         return ok;
     stopBrowsing();
-    const auto avahi = useAvahi();
+    const auto avahi = avahiInterfaces();
     if (!avahi)
         return avahi.error();
     if (*avahi) {
-        const auto indexes = multicastInterfaceIndexes();
-        if (!indexes)
-            return indexes.error();
-        if (auto browsing = m_avahi.browse(DnsSdService::hashOf(worldName), *indexes); !browsing)
+        if (auto browsing = m_avahi.browse(DnsSdService::hashOf(worldName), **avahi); !browsing)
             return browsing;
         m_browsingByAvahi = true;
         m_browsedWorld = worldName;
         qCDebug(lcTransport).noquote() << "DNS-SD: browsing for world" << worldName << "through avahi-daemon";
         return success();
     }
-    m_mdns.setInterfaces(InterfaceFilter(m_options.interfaces));
-    m_mdns.setPort(m_options.mdnsPort);
-    if (auto browsing = m_mdns.browse(DnsSdService::hashOf(worldName)); !browsing)
+    if (auto browsing = configured(m_mdns).browse(DnsSdService::hashOf(worldName)); !browsing)
         return browsing;
     m_browsedWorld = worldName;
     qCDebug(lcTransport).noquote() << "DNS-SD: browsing for world" << worldName << "on" << m_mdns.interfaceNames();
@@ -401,20 +411,12 @@ Result<void> TcpTransport::publishWorld(const DnsSdService &service)
 {
     if (auto ok = checkNotLoopback(QStringLiteral("world announcement")); !ok)
         return ok;
-    const auto avahi = useAvahi();
+    const auto avahi = avahiInterfaces();
     if (!avahi)
         return avahi.error();
-    if (*avahi) {
-        const auto indexes = multicastInterfaceIndexes();
-        if (!indexes)
-            return indexes.error();
-        qCDebug(lcTransport).noquote() << "DNS-SD: announcing world" << service.worldName << "through avahi-daemon";
-        return m_worldAvahi.publish(service, *indexes);
-    }
-    m_worldMdns.setInterfaces(InterfaceFilter(m_options.interfaces));
-    m_worldMdns.setPort(m_options.mdnsPort);
-    qCDebug(lcTransport).noquote() << "DNS-SD: announcing world" << service.worldName;
-    return m_worldMdns.publish(service);
+    qCDebug(lcTransport).noquote() << "DNS-SD: announcing world" << service.worldName
+                                   << (*avahi ? "through avahi-daemon" : "");
+    return *avahi ? m_worldAvahi.publish(service, **avahi) : configured(m_worldMdns).publish(service);
 }
 
 void TcpTransport::stopAnnouncingWorld()
@@ -440,19 +442,12 @@ Result<void> TcpTransport::browseWorlds()
 Result<void> TcpTransport::browseWorldServices()
 {
     // Browsing needs no address of this node's own, so loopback is no reason to refuse.
-    const auto avahi = useAvahi();
+    const auto avahi = avahiInterfaces();
     if (!avahi)
         return avahi.error();
-    const auto indexes = multicastInterfaceIndexes();
-    if (*avahi && !indexes)
-        return indexes.error();
-    if (*avahi) {
-        qCDebug(lcTransport) << "DNS-SD: browsing worlds through avahi-daemon";
-        return m_worldAvahi.browse({}, *indexes, DnsSdService::Kind::World);
-    }
-    m_worldMdns.setInterfaces(InterfaceFilter(m_options.interfaces));
-    m_worldMdns.setPort(m_options.mdnsPort);
-    return m_worldMdns.browse({}, DnsSdService::Kind::World);
+    qCDebug(lcTransport) << "DNS-SD: browsing worlds" << (*avahi ? "through avahi-daemon" : "");
+    return *avahi ? m_worldAvahi.browse({}, **avahi, DnsSdService::Kind::World)
+                  : configured(m_worldMdns).browse({}, DnsSdService::Kind::World);
 }
 
 void TcpTransport::stopBrowsingWorlds()

@@ -95,6 +95,11 @@ private:
     Result<bool> useAvahi() const;
     // The kept interfaces that can multicast; DiscoveryFailed when none.
     Result<QList<int>> multicastInterfaceIndexes() const;
+    // Where DNS-SD goes: avahi-daemon on these interfaces, or (none) the
+    // built-in responder; the errors of useAvahi() and multicastInterfaceIndexes().
+    Result<std::optional<QList<int>>> avahiInterfaces() const;
+    // `responder` on the interfaces and port the options say.
+    MdnsResponder &configured(MdnsResponder &responder) const;
     void handleServiceFound(const DnsSdService &service, const QHostAddress &sender);
     // DNS-SD's part of announcing and browsing worlds.
     Result<void> publishWorld(const DnsSdService &service);

@@ -131,6 +131,7 @@ bool browseAndPick(WorldConfig &config, const QString &name, int joined, int ms)
                 .arg(name).arg(joined).arg(ms));
         return false;
     }
+    browser.disconnect(); // its list empties as it goes: no world was lost
     auto joining = browser.joinConfig(picked->rootId, config);
     if (!joining) {
         say(QStringLiteral("FAILED %1 %2").arg(codeName(joining.error().code), joining.error().message));
