@@ -159,24 +159,29 @@ void WorldBrowser::withdraw(const QString &rootId, FoundBy channel)
 
 void WorldBrowser::expire()
 {
+    // Signals after the list is settled: a slot may stop() the browser.
+    QStringList lost;
+    QList<FoundWorld> changed;
     const qint64 now = m_clock.elapsed();
     for (qsizetype i = m_entries.size() - 1; i >= 0; --i) {
         Entry &entry = m_entries[i];
         for (qint64 &at : entry.expires)
             if (at >= 0 && at < now)
                 at = -1;
-        if (entry.expires[0] < 0 && entry.expires[1] < 0) {
-            const QString rootId = entry.world.rootId;
-            m_entries.removeAt(i);
-            qCInfo(lcWorld).noquote() << "browser: world of" << rootId << "is gone";
-            Q_EMIT worldLost(rootId);
-            continue;
-        }
         const FoundBy by = entry.expires[int(FoundBy::DnsSd)] >= 0 ? FoundBy::DnsSd : FoundBy::Beacon;
-        if (by != entry.world.foundBy) {
+        if (entry.expires[0] < 0 && entry.expires[1] < 0) {
+            lost << entry.world.rootId;
+            m_entries.removeAt(i);
+        } else if (by != entry.world.foundBy) {
             entry.world.foundBy = by;
-            Q_EMIT worldUpdated(entry.world);
+            changed << entry.world;
         }
+    }
+    for (const FoundWorld &world : std::as_const(changed))
+        Q_EMIT worldUpdated(world);
+    for (const QString &rootId : std::as_const(lost)) {
+        qCInfo(lcWorld).noquote() << "browser: world of" << rootId << "is gone";
+        Q_EMIT worldLost(rootId);
     }
 }
 
