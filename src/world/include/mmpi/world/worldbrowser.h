@@ -1,7 +1,6 @@
-// WorldBrowser: the worlds nearby, for a device that has not chosen one. It
-// hears what the roots of discovered worlds announce (DNS-SD, the tcp beacon)
-// and keeps a list that follows them: a world goes at its root's goodbye or
-// once not heard again within its time to live (docs/guide/transports.md).
+// WorldBrowser: the worlds nearby, for a device that has not chosen one, from
+// what their roots announce (DNS-SD, the tcp beacon); a world goes at its
+// root's goodbye or when not heard again within its time to live.
 #pragma once
 
 #include <mmpi/core/result.h>
