@@ -1,6 +1,8 @@
-# Sourced by the bench scripts (pingpong.sh, collectives.sh, formation.sh): the
-# parts they share, running one benchmark into JSON lines, installing the Debian
-# packages of a competitor, and writing the script's own section of bench/RESULTS.md.
+# Sourced by the bench scripts (pingpong.sh, collectives.sh, formation.sh,
+# dnssd.sh, joincode.sh): the parts they share, running one benchmark into JSON
+# lines, installing the Debian packages of a competitor, timing discovered
+# worlds on a bridge of network namespaces, and writing the script's own
+# section of bench/RESULTS.md.
 # The script sets `here` (the source tree) before sourcing, and calls
 # bench_start "$0" "$@" first thing. docs/guide/benchmarks.md#results
 
@@ -118,6 +120,106 @@ bench_build_mpi_collectives() {
     mpicc -O2 -Wall -Wextra -I"$here/bench" -o "$target" "$source" 2>"$errors" && return 0
     why="mpicc failed: $(head -n 3 "$errors")"
     return 1
+}
+
+bench_ms_now() { echo $(($(date +%s%N) / 1000000)); }
+
+# bench_netns_up BASE N SUBNET: namespaces BASE-sw (bridge br0) and
+# BASE-0..N-1 (eth0, SUBNET.1.. /24, on the bridge; lo up).
+bench_netns_up() {
+    local base=$1 nodes=$2 subnet=$3 i
+    ip netns add "$base-sw"
+    ip -n "$base-sw" link add br0 type bridge
+    ip -n "$base-sw" link set br0 up
+    for i in $(seq 0 $((nodes - 1))); do
+        ip netns add "$base-$i"
+        ip -n "$base-sw" link add "p$i" type veth peer name eth0 netns "$base-$i"
+        ip -n "$base-sw" link set "p$i" master br0 up
+        ip -n "$base-$i" addr add "$subnet.$((i + 1))/24" dev eth0
+        ip -n "$base-$i" link set eth0 up
+        ip -n "$base-$i" link set lo up
+    done
+}
+
+# bench_netns_down BASE N: kills the PIDs in `pids` and removes what
+# bench_netns_up made (what is not there is passed over).
+bench_netns_down() {
+    local base=$1 nodes=$2 pid ns
+    for pid in "${pids[@]:-}"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
+    for ns in sw $(seq 0 $((nodes - 1))); do
+        ip netns del "$base-$ns" 2>/dev/null || true
+    done
+}
+
+# bench_node I LOGS ARGS...: discoverynode ARGS in namespace $base-I, its
+# output in LOGS/I.out and .err; its PID is added to `pids`.
+bench_node() {
+    local i=$1 logs=$2
+    shift 2
+    ip netns exec "$base-$i" "$bin/discoverynode" "$@" >"$logs/$i.out" 2>"$logs/$i.err" &
+    pids+=($!)
+}
+
+# bench_wait_line LOGS N PATTERN MS: waits until N of LOGS/*.out have a line
+# matching PATTERN; fails, showing the logs, on a FAILED line or after MS.
+bench_wait_line() {
+    local logs=$1 count=$2 pattern=$3 deadline=$(($(bench_ms_now) + $4)) seen
+    while :; do
+        seen=$(cat "$logs"/*.out 2>/dev/null | grep -c "$pattern" || true)
+        [ "$seen" -ge "$count" ] && return 0
+        if [ "$(bench_ms_now)" -gt "$deadline" ] || grep -q '^FAILED' "$logs"/*.out 2>/dev/null; then
+            echo "run failed waiting for $count '$pattern':" >&2
+            cat "$logs"/*.out "$logs"/*.err >&2
+            return 1
+        fi
+        sleep 0.01
+    done
+}
+
+# bench_reap: waits for the PIDs in `pids` and empties it.
+bench_reap() {
+    local pid
+    for pid in "${pids[@]:-}"; do
+        [ -n "$pid" ] && { wait "$pid" || true; }
+    done
+    pids=()
+}
+
+# bench_timed_runs RUNS COMMAND...: runs COMMAND (which prints one time in ms)
+# RUNS times and prints "median min max   all runs"; fails if a run does.
+bench_timed_runs() {
+    local runs=$1 i ms times=() sorted
+    shift
+    for ((i = 0; i < runs; i++)); do
+        ms=$("$@") || return 1
+        times+=("$ms")
+    done
+    mapfile -t sorted < <(printf '%s\n' "${times[@]}" | sort -n)
+    printf '%10d %8d %8d   %s\n' "${sorted[$((runs / 2))]}" "${sorted[0]}" "${sorted[$((runs - 1))]}" "${times[*]}"
+}
+
+# bench_netns_args SCRIPT ARGS...: what dnssd.sh and joincode.sh check
+# before they start: a build dir argument, the number of runs (sets `runs`),
+# root and iproute2, and discoverynode (sets `bin`).
+bench_netns_args() {
+    local script=$1
+    shift
+    if bench_build_dir "$@"; then
+        shift
+    fi
+    runs=${1:-$runs}
+    if ! [[ $runs =~ ^[0-9]+$ ]] || [ "$runs" -lt 1 ]; then
+        echo "usage: bash bench/$script [build dir] [runs]" >&2
+        exit 2
+    fi
+    if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
+        echo "bench/$script needs root and iproute2 (network namespaces)" >&2
+        exit 2
+    fi
+    bin=$build/bin
+    [ -x "$bin/discoverynode" ] || { echo "no $bin/discoverynode: build the target discoverynode" >&2; exit 2; }
 }
 
 # The source tree's commit, and whether tracked files differ from it (but

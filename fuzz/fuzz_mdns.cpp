@@ -33,6 +33,21 @@ bool nameOk(const DnsMessage::Name &name)
     return size <= DnsMessage::MaxNameSize;
 }
 
+// What a browser of worlds of any name takes from `m`: roots' announcements.
+void checkWorlds(const DnsMessage &m)
+{
+    for (const DnsSdService &world : DnsSdService::fromMessage(m, {}, nullptr, DnsSdService::Kind::World)) {
+        const qsizetype name = world.worldName.toUtf8().size();
+        fuzz::check(name >= 1 && name <= DnsSdService::MaxWorldNameSize, "a world name of 1..255 bytes");
+        fuzz::check(DnsSdService::hashOf(world.worldName) == world.worldHash, "the name is the hash's");
+        fuzz::check(world.hostLabel.toUtf8().size() <= DnsSdService::MaxHostNameSize, "a host of at most 63 bytes");
+        fuzz::check(world.joined >= 0 && world.joined <= 4096, "joined 0..4096");
+        fuzz::check(bool(world.records(DnsSdService::WorldTtl)), "an announcement found has records of its own");
+    }
+    for (const QString &id : DnsSdService::goodbyesIn(m, DnsSdService::Kind::World))
+        fuzz::check(!id.isEmpty(), "a goodbye names its root");
+}
+
 void checkMessage(const DnsMessage &m, const QByteArray &worldHash)
 {
     const QList<DnsMessage::Record> records = m.records();
@@ -63,6 +78,7 @@ void checkMessage(const DnsMessage &m, const QByteArray &worldHash)
         fuzz::check(service.port != 0, "a port");
         fuzz::check(bool(service.records(DnsSdService::Ttl)), "a service found has records of its own");
     }
+    checkWorlds(m);
 }
 
 void fuzzMessage(QByteArrayView data, const QByteArray &worldHash)
@@ -75,19 +91,29 @@ void fuzzMessage(QByteArrayView data, const QByteArray &worldHash)
     checkMessage(*message, worldHash);
 }
 
+// n1.<service>._tcp.local PTR and SRV, then TXT with `txt` as its data,
+// compressed as responders write it.
+QByteArray txtMessage(const QByteArray &service, QByteArrayView txt)
+{
+    const char label = char(service.size());
+    const char local = char(12 + 1 + service.size() + 5);   // "\x05local" within the first name
+    const char instance = char(12 + 1 + service.size() + 12 + 10); // "\x02n1" in the PTR's data
+    QByteArray m("\x00\x00\x84\x00\x00\x00\x00\x03\x00\x00\x00\x00", 12);
+    m += label + service + QByteArray("\x04_tcp\x05local\x00\x00\x0c\x00\x01\x00\x00\x00\x78\x00\x05\x02n1\xc0\x0c", 27);
+    m += QByteArray("\xc0") + instance + QByteArray("\x00\x21\x80\x01\x00\x00\x00\x78\x00\x0a\x00\x00\x00\x00\x9c\xbb\x01h\xc0", 19) + local;
+    m += QByteArray("\xc0") + instance + QByteArray("\x00\x10\x80\x01\x00\x00\x00\x78", 8);
+    m += char(txt.size() >> 8);
+    m += char(txt.size() & 0xFF);
+    m += txt.toByteArray();
+    return m;
+}
+
 void fuzzTxt(QByteArrayView data, const QByteArray &worldHash)
 {
     if (data.size() > 0xFFFF)
         return;
-    // n1._mmpi._tcp.local PTR and SRV, then TXT with the input as its data.
-    QByteArray m("\x00\x00\x84\x00\x00\x00\x00\x03\x00\x00\x00\x00", 12);
-    m += QByteArray("\x05_mmpi\x04_tcp\x05local\x00\x00\x0c\x00\x01\x00\x00\x00\x78\x00\x05\x02n1\xc0\x0c", 33);
-    m += QByteArray("\xc0\x28\x00\x21\x80\x01\x00\x00\x00\x78\x00\x0a\x00\x00\x00\x00\x9c\xbb\x01h\xc0\x17", 22);
-    m += QByteArray("\xc0\x28\x00\x10\x80\x01\x00\x00\x00\x78", 10);
-    m += char(data.size() >> 8);
-    m += char(data.size() & 0xFF);
-    m += data.toByteArray();
-    fuzzMessage(m, worldHash);
+    fuzzMessage(txtMessage(QByteArrayLiteral("_mmpi"), data), worldHash);
+    fuzzMessage(txtMessage(QByteArrayLiteral("_mmpi-world"), data), worldHash);
 }
 
 } // namespace

@@ -2,9 +2,20 @@
 
 #include "qmlworld.h"
 
+#include <mmpi/transport/interfacefilter.h>
+#include <mmpi/world/joincode.h>
+
+#include <QBuffer>
+
 namespace mmpi {
 
-Lobby::Lobby(QObject *parent) : QObject(parent), m_pendingJoins(new JoinRequestModel(this)) {}
+Lobby::Lobby(QObject *parent)
+    : QObject(parent),
+      m_pendingJoins(new JoinRequestModel(this)),
+      m_browser(new WorldBrowser(this)),
+      m_foundWorlds(new WorldListModel(m_browser, this))
+{
+}
 
 void Lobby::setWorld(QmlWorld *world)
 {
@@ -20,9 +31,13 @@ void Lobby::setWorld(QmlWorld *world)
         connect(world, &QmlWorld::stateChanged, this, &Lobby::reevaluate);
         connect(world, &QObject::destroyed, this, &Lobby::reevaluate);
         watchJoinRequests(world);
+        watchDiscovery(world);
     }
+    m_gaveUp.clear();
     Q_EMIT worldChanged();
     reevaluate();
+    updateJoinCode();
+    followBrowsingSettings();
 }
 
 void Lobby::setWanted(int wanted)
@@ -85,6 +100,122 @@ void Lobby::setErrorString(const QString &message)
         return;
     m_errorString = message;
     Q_EMIT errorStringChanged();
+}
+
+void Lobby::setBrowsing(bool on)
+{
+    if (on == m_browsing)
+        return;
+    m_browsing = on;
+    followBrowsingSettings();
+    Q_EMIT browsingChanged();
+}
+
+void Lobby::followBrowsingSettings()
+{
+    const QString transport = m_world ? m_world->transport() : QStringLiteral("tcp");
+    const QVariantMap options = m_world ? m_world->transportOptions() : QVariantMap();
+    const bool current = m_browser->isBrowsing() && transport == m_browseTransport && options == m_browseOptions;
+    if (m_browsing && current)
+        return;
+    // Also when browsing could not start: the World's new settings may let it.
+    m_browser->stop();
+    m_browseError.clear();
+    m_browseTransport.clear();
+    if (m_browsing) {
+        if (auto started = m_browser->start(transport, options); !started)
+            m_browseError = started.error().message;
+        m_browseTransport = transport;
+        m_browseOptions = options;
+    }
+    updateNothingFoundReason();
+}
+
+bool Lobby::pick(int row)
+{
+    const auto found = m_browser->world(m_foundWorlds->rootIdAt(row));
+    if (!m_world || !found) {
+        setErrorString(!m_world ? QStringLiteral("the lobby has no World to join with")
+                                : QStringLiteral("no world in row %1 of %2").arg(row).arg(m_foundWorlds->rowCount()));
+        return false;
+    }
+    m_world->setMode(QmlWorld::Mode::Discovered);
+    m_world->setRequestedRank(NoRank);
+    m_world->setWorldName(found->name);
+    m_world->setExpectedSize(std::max(1, found->wanted));
+    const bool started = m_world->start();
+    setErrorString(started ? QString() : m_world->errorString());
+    return started;
+}
+
+bool Lobby::makeJoinCode()
+{
+    if (!m_world) {
+        setErrorString(QStringLiteral("the lobby has no World to make a join code for"));
+        return false;
+    }
+    const QVariantMap options = m_world->transportOptions();
+    const auto port = quint16(options.value(QStringLiteral("beaconPort"), JoinCode::DefaultBeaconPort).toUInt());
+    const InterfaceFilter filter(options.value(QStringLiteral("interfaces")).toStringList());
+    const auto code = JoinCode::generate(JoinCode::codeAddresses(filter.addresses()), port);
+    if (!code) {
+        setErrorString(code.error().message);
+        return false;
+    }
+    m_world->setJoinCode(code->toString());
+    setErrorString({});
+    return true;
+}
+
+void Lobby::watchDiscovery(QmlWorld *world)
+{
+    connect(world, &QmlWorld::discoveryStepGaveUp, this, &Lobby::noteGaveUp);
+    connect(world, &QmlWorld::settingsChanged, this, &Lobby::updateJoinCode);
+    connect(world, &QmlWorld::settingsChanged, this, &Lobby::followBrowsingSettings);
+    // A new formation is a new search: the reasons before are the last one's.
+    connect(world, &QmlWorld::stateChanged, this, [this](QmlWorld::State state) {
+        if (state == QmlWorld::State::Forming || state == QmlWorld::State::Formed) {
+            m_gaveUp.clear();
+            updateNothingFoundReason();
+        }
+    });
+}
+
+void Lobby::noteGaveUp(const QString &step, const QString &reason)
+{
+    m_gaveUp << QStringLiteral("%1: %2").arg(step, reason);
+    updateNothingFoundReason();
+}
+
+void Lobby::updateNothingFoundReason()
+{
+    QStringList reasons = m_gaveUp;
+    if (!m_browseError.isEmpty())
+        reasons.prepend(QStringLiteral("Browsing: %1").arg(m_browseError));
+    const QString text = reasons.join(u'\n');
+    if (text == m_nothingFoundReason)
+        return;
+    m_nothingFoundReason = text;
+    Q_EMIT nothingFoundReasonChanged();
+}
+
+void Lobby::updateJoinCode()
+{
+    const auto code = JoinCode::parse(m_world ? m_world->joinCode() : QString());
+    const QString text = code ? code->toString() : QString();
+    if (text == m_joinCode)
+        return;
+    m_joinCode = text;
+    m_joinCodeImage.clear();
+    // A data URL: an Image shows it without an image provider the app would
+    // have to add to its engine.
+    if (const QImage image = code ? code->toQrImage() : QImage(); !image.isNull()) {
+        QBuffer png;
+        png.open(QIODevice::WriteOnly);
+        image.save(&png, "PNG");
+        m_joinCodeImage = QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.data().toBase64());
+    }
+    Q_EMIT joinCodeChanged();
 }
 
 } // namespace mmpi

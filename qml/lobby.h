@@ -2,11 +2,17 @@
 // holds while the world is formed with at least `wanted` nodes not lost;
 // allJoined() fires each time it becomes true (again). On the root of a
 // world that confirms joins it lists the devices waiting (pendingJoins) and
-// takes a person's answer (confirm, reject).
+// takes a person's answer (confirm, reject). While `browsing` it lists the
+// worlds announced nearby (foundWorlds, a WorldBrowser's) for a person to
+// pick() one, says why nothing was found, and shows the root's join code
+// with its QR image.
 #pragma once
 
 #include "joinrequestmodel.h"
 #include "qmlworld.h"
+#include "worldlistmodel.h"
+
+#include <mmpi/world/worldbrowser.h>
 
 #include <QObject>
 
@@ -34,6 +40,22 @@ class Lobby : public QObject
     Q_PROPERTY(mmpi::JoinRequestModel *pendingJoins READ pendingJoins CONSTANT)
     // Why the last confirm() or reject() was refused ("" after one that was taken).
     Q_PROPERTY(QString errorString READ errorString NOTIFY errorStringChanged)
+    // Listing the worlds announced nearby over the World's transport and
+    // options (again whenever those change; if browsing cannot start,
+    // nothingFoundReason says why and it stays on, to start when they do
+    // change): foundWorlds has a row per world,
+    // roles name, host, joined, wanted, foundBy ("DnsSd", "Beacon"),
+    // rootId, addresses.
+    Q_PROPERTY(bool browsing READ browsing WRITE setBrowsing NOTIFY browsingChanged)
+    Q_PROPERTY(mmpi::WorldListModel *foundWorlds READ foundWorlds CONSTANT)
+    // Why no world was found or joined: the browser's error and the
+    // World's discovery steps that gave up ("Beacon: no root of world ..."),
+    // a line each; "" while nothing has gone wrong.
+    Q_PROPERTY(QString nothingFoundReason READ nothingFoundReason NOTIFY nothingFoundReasonChanged)
+    // The World's join code as a person types it, and its QR image as an
+    // image URL for an Image's source ("" without a valid code).
+    Q_PROPERTY(QString joinCode READ joinCode NOTIFY joinCodeChanged)
+    Q_PROPERTY(QString joinCodeImage READ joinCodeImage NOTIFY joinCodeChanged)
 public:
     explicit Lobby(QObject *parent = nullptr);
 
@@ -46,6 +68,21 @@ public:
     bool ready() const { return m_ready; }
     JoinRequestModel *pendingJoins() const { return m_pendingJoins; }
     QString errorString() const { return m_errorString; }
+    bool browsing() const { return m_browsing; }
+    void setBrowsing(bool on);
+    WorldListModel *foundWorlds() const { return m_foundWorlds; }
+    QString nothingFoundReason() const { return m_nothingFoundReason; }
+    QString joinCode() const { return m_joinCode; }
+    QString joinCodeImage() const { return m_joinCodeImage; }
+
+    // Joins the world of foundWorlds' row `row`: the World becomes a
+    // discovered node of that name and size and starts. False, with
+    // errorString, without a World, for no such row, or if it will not start.
+    Q_INVOKABLE bool pick(int row);
+    // Gives the World (a root) a fresh join code for its interfaces and
+    // beacon port (transport options `interfaces`, `beaconPort`). False,
+    // with errorString, when no interface has an IPv4 address.
+    Q_INVOKABLE bool makeJoinCode();
 
     // Admit or turn away the device of an open request (World::confirmJoin,
     // rejectJoin). False, with errorString, if no such request is open.
@@ -59,12 +96,21 @@ Q_SIGNALS:
     void readyChanged();
     void allJoined();
     void errorStringChanged();
+    void browsingChanged();
+    void nothingFoundReasonChanged();
+    void joinCodeChanged();
 
 private:
     void reevaluate();
     void watchJoinRequests(QmlWorld *world);
     bool answer(int requestId, bool confirmed);
     void setErrorString(const QString &message);
+    void watchDiscovery(QmlWorld *world);
+    void noteGaveUp(const QString &step, const QString &reason);
+    void updateNothingFoundReason();
+    void updateJoinCode();
+    // (Re)starts the browser when browsing and its transport or options are not the World's.
+    void followBrowsingSettings();
 
     QPointer<QmlWorld> m_world;
     int m_wanted = 2;
@@ -72,6 +118,16 @@ private:
     bool m_ready = false;
     JoinRequestModel *m_pendingJoins;
     QString m_errorString;
+    bool m_browsing = false;
+    WorldBrowser *m_browser;
+    QString m_browseTransport;
+    QVariantMap m_browseOptions;
+    WorldListModel *m_foundWorlds;
+    QString m_browseError;
+    QStringList m_gaveUp;
+    QString m_nothingFoundReason;
+    QString m_joinCode;
+    QString m_joinCodeImage;
 };
 
 } // namespace mmpi

@@ -48,12 +48,14 @@ ApplicationWindow {
         id: world
         mode: host.alone ? World.Launched : (host.discovered ? World.Discovered : World.Auto)
         transport: host.alone ? "local" : host.transport
+        transportOptions: host.transportOptions
         rootAddress: host.alone ? host.aloneAddress : ""
         worldName: host.worldName
         key: host.key
         expectedSize: host.size
         requestedRank: host.host ? 0 : -1
-        autoStart: true
+        // A device that chooses starts once a world is picked (chooser.pick).
+        autoStart: !host.choose
         onFormed: session.begin()
         onFormationProgress: (joined, expected) => win.status = qsTr("%1 of %2 devices here").arg(joined).arg(expected)
         onStateChanged: state => {
@@ -65,6 +67,21 @@ ApplicationWindow {
         onNodeLost: (rank, failureClass, reason) => {
             if (!session.finishing)
                 win.status = qsTr("device %1 is gone: %2").arg(rank).arg(reason)
+        }
+    }
+
+    // --choose: the worlds announced nearby, until one is picked.
+    Lobby {
+        id: chooser
+        world: world
+        browsing: host.choose && world.state === World.Idle
+    }
+    Connections {
+        target: chooser.foundWorlds
+        enabled: host.scripted && host.choose
+        function onCountChanged() {
+            if (chooser.foundWorlds.count > 0 && world.state === World.Idle && !chooser.pick(0))
+                session.fail(qsTr("cannot join %1: %2").arg(chooser.foundWorlds.get(0).name).arg(chooser.errorString))
         }
     }
 
@@ -291,6 +308,33 @@ ApplicationWindow {
                 wrapMode: Text.Wrap
                 elide: Text.ElideRight
                 maximumLineCount: 3
+            }
+
+            // The lobby of a device that chooses its world.
+            ColumnLayout {
+                objectName: "worldsNearby"
+                visible: host.choose && world.state === World.Idle
+                Layout.fillWidth: true
+                Label { text: qsTr("Worlds nearby"); font.bold: true }
+                Repeater {
+                    model: chooser.foundWorlds
+                    delegate: Button {
+                        required property int index
+                        required property string name
+                        required property string host
+                        required property int joined
+                        required property int wanted
+                        Layout.fillWidth: true
+                        text: qsTr("%1 on %2 · %3 of %4").arg(name).arg(host).arg(joined).arg(wanted)
+                        onClicked: if (!chooser.pick(index)) win.status = chooser.errorString
+                    }
+                }
+                Label {
+                    Layout.fillWidth: true
+                    visible: chooser.foundWorlds.count === 0
+                    text: chooser.nothingFoundReason !== "" ? chooser.nothingFoundReason : qsTr("looking…")
+                    wrapMode: Text.Wrap
+                }
             }
 
             Label { text: qsTr("Pen") }

@@ -20,6 +20,8 @@ class WhiteboardHost : public QObject
     Q_PROPERTY(bool discovered READ discovered CONSTANT)
     Q_PROPERTY(int size READ size CONSTANT)
     Q_PROPERTY(bool host READ host CONSTANT)
+    Q_PROPERTY(bool choose READ choose CONSTANT)
+    Q_PROPERTY(QVariantMap transportOptions READ transportOptions CONSTANT)
     Q_PROPERTY(QString worldName READ worldName CONSTANT)
     Q_PROPERTY(QString key READ key CONSTANT)
     Q_PROPERTY(QString playerName READ playerName CONSTANT)
@@ -40,6 +42,8 @@ public:
     int size() const { return m_options.size; }
     bool host() const { return m_options.host || m_options.size == 1; }
     QString worldName() const { return m_options.worldName; }
+    bool choose() const { return m_options.choose; }
+    QVariantMap transportOptions() const { return m_options.transportOptions; }
     QString key() const { return m_options.key; }
     // --name, else "Device N" under mmpirun, else the machine's name.
     QString playerName() const;

@@ -4,6 +4,8 @@
 
 #include <QCommandLineParser>
 #include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QStandardPaths>
 
 namespace mmpi::whiteboard {
@@ -18,6 +20,10 @@ const QList<QCommandLineOption> &optionList()
         {QStringLiteral("size"), QStringLiteral("Discovery: the number of devices to wait for."), QStringLiteral("N")},
         {QStringLiteral("host"), QStringLiteral("Discovery: this device is the root that finds the others.")},
         {QStringLiteral("world-name"), QStringLiteral("Discovery: the world's name."), QStringLiteral("NAME")},
+        {QStringLiteral("choose"), QStringLiteral("Discovery: list the worlds nearby and join the one picked "
+                                                  "(headless: the first one listed).")},
+        {QStringLiteral("transport-options"), QStringLiteral("Discovery: the transport's options, a JSON object."),
+         QStringLiteral("JSON")},
         {QStringLiteral("key"), QStringLiteral("Discovery: the shared secret of the world."), QStringLiteral("TEXT")},
         {QStringLiteral("name"), QStringLiteral("This device's name in the player list."), QStringLiteral("NAME")},
         {QStringLiteral("script"), QStringLiteral("Headless: draw the strokes of FILE ({rank} is replaced), "
@@ -55,8 +61,11 @@ Result<void> checkCombination(const WhiteboardOptions &o)
         return refuse(QStringLiteral("headless mode needs --out PNG"));
     if (!o.scripted() && (!o.outPath.isEmpty() || !o.screenshotPath.isEmpty() || o.attachDelayMs > 0))
         return refuse(QStringLiteral("--out, --screenshot and --attach-delay need --script or --demo-strokes"));
-    if (o.transport.isEmpty() && (o.size != 1 || o.host))
-        return refuse(QStringLiteral("--size and --host are for discovery: add --transport NAME"));
+    if (o.transport.isEmpty() && (o.size != 1 || o.host || o.choose || !o.transportOptions.isEmpty()))
+        return refuse(QStringLiteral("--size, --host, --choose and --transport-options are for discovery: add "
+                                     "--transport NAME"));
+    if (o.choose && o.host)
+        return refuse(QStringLiteral("--choose is for a device that joins a world, not its --host"));
     return success();
 }
 
@@ -74,6 +83,13 @@ Result<WhiteboardOptions> WhiteboardOptions::parse(const QStringList &arguments)
     WhiteboardOptions o;
     o.transport = parser.value(QStringLiteral("transport"));
     o.host = parser.isSet(QStringLiteral("host"));
+    o.choose = parser.isSet(QStringLiteral("choose"));
+    if (parser.isSet(QStringLiteral("transport-options"))) {
+        const QJsonDocument json = QJsonDocument::fromJson(parser.value(QStringLiteral("transport-options")).toUtf8());
+        if (!json.isObject())
+            return Error(ErrorCode::BadConfiguration, QStringLiteral("--transport-options takes a JSON object"));
+        o.transportOptions = json.object().toVariantMap();
+    }
     if (parser.isSet(QStringLiteral("world-name")))
         o.worldName = parser.value(QStringLiteral("world-name"));
     if (parser.isSet(QStringLiteral("key")))

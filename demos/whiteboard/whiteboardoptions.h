@@ -8,6 +8,7 @@
 #include <QSize>
 #include <QString>
 #include <QStringList>
+#include <QVariantMap>
 
 namespace mmpi::whiteboard {
 
@@ -17,6 +18,10 @@ struct WhiteboardOptions
     QString transport;
     int size = 1;
     bool host = false; // discovery: this device is the root
+    // Discovery: list the worlds announced nearby and join the one picked
+    // (the first one listed, headless) instead of --world-name's.
+    bool choose = false;
+    QVariantMap transportOptions; // --transport-options, a JSON object
     QString worldName = QStringLiteral("whiteboard");
     QString key = QStringLiteral("mmpi-whiteboard");
     QString playerName;

@@ -12,9 +12,13 @@
 
 #include <mmpi/core/result.h>
 
+#include <QDBusMessage>
 #include <QDBusObjectPath>
+#include <QHash>
 #include <QObject>
 #include <QSet>
+
+#include <optional>
 
 class QDBusPendingCallWatcher;
 
@@ -24,6 +28,10 @@ class AvahiClient : public QObject
 {
     Q_OBJECT
 public:
+    // How long a world found through the daemon holds: until its
+    // serviceGone(), which the daemon's own cache decides (a day, in seconds).
+    static constexpr int HeldUntilRemoved = 24 * 3600;
+
     explicit AvahiClient(QObject *parent = nullptr);
     ~AvahiClient() override;
 
@@ -36,28 +44,47 @@ public:
     // DiscoveryFailed with the daemon's reason when it refuses.
     Result<void> publish(const DnsSdService &service, const QList<int> &interfaceIndexes);
     void unpublish();
-    // Browse for services of world `worldHash` on those interfaces until stopBrowsing().
-    Result<void> browse(const QByteArray &worldHash, const QList<int> &interfaceIndexes);
+    // Browse for services of `kind` of world `worldHash` (worlds: empty for
+    // every world) on those interfaces until stopBrowsing().
+    Result<void> browse(const QByteArray &worldHash, const QList<int> &interfaceIndexes,
+                        DnsSdService::Kind kind = DnsSdService::Kind::Node);
     void stopBrowsing();
 
 Q_SIGNALS:
     // A resolved node of the browsed world; `sender` is the address Avahi resolved.
     void serviceFound(const mmpi::DnsSdService &service, const QHostAddress &sender);
+    // The daemon dropped a browsed service (ItemRemove).
+    void serviceGone(mmpi::DnsSdService::Kind kind, const QString &nodeId);
 
 private Q_SLOTS:
     // org.freedesktop.Avahi.ServiceBrowser.ItemNew
     void handleItemNew(int interface, int protocol, const QString &name, const QString &type, const QString &domain,
                        uint flags);
+    // org.freedesktop.Avahi.ServiceResolver.Found, of a world's resolver
+    void handleResolverFound(const QDBusMessage &message);
+    // org.freedesktop.Avahi.ServiceBrowser.ItemRemove
+    void handleItemRemove(int interface, int protocol, const QString &name, const QString &type,
+                          const QString &domain, uint flags);
     // org.freedesktop.Avahi.EntryGroup.StateChanged
     void handleGroupState(int state, const QString &error);
 
 private:
     void handleResolved(QDBusPendingCallWatcher *call);
+    void reportResolved(const QVariantList &args);
+    void watchWorld(int interface, int protocol, const QString &name, const QString &type, const QString &domain);
+    void freeResolver(const QString &key);
+    Result<void> updateTxt(const DnsSdService &service);
 
     QDBusObjectPath m_group;
+    std::optional<DnsSdService> m_published;
+    QList<int> m_publishedOn;
     QDBusObjectPath m_browser;
+    bool m_browsing = false;
     QByteArray m_browseHash;
+    DnsSdService::Kind m_browseKind = DnsSdService::Kind::Node;
     QSet<int> m_browseInterfaces;
+    // Worlds: "<interface>/<name>" -> the path of its ServiceResolver.
+    QHash<QString, QString> m_resolvers;
 };
 
 } // namespace mmpi

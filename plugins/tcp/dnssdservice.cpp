@@ -7,6 +7,7 @@
 #include <QStringDecoder>
 
 #include <algorithm>
+#include <optional>
 
 namespace mmpi {
 
@@ -46,9 +47,15 @@ QByteArray DnsSdService::hashOf(const QString &worldName)
     return QCryptographicHash::hash(worldName.toUtf8(), QCryptographicHash::Sha256).left(WorldHashSize);
 }
 
-DnsMessage::Name DnsSdService::serviceName()
+DnsMessage::Name DnsSdService::serviceName(Kind kind)
 {
-    return {QByteArrayLiteral("_mmpi"), QByteArrayLiteral("_tcp"), QByteArrayLiteral("local")};
+    return {kind == Kind::World ? QByteArrayLiteral("_mmpi-world") : QByteArrayLiteral("_mmpi"),
+            QByteArrayLiteral("_tcp"), QByteArrayLiteral("local")};
+}
+
+QString DnsSdService::typeText(Kind kind)
+{
+    return kind == Kind::World ? QStringLiteral("_mmpi-world._tcp") : QStringLiteral("_mmpi._tcp");
 }
 
 DnsMessage::Name DnsSdService::enumerationName()
@@ -59,7 +66,7 @@ DnsMessage::Name DnsSdService::enumerationName()
 
 DnsMessage::Name DnsSdService::instanceName() const
 {
-    return DnsMessage::Name{nodeId.toUtf8()} + serviceName();
+    return DnsMessage::Name{nodeId.toUtf8()} + typeName();
 }
 
 DnsMessage::Name DnsSdService::hostName() const
@@ -77,17 +84,25 @@ QList<QByteArray> DnsSdService::txt() const
     QStringList addresses;
     for (const QHostAddress &host : hosts)
         addresses << host.toString();
-    return {QByteArrayLiteral("txtvers=") + QByteArray::number(Version),
-            QByteArrayLiteral("world=") + worldHash.toHex(),
-            QByteArrayLiteral("id=") + nodeId.toUtf8(),
-            QByteArrayLiteral("size=") + QByteArray::number(sizeWanted),
-            QByteArrayLiteral("tr=") + transports.join(u',').toUtf8(),
-            QByteArrayLiteral("addr=") + addresses.join(u',').toLatin1()};
+    QList<QByteArray> strings{QByteArrayLiteral("txtvers=") + QByteArray::number(Version),
+                              QByteArrayLiteral("world=") + worldHash.toHex(),
+                              QByteArrayLiteral("id=") + nodeId.toUtf8(),
+                              QByteArrayLiteral("size=") + QByteArray::number(sizeWanted),
+                              QByteArrayLiteral("tr=") + transports.join(u',').toUtf8(),
+                              QByteArrayLiteral("addr=") + addresses.join(u',').toLatin1()};
+    if (kind == Kind::World)
+        strings << QByteArrayLiteral("name=") + worldName.toUtf8() << QByteArrayLiteral("host=") + hostLabel.toUtf8()
+                << QByteArrayLiteral("joined=") + QByteArray::number(joined);
+    return strings;
 }
 
-Result<DnsSdService> DnsSdService::fromTxt(const QList<QByteArray> &strings)
+namespace {
+
+using TxtValues = QHash<QByteArray, QByteArray>;
+
+Result<TxtValues> txtValues(const QList<QByteArray> &strings)
 {
-    QHash<QByteArray, QByteArray> values;
+    TxtValues values;
     for (const QByteArray &string : strings) {
         const qsizetype equals = string.indexOf('=');
         const QByteArray key = (equals < 0 ? string : string.left(equals)).toLower();
@@ -96,44 +111,104 @@ Result<DnsSdService> DnsSdService::fromTxt(const QList<QByteArray> &strings)
         if (!values.contains(key)) // later ones are ignored (RFC 6763 section 6.4)
             values.insert(key, equals < 0 ? QByteArray() : string.mid(equals + 1));
     }
-    const auto value = [&](const char *key, QByteArray &out) {
-        out = values.value(key);
-        return values.contains(key);
-    };
-    QByteArray version, hash, id, size, transports, addresses;
-    if (!value("txtvers", version) || version != QByteArray::number(Version))
-        return refused(QStringLiteral("TXT version '%1', not %2").arg(QString::fromLatin1(version.left(16))).arg(Version));
-    if (!value("world", hash) || hash.size() != 2 * WorldHashSize
-        || QByteArray::fromHex(hash).toHex() != hash.toLower())
-        return refused(QStringLiteral("TXT has no world hash of %1 hex digits").arg(2 * WorldHashSize));
-    DnsSdService service;
-    service.worldHash = QByteArray::fromHex(hash);
-    QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
-    if (!value("id", id) || id.isEmpty() || id.size() > DnsMessage::MaxLabelSize)
-        return refused(QStringLiteral("TXT has no node id of 1 to %1 bytes").arg(DnsMessage::MaxLabelSize));
-    service.nodeId = utf8.decode(id);
-    if (utf8.hasError())
-        return refused(QStringLiteral("TXT's node id is not UTF-8"));
+    return values;
+}
+
+// A count 0..4096 in decimal without a sign; -1 if it is none.
+int txtCount(const QByteArray &text)
+{
     bool ok = false;
-    service.sizeWanted = value("size", size) ? size.toInt(&ok) : 0;
-    if (!ok || service.sizeWanted < 0 || service.sizeWanted > 4096 || size.startsWith('+') || size.startsWith('-'))
-        return refused(QStringLiteral("TXT's size '%1' is not a number 0..4096").arg(QString::fromLatin1(size.left(16))));
-    if (!value("tr", transports) || transports.isEmpty())
-        return refused(QStringLiteral("TXT names no transport"));
-    service.transports = QString::fromLatin1(transports).split(u',');
-    if (!value("addr", addresses) || addresses.isEmpty())
+    const int n = text.toInt(&ok);
+    return ok && n >= 0 && n <= 4096 && !text.startsWith('+') && !text.startsWith('-') ? n : -1;
+}
+
+// UTF-8 of 1..maxBytes (0..maxBytes if `mayBeEmpty`) bytes, or nothing.
+std::optional<QString> txtText(const QByteArray &bytes, int maxBytes, bool mayBeEmpty = false)
+{
+    if ((bytes.isEmpty() && !mayBeEmpty) || bytes.size() > maxBytes)
+        return std::nullopt;
+    QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    QString text = utf8.decode(bytes);
+    if (utf8.hasError())
+        return std::nullopt;
+    return text;
+}
+
+Result<QList<QHostAddress>> txtHosts(const QByteArray &addresses)
+{
+    if (addresses.isEmpty())
         return refused(QStringLiteral("TXT lists no address"));
     const QList<QByteArray> list = addresses.split(',');
-    if (list.size() > MaxHosts)
-        return refused(QStringLiteral("TXT lists %1 addresses (%2 allowed)").arg(list.size()).arg(MaxHosts));
-    service.hosts.clear();
+    if (list.size() > DnsSdService::MaxHosts)
+        return refused(QStringLiteral("TXT lists %1 addresses (%2 allowed)").arg(list.size()).arg(DnsSdService::MaxHosts));
+    QList<QHostAddress> hosts;
     for (const QByteArray &text : list) {
         const QHostAddress host(QString::fromLatin1(text));
         // Scopes are this sender's own and mean nothing to another host.
         if (host.isNull() || !host.scopeId().isEmpty())
             return refused(QStringLiteral("TXT address '%1' is not an IP address").arg(QString::fromLatin1(text.left(48))));
-        service.hosts << host;
+        hosts << host;
     }
+    return hosts;
+}
+
+// The keys only a world announcement has.
+Result<void> readWorldKeys(const TxtValues &values, DnsSdService &service)
+{
+    const auto name = txtText(values.value("name"), DnsSdService::MaxWorldNameSize);
+    if (!name)
+        return refused(QStringLiteral("TXT has no world name of 1 to %1 bytes of UTF-8").arg(DnsSdService::MaxWorldNameSize));
+    if (DnsSdService::hashOf(*name) != service.worldHash)
+        return refused(QStringLiteral("TXT's world name does not match its world hash"));
+    const auto host = txtText(values.value("host"), DnsSdService::MaxHostNameSize, true);
+    if (!host)
+        return refused(QStringLiteral("TXT's host is not UTF-8 of at most %1 bytes").arg(DnsSdService::MaxHostNameSize));
+    service.worldName = *name;
+    service.hostLabel = *host;
+    service.joined = txtCount(values.value("joined"));
+    if (service.joined < 0)
+        return refused(QStringLiteral("TXT's joined is not a number 0..4096"));
+    return success();
+}
+
+} // namespace
+
+Result<DnsSdService> DnsSdService::fromTxt(const QList<QByteArray> &strings, Kind kind)
+{
+    const auto parsed = txtValues(strings);
+    if (!parsed)
+        return parsed.error();
+    const TxtValues &values = *parsed;
+    const QByteArray version = values.value("txtvers"), hash = values.value("world");
+    if (version != QByteArray::number(Version))
+        return refused(QStringLiteral("TXT version '%1', not %2").arg(QString::fromLatin1(version.left(16))).arg(Version));
+    if (hash.size() != 2 * WorldHashSize || QByteArray::fromHex(hash).toHex() != hash.toLower())
+        return refused(QStringLiteral("TXT has no world hash of %1 hex digits").arg(2 * WorldHashSize));
+    DnsSdService service;
+    service.kind = kind;
+    service.worldHash = QByteArray::fromHex(hash);
+    const QByteArray idBytes = values.value("id");
+    if (idBytes.isEmpty() || idBytes.size() > DnsMessage::MaxLabelSize)
+        return refused(QStringLiteral("TXT has no node id of 1 to %1 bytes").arg(DnsMessage::MaxLabelSize));
+    const auto id = txtText(idBytes, DnsMessage::MaxLabelSize);
+    if (!id)
+        return refused(QStringLiteral("TXT's node id is not UTF-8"));
+    service.nodeId = *id;
+    const QByteArray size = values.value("size");
+    service.sizeWanted = txtCount(size);
+    if (service.sizeWanted < 0)
+        return refused(QStringLiteral("TXT's size '%1' is not a number 0..4096").arg(QString::fromLatin1(size.left(16))));
+    const QByteArray transports = values.value("tr");
+    if (transports.isEmpty())
+        return refused(QStringLiteral("TXT names no transport"));
+    service.transports = QString::fromLatin1(transports).split(u',');
+    auto hosts = txtHosts(values.value("addr"));
+    if (!hosts)
+        return hosts.error();
+    service.hosts = *hosts;
+    if (kind == Kind::World)
+        if (auto ok = readWorldKeys(values, service); !ok)
+            return ok.error();
     return service;
 }
 
@@ -147,7 +222,7 @@ Result<QList<DnsMessage::Record>> DnsSdService::records(quint32 ttl) const
         return refused(QStringLiteral("a DNS-SD service needs 1 to %1 hosts, a port and a world hash").arg(MaxHosts));
     const quint16 unique = DnsMessage::ClassIn | DnsMessage::TopClassBit; // cache flush: only this node has them
     QList<DnsMessage::Record> out;
-    DnsMessage::Record ptr = DnsMessage::makeRecord(serviceName(), DnsMessage::Ptr, DnsMessage::ClassIn, ttl);
+    DnsMessage::Record ptr = DnsMessage::makeRecord(typeName(), DnsMessage::Ptr, DnsMessage::ClassIn, ttl);
     ptr.target = instanceName();
     out << ptr;
     DnsMessage::Record srv = DnsMessage::makeRecord(instanceName(), DnsMessage::Srv, unique, ttl);
@@ -169,8 +244,9 @@ Result<QList<DnsMessage::Record>> DnsSdService::records(quint32 ttl) const
 }
 
 QList<DnsSdService> DnsSdService::fromMessage(const DnsMessage &message, const QByteArray &worldHash,
-                                              QStringList *ignored)
+                                              QStringList *ignored, Kind kind)
 {
+    const DnsMessage::Name type = serviceName(kind);
     const auto ignore = [&](const QString &why) {
         if (ignored)
             ignored->append(why);
@@ -178,11 +254,11 @@ QList<DnsSdService> DnsSdService::fromMessage(const DnsMessage &message, const Q
     QList<DnsSdService> found;
     const QList<DnsMessage::Record> records = message.records();
     for (const DnsMessage::Record &ptr : records) {
-        if (ptr.type != DnsMessage::Ptr || ptr.ttl == 0 || !DnsMessage::sameName(ptr.name, serviceName()))
+        if (ptr.type != DnsMessage::Ptr || ptr.ttl == 0 || !DnsMessage::sameName(ptr.name, type))
             continue;
         const QString instance = DnsMessage::nameText(ptr.target);
-        if (ptr.target.size() != serviceName().size() + 1 || !DnsMessage::sameName(ptr.target.mid(1), serviceName())) {
-            ignore(QStringLiteral("%1 is no instance of _mmpi._tcp.local").arg(instance));
+        if (ptr.target.size() != type.size() + 1 || !DnsMessage::sameName(ptr.target.mid(1), type)) {
+            ignore(QStringLiteral("%1 is no instance of %2").arg(instance, DnsMessage::nameText(type)));
             continue;
         }
         const DnsMessage::Record *srv = findRecord(records, ptr.target, DnsMessage::Srv);
@@ -191,12 +267,12 @@ QList<DnsSdService> DnsSdService::fromMessage(const DnsMessage &message, const Q
             ignore(QStringLiteral("%1 comes without its %2 record").arg(instance, srv ? QStringLiteral("TXT") : QStringLiteral("SRV")));
             continue;
         }
-        auto service = fromTxt(txt->texts);
+        auto service = fromTxt(txt->texts, kind);
         if (!service) {
             ignore(QStringLiteral("%1: %2").arg(instance, service.error().message));
             continue;
         }
-        if (service->worldHash != worldHash) {
+        if (!worldHash.isEmpty() && service->worldHash != worldHash) {
             ignore(QStringLiteral("%1 is of another world").arg(instance));
             continue;
         }
@@ -213,6 +289,17 @@ QList<DnsSdService> DnsSdService::fromMessage(const DnsMessage &message, const Q
             found << *service;
     }
     return found;
+}
+
+QStringList DnsSdService::goodbyesIn(const DnsMessage &message, Kind kind)
+{
+    const DnsMessage::Name type = serviceName(kind);
+    QStringList gone;
+    for (const DnsMessage::Record &ptr : message.records())
+        if (ptr.type == DnsMessage::Ptr && ptr.ttl == 0 && DnsMessage::sameName(ptr.name, type)
+            && ptr.target.size() == type.size() + 1 && DnsMessage::sameName(ptr.target.mid(1), type))
+            gone << QString::fromUtf8(ptr.target.first());
+    return gone;
 }
 
 QStringList DnsSdService::addressesFrom(const QHostAddress &sender) const

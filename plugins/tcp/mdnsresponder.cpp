@@ -117,7 +117,7 @@ Result<void> MdnsResponder::open()
 
 void MdnsResponder::closeIfIdle()
 {
-    if (m_published || !m_browseHash.isEmpty() || !m_socket)
+    if (m_published || m_browsing || !m_socket)
         return;
     // deleteLater: this may run from a serviceFound slot inside readDatagrams().
     m_socket->disconnect(this);
@@ -128,10 +128,14 @@ void MdnsResponder::closeIfIdle()
 
 Result<void> MdnsResponder::publish(const DnsSdService &service)
 {
-    auto records = service.records(DnsSdService::Ttl);
+    auto records = service.records(service.ttl());
     if (!records)
         return records.error();
-    unpublish();
+    // The same instance again (a world's count of joined nodes) replaces
+    // its records in place: the cache-flush bit on the new TXT does what a
+    // goodbye would, without the instance vanishing from browsers meanwhile.
+    if (!m_published || m_published->instanceName() != service.instanceName())
+        unpublish();
     if (auto opened = open(); !opened)
         return opened;
     m_published = service;
@@ -163,15 +167,19 @@ void MdnsResponder::unpublish()
     closeIfIdle();
 }
 
-Result<void> MdnsResponder::browse(const QByteArray &worldHash)
+Result<void> MdnsResponder::browse(const QByteArray &worldHash, DnsSdService::Kind kind)
 {
-    if (worldHash.size() != DnsSdService::WorldHashSize)
+    // Worlds are browsed by any name; nodes only of one world.
+    const bool anyWorld = kind == DnsSdService::Kind::World && worldHash.isEmpty();
+    if (!anyWorld && worldHash.size() != DnsSdService::WorldHashSize)
         return Error(ErrorCode::DiscoveryFailed, QStringLiteral("a world hash has %1 bytes, not %2")
                                                      .arg(DnsSdService::WorldHashSize).arg(worldHash.size()));
     stopBrowsing();
     if (auto opened = open(); !opened)
         return opened;
+    m_browsing = true;
     m_browseHash = worldHash;
+    m_browseKind = kind;
     m_queries = 0;
     sendQuery();
     return success();
@@ -180,6 +188,7 @@ Result<void> MdnsResponder::browse(const QByteArray &worldHash)
 void MdnsResponder::stopBrowsing()
 {
     m_queryTimer.stop();
+    m_browsing = false;
     m_browseHash.clear();
     closeIfIdle();
 }
@@ -199,7 +208,7 @@ void MdnsResponder::readDatagrams()
             continue;
         }
         if (message->isResponse()) {
-            if (!m_browseHash.isEmpty())
+            if (m_browsing)
                 handleResponse(*message, datagram.senderAddress());
         } else if (m_published) {
             handleQuery(*message, datagram.senderAddress(), quint16(datagram.senderPort()), int(datagram.interfaceIndex()));
@@ -213,7 +222,7 @@ void MdnsResponder::handleQuery(const DnsMessage &query, const QHostAddress &sen
     const DnsSdService &service = *m_published;
     bool asked = false;
     for (const DnsMessage::Question &q : query.questions)
-        asked = asked || asks(q, DnsSdService::serviceName(), {DnsMessage::Ptr})
+        asked = asked || asks(q, service.typeName(), {DnsMessage::Ptr})
              || asks(q, DnsSdService::enumerationName(), {DnsMessage::Ptr})
              || asks(q, service.instanceName(), {DnsMessage::Srv, DnsMessage::Txt})
              || asks(q, service.hostName(), {DnsMessage::A, DnsMessage::Aaaa});
@@ -230,8 +239,8 @@ void MdnsResponder::handleQuery(const DnsMessage &query, const QHostAddress &sen
     // Known-answer suppression (section 7.1): the asker still holds our
     // PTR for at least half its time to live.
     for (const DnsMessage::Record &known : query.answers)
-        if (known.type == DnsMessage::Ptr && known.ttl >= DnsSdService::Ttl / 2
-            && DnsMessage::sameName(known.name, DnsSdService::serviceName())
+        if (known.type == DnsMessage::Ptr && known.ttl >= service.ttl() / 2
+            && DnsMessage::sameName(known.name, service.typeName())
             && DnsMessage::sameName(known.target, service.instanceName()))
             return;
     // Section 6: shared records (the PTR) are answered after 20-120 ms, so
@@ -254,7 +263,7 @@ DnsMessage MdnsResponder::answerFor(quint16 id, const QList<DnsMessage::Question
     if (enumeration) {
         DnsMessage::Record service = DnsMessage::makeRecord(DnsSdService::enumerationName(), DnsMessage::Ptr,
                                                             DnsMessage::ClassIn, DnsSdService::Ttl);
-        service.target = DnsSdService::serviceName();
+        service.target = m_published->typeName();
         answer.answers << service;
     }
     if (legacy) {
@@ -281,14 +290,19 @@ void MdnsResponder::sendPendingReplies()
 void MdnsResponder::handleResponse(const DnsMessage &response, const QHostAddress &sender)
 {
     QStringList ignored;
-    const QList<DnsSdService> services = DnsSdService::fromMessage(response, m_browseHash, &ignored);
+    const QList<DnsSdService> services = DnsSdService::fromMessage(response, m_browseHash, &ignored, m_browseKind);
     for (const QString &why : std::as_const(ignored))
         qCDebug(lcTransport).noquote() << "mDNS: ignoring an answer from" << sender.toString() << ":" << why;
     QPointer<MdnsResponder> self(this);
     for (const DnsSdService &service : services) {
-        if (!self || m_browseHash.isEmpty())
+        if (!self || !m_browsing)
             return;
         Q_EMIT serviceFound(service, sender);
+    }
+    for (const QString &nodeId : DnsSdService::goodbyesIn(response, m_browseKind)) {
+        if (!self || !m_browsing)
+            return;
+        Q_EMIT serviceGone(m_browseKind, nodeId);
     }
 }
 
@@ -303,10 +317,11 @@ void MdnsResponder::announce()
 
 void MdnsResponder::sendQuery()
 {
-    if (m_browseHash.isEmpty())
+    if (!m_browsing)
         return;
     DnsMessage query;
-    query.questions << DnsMessage::Question{DnsSdService::serviceName(), DnsMessage::Ptr, DnsMessage::ClassIn};
+    query.questions << DnsMessage::Question{DnsSdService::serviceName(m_browseKind), DnsMessage::Ptr,
+                                            DnsMessage::ClassIn};
     sendMulticast(query);
     ++m_queries;
     m_queryTimer.start(std::min(FirstInterval << std::min(m_queries - 1, 8), LongestQueryInterval));

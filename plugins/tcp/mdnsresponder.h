@@ -45,13 +45,16 @@ public:
     // taken without sharing, no interface that multicasts).
     Result<void> publish(const DnsSdService &service);
     void unpublish();
-    // Ask for services of the world whose hash is `worldHash` until stopBrowsing().
-    Result<void> browse(const QByteArray &worldHash);
+    // Ask for services of `kind` of the world whose hash is `worldHash`
+    // (worlds: empty for every world) until stopBrowsing().
+    Result<void> browse(const QByteArray &worldHash, DnsSdService::Kind kind = DnsSdService::Kind::Node);
     void stopBrowsing();
 
 Q_SIGNALS:
     // A node of the browsed world; `sender` is where its response came from.
     void serviceFound(const mmpi::DnsSdService &service, const QHostAddress &sender);
+    // A goodbye of the browsed kind: node (or root) `nodeId` withdrew its service.
+    void serviceGone(mmpi::DnsSdService::Kind kind, const QString &nodeId);
 
 private:
     Result<void> open();
@@ -79,7 +82,9 @@ private:
     QSet<int> m_pendingReplies;
     QTimer m_replyTimer;
     // Browsing.
+    bool m_browsing = false;
     QByteArray m_browseHash;
+    DnsSdService::Kind m_browseKind = DnsSdService::Kind::Node;
     int m_queries = 0;
     QTimer m_queryTimer;
 };

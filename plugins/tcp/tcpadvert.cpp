@@ -102,8 +102,55 @@ Result<QHostAddress> readHost(Reader &reader)
     return QHostAddress(reinterpret_cast<const quint8 *>(raw.data()));
 }
 
+Result<void> checkWorld(const TcpAdvert::World &world)
+{
+    const auto inRange = [](int n) { return n >= 0 && n <= TcpAdvert::MaxCount; };
+    if (world.hostName.toUtf8().size() > TcpAdvert::MaxHostNameSize)
+        return invalid(QStringLiteral("a host name of more than %1 bytes").arg(TcpAdvert::MaxHostNameSize));
+    if (!inRange(world.joined) || !inRange(world.wanted) || world.ttlSeconds < 0 || world.ttlSeconds > 65535)
+        return invalid(QStringLiteral("joined %1, wanted %2 or time to live %3 out of range")
+                           .arg(world.joined).arg(world.wanted).arg(world.ttlSeconds));
+    return success();
+}
+
+void appendCount(QByteArray &out, int value)
+{
+    char bytes[2];
+    qToBigEndian<quint16>(quint16(value), bytes);
+    out.append(bytes, 2);
+}
+
+void appendWorld(QByteArray &out, const TcpAdvert::World &world)
+{
+    const QByteArray host = world.hostName.toUtf8();
+    out.append(char(host.size())).append(host);
+    appendCount(out, world.joined);
+    appendCount(out, world.wanted);
+    appendCount(out, world.ttlSeconds);
+}
+
+Result<TcpAdvert::World> readWorld(Reader &reader)
+{
+    TcpAdvert::World world;
+    quint8 length = 0;
+    QByteArrayView raw, counts;
+    if (!reader.byte(length) || !reader.bytes(length, raw) || !reader.bytes(6, counts))
+        return invalid(QStringLiteral("a world announcement is truncated"));
+    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    world.hostName = decoder.decode(raw);
+    if (decoder.hasError())
+        return invalid(QStringLiteral("the host name is not UTF-8"));
+    world.joined = qFromBigEndian<quint16>(counts.data());
+    world.wanted = qFromBigEndian<quint16>(counts.data() + 2);
+    world.ttlSeconds = qFromBigEndian<quint16>(counts.data() + 4);
+    return world;
+}
+
 Result<void> checkFields(const TcpAdvert &advert)
 {
+    if (advert.world)
+        if (auto ok = checkWorld(*advert.world); !ok)
+            return ok;
     if (advert.port == 0)
         return invalid(QStringLiteral("listen port 0"));
     if (advert.worldName.isEmpty() || advert.nodeId.isEmpty())
@@ -159,8 +206,8 @@ Result<QByteArray> TcpAdvert::encode(const TcpAdvert &advert)
 {
     if (auto ok = checkFields(advert); !ok)
         return ok.error();
-    QByteArray out(Magic, MagicSize);
-    out.append(char(Version));
+    QByteArray out(advert.world ? WorldMagic : Magic, MagicSize);
+    out.append(char(advert.world ? WorldVersion : Version));
     char port[2];
     qToBigEndian<quint16>(advert.port, port);
     out.append(port, 2);
@@ -171,6 +218,8 @@ Result<QByteArray> TcpAdvert::encode(const TcpAdvert &advert)
     out.append(char(advert.hosts.size()));
     for (const QHostAddress &host : advert.hosts)
         appendHost(out, host);
+    if (advert.world)
+        appendWorld(out, *advert.world);
     if (out.size() > MaxDatagramSize)
         return invalid(QStringLiteral("an advert of %1 bytes exceeds the beacon limit of %2")
                            .arg(out.size()).arg(MaxDatagramSize));
@@ -181,6 +230,8 @@ Result<TcpAdvert> TcpAdvert::decode(QByteArrayView datagram)
 {
     if (datagram.size() > MaxDatagramSize)
         return invalid(QStringLiteral("%1 bytes, more than %2").arg(datagram.size()).arg(MaxDatagramSize));
+    if (datagram.size() >= FixedSize && datagram.first(MagicSize) == QByteArrayView(WorldMagic, MagicSize))
+        return decodeWorld(datagram);
     if (datagram.size() < FixedSize || datagram.first(MagicSize) != QByteArrayView(Magic, MagicSize))
         return invalid(QStringLiteral("not an MMPI beacon"));
     const quint8 version = quint8(datagram[MagicSize]);
@@ -193,6 +244,28 @@ Result<TcpAdvert> TcpAdvert::decode(QByteArrayView datagram)
     auto decoded = version == Version ? decodeVersion2(reader, advert) : decodeVersion1(reader, advert);
     if (!decoded)
         return decoded;
+    if (reader.left() != 0)
+        return invalid(QStringLiteral("%1 bytes after the last field").arg(reader.left()));
+    if (auto ok = checkFields(*decoded); !ok)
+        return ok.error();
+    return decoded;
+}
+
+Result<TcpAdvert> TcpAdvert::decodeWorld(QByteArrayView datagram)
+{
+    const quint8 version = quint8(datagram[MagicSize]);
+    if (version != WorldVersion)
+        return invalid(QStringLiteral("world announcement version %1 (this node reads %2)").arg(version).arg(WorldVersion));
+    TcpAdvert advert;
+    advert.port = qFromBigEndian<quint16>(datagram.data() + MagicSize + 1);
+    Reader reader(datagram.sliced(FixedSize));
+    auto decoded = decodeVersion2(reader, advert);
+    if (!decoded)
+        return decoded;
+    auto world = readWorld(reader);
+    if (!world)
+        return world.error();
+    decoded->world = *world;
     if (reader.left() != 0)
         return invalid(QStringLiteral("%1 bytes after the last field").arg(reader.left()));
     if (auto ok = checkFields(*decoded); !ok)

@@ -30,7 +30,8 @@ Result<void> TcpBeacon::startAdvertising(const TcpAdvert &advert, const QList<QH
     auto datagram = TcpAdvert::encode(advert);
     if (!datagram)
         return datagram.error();
-    stopAdvertising();
+    stopSending(); // replaced, not withdrawn: no goodbye
+    m_advert = advert;
     m_datagram = *datagram;
     m_targets = targets;
     m_targetPort = port;
@@ -42,13 +43,46 @@ Result<void> TcpBeacon::startAdvertising(const TcpAdvert &advert, const QList<QH
 
 void TcpBeacon::stopAdvertising()
 {
+    // A world announcement's goodbye, so browsers drop it now, not when it times out.
+    if (m_sender && m_advert.world) {
+        TcpAdvert goodbye = m_advert;
+        goodbye.world->ttlSeconds = 0;
+        if (const auto bytes = TcpAdvert::encode(goodbye)) {
+            m_datagram = *bytes;
+            sendAdvert();
+        }
+    }
+    stopSending();
+}
+
+void TcpBeacon::stopSending()
+{
     m_sendTimer.stop();
+    m_advert = {};
     if (m_sender)
         m_sender->deleteLater();
     m_sender = nullptr;
 }
 
 Result<void> TcpBeacon::startListening(const QString &worldName, quint16 port)
+{
+    if (auto bound = bindReceiver(port); !bound)
+        return bound;
+    m_worldName = worldName;
+    m_worlds = false;
+    return success();
+}
+
+Result<void> TcpBeacon::startListeningForWorlds(quint16 port)
+{
+    if (auto bound = bindReceiver(port); !bound)
+        return bound;
+    m_worldName.clear();
+    m_worlds = true;
+    return success();
+}
+
+Result<void> TcpBeacon::bindReceiver(quint16 port)
 {
     stopListening();
     auto *receiver = new QUdpSocket(this);
@@ -59,7 +93,6 @@ Result<void> TcpBeacon::startListening(const QString &worldName, quint16 port)
         return Error(ErrorCode::DiscoveryFailed,
                      QStringLiteral("cannot listen for tcp beacons on UDP port %1: %2").arg(port).arg(reason));
     }
-    m_worldName = worldName;
     m_receiver = receiver;
     connect(receiver, &QUdpSocket::readyRead, this, &TcpBeacon::readDatagrams);
     return success();
@@ -105,7 +138,12 @@ void TcpBeacon::handleDatagram(const QNetworkDatagram &datagram)
                                        << advert.error().message;
         return;
     }
-    if (advert->worldName != m_worldName)
+    if (m_worlds) {
+        if (advert->world)
+            Q_EMIT worldAnnounced(*advert, datagram.senderAddress());
+        return;
+    }
+    if (advert->world || advert->worldName != m_worldName)
         return;
     QStringList addresses = advert->addressesFrom(datagram.senderAddress());
     const QString first = addresses.takeFirst();

@@ -1,7 +1,9 @@
 // TcpBeacon: discovery for the tcp transport. An advertising node sends a small
 // UDP datagram to a list of targets (broadcast addresses, 127.0.0.1) every
 // interval; the discovering node listens on the beacon port and reports each
-// well-formed advert of its world. Datagrams are untrusted input: anything
+// well-formed advert of its world. The root of a discovered world sends its
+// world announcement the same way, and a browser listens for those of every
+// world (startListeningForWorlds). Datagrams are untrusted input: anything
 // malformed is dropped with a debug log. Layout: TcpAdvert.
 #pragma once
 
@@ -31,21 +33,29 @@ public:
     explicit TcpBeacon(QObject *parent = nullptr);
     ~TcpBeacon() override;
 
+    // Again while advertising: the new advert replaces the old one.
     Result<void> startAdvertising(const TcpAdvert &advert, const QList<QHostAddress> &targets,
                                   quint16 port, int intervalMs);
+    // A world announcement ends with a goodbye (time to live 0).
     void stopAdvertising();
     Result<void> startListening(const QString &worldName, quint16 port);
+    // World announcements of every world, instead of one world's adverts.
+    Result<void> startListeningForWorlds(quint16 port);
     void stopListening();
 
 Q_SIGNALS:
     void peerDiscovered(const mmpi::PeerAdvert &advert);
+    void worldAnnounced(const mmpi::TcpAdvert &advert, const QHostAddress &sender);
 
 private:
+    Result<void> bindReceiver(quint16 port);
+    void stopSending();
     void sendAdvert();
     void readDatagrams();
     void handleDatagram(const QNetworkDatagram &datagram);
 
     // Advertising.
+    TcpAdvert m_advert;
     QByteArray m_datagram;
     QList<QHostAddress> m_targets;
     quint16 m_targetPort = 0;
@@ -53,6 +63,7 @@ private:
     QUdpSocket *m_sender = nullptr;
     // Listening.
     QString m_worldName;
+    bool m_worlds = false;
     QUdpSocket *m_receiver = nullptr;
 };
 

@@ -7,6 +7,7 @@
 #include <mmpi/transport/optionreader.h>
 
 #include <QRegularExpression>
+#include <QSysInfo>
 
 namespace mmpi {
 
@@ -27,8 +28,22 @@ QList<QHostAddress> parseTargets(OptionReader &reader, const QStringList &texts)
 } // namespace
 
 TcpTransport::TcpTransport(QObject *parent)
-    : Transport(parent), m_server(this), m_beacon(this), m_mdns(this), m_avahi(this)
+    : Transport(parent), m_server(this), m_beacon(this), m_mdns(this), m_avahi(this), m_worldBeacon(this),
+      m_worldMdns(this), m_worldAvahi(this)
 {
+    connect(&m_worldBeacon, &TcpBeacon::worldAnnounced, this, &TcpTransport::handleWorldBeacon);
+    connect(&m_worldMdns, &MdnsResponder::serviceFound, this,
+            [this](const DnsSdService &service, const QHostAddress &sender) {
+                handleWorldService(service, sender, int(DnsSdService::WorldTtl));
+            });
+    // The daemon keeps the records alive itself and says when one goes
+    // (ItemRemove): what it found holds until then.
+    connect(&m_worldAvahi, &AvahiClient::serviceFound, this,
+            [this](const DnsSdService &service, const QHostAddress &sender) {
+                handleWorldService(service, sender, AvahiClient::HeldUntilRemoved);
+            });
+    connect(&m_worldMdns, &MdnsResponder::serviceGone, this, &TcpTransport::handleWorldServiceGone);
+    connect(&m_worldAvahi, &AvahiClient::serviceGone, this, &TcpTransport::handleWorldServiceGone);
     connect(&m_avahi, &AvahiClient::serviceFound, this, &TcpTransport::handleServiceFound);
     qRegisterMetaType<mmpi::DnsSdService>();
     connect(&m_mdns, &MdnsResponder::serviceFound, this, &TcpTransport::handleServiceFound);
@@ -48,6 +63,7 @@ Result<void> TcpTransport::configure(const QVariantMap &options)
         reader.reject(QStringLiteral("listenHost"),
                       QStringLiteral("'%1' is not an IP address, 'any' or 'localhost'").arg(parsed.listenHost));
     parsed.beaconPort = quint16(reader.integer(QStringLiteral("beaconPort"), parsed.beaconPort, 1, 65535));
+    parsed.lobbyPort = quint16(reader.integer(QStringLiteral("lobbyPort"), parsed.lobbyPort, 1, 65535));
     parsed.beaconTargets = parseTargets(reader, reader.stringList(QStringLiteral("beaconTargets"), {}));
     parsed.interfaces = reader.stringList(QStringLiteral("interfaces"), {});
     for (const QString &interface : std::as_const(parsed.interfaces))
@@ -232,6 +248,26 @@ Result<bool> TcpTransport::useAvahi() const
     return available;
 }
 
+Result<std::optional<QList<int>>> TcpTransport::avahiInterfaces() const
+{
+    const auto avahi = useAvahi();
+    if (!avahi)
+        return avahi.error();
+    if (!*avahi)
+        return std::optional<QList<int>>();
+    const auto indexes = multicastInterfaceIndexes();
+    if (!indexes)
+        return indexes.error();
+    return std::optional<QList<int>>(*indexes);
+}
+
+MdnsResponder &TcpTransport::configured(MdnsResponder &responder) const
+{
+    responder.setInterfaces(InterfaceFilter(m_options.interfaces));
+    responder.setPort(m_options.mdnsPort);
+    return responder;
+}
+
 Result<QList<int>> TcpTransport::multicastInterfaceIndexes() const
 {
     QList<int> indexes;
@@ -258,23 +294,18 @@ Result<void> TcpTransport::publishService(const PeerAdvert &advert)
     service.hosts = advertisedHosts(endpoint->host).mid(0, DnsSdService::MaxHosts);
     service.port = endpoint->port;
     stopPublishing();
-    const auto avahi = useAvahi();
+    const auto avahi = avahiInterfaces();
     if (!avahi)
         return avahi.error();
     if (*avahi) {
-        const auto indexes = multicastInterfaceIndexes();
-        if (!indexes)
-            return indexes.error();
-        if (auto published = m_avahi.publish(service, *indexes); !published)
+        if (auto published = m_avahi.publish(service, **avahi); !published)
             return published;
         m_publishedByAvahi = true;
         qCDebug(lcTransport).noquote() << "DNS-SD: publishing" << advert.nodeId << "through avahi-daemon with"
                                        << service.hosts << "port" << service.port;
         return success();
     }
-    m_mdns.setInterfaces(InterfaceFilter(m_options.interfaces));
-    m_mdns.setPort(m_options.mdnsPort);
-    if (auto published = m_mdns.publish(service); !published)
+    if (auto published = configured(m_mdns).publish(service); !published)
         return published;
     qCDebug(lcTransport).noquote() << "DNS-SD: publishing" << advert.nodeId << "with" << service.hosts << "port"
                                    << service.port << "on" << m_mdns.interfaceNames();
@@ -294,23 +325,18 @@ Result<void> TcpTransport::browseServices(const QString &worldName)
     if (auto ok = checkNotLoopback(QStringLiteral("browsing")); !ok)
         return ok;
     stopBrowsing();
-    const auto avahi = useAvahi();
+    const auto avahi = avahiInterfaces();
     if (!avahi)
         return avahi.error();
     if (*avahi) {
-        const auto indexes = multicastInterfaceIndexes();
-        if (!indexes)
-            return indexes.error();
-        if (auto browsing = m_avahi.browse(DnsSdService::hashOf(worldName), *indexes); !browsing)
+        if (auto browsing = m_avahi.browse(DnsSdService::hashOf(worldName), **avahi); !browsing)
             return browsing;
         m_browsingByAvahi = true;
         m_browsedWorld = worldName;
         qCDebug(lcTransport).noquote() << "DNS-SD: browsing for world" << worldName << "through avahi-daemon";
         return success();
     }
-    m_mdns.setInterfaces(InterfaceFilter(m_options.interfaces));
-    m_mdns.setPort(m_options.mdnsPort);
-    if (auto browsing = m_mdns.browse(DnsSdService::hashOf(worldName)); !browsing)
+    if (auto browsing = configured(m_mdns).browse(DnsSdService::hashOf(worldName)); !browsing)
         return browsing;
     m_browsedWorld = worldName;
     qCDebug(lcTransport).noquote() << "DNS-SD: browsing for world" << worldName << "on" << m_mdns.interfaceNames();
@@ -335,6 +361,125 @@ void TcpTransport::handleServiceFound(const DnsSdService &service, const QHostAd
         return;
     const QString first = addresses.takeFirst();
     Q_EMIT serviceDiscovered({m_browsedWorld, service.nodeId, first, addresses, service.sizeWanted});
+}
+
+Result<TcpAdvert> TcpTransport::worldAdvert(const WorldAnnouncement &announcement) const
+{
+    const QString address = announcement.addresses.isEmpty() ? listenAddress() : announcement.addresses.first();
+    auto endpoint = parseTcpAddress(address);
+    if (!endpoint)
+        return endpoint.error();
+    // Three beacons may go astray before a browser lets the world go.
+    const int ttl = std::max(2, (3 * m_options.beaconInterval + 999) / 1000);
+    const QString host = QSysInfo::machineHostName().left(TcpAdvert::MaxHostNameSize);
+    return TcpAdvert{announcement.worldName, announcement.rootId,
+                     advertisedHosts(endpoint->host).mid(0, TcpAdvert::MaxHosts), endpoint->port,
+                     TcpAdvert::World{host, announcement.joined, announcement.wanted, ttl}};
+}
+
+Result<void> TcpTransport::announceWorld(const WorldAnnouncement &announcement)
+{
+    const auto advert = worldAdvert(announcement);
+    if (!advert)
+        return advert.error();
+    const QList<QHostAddress> targets = m_options.beaconTargets.isEmpty()
+                                            ? TcpBeacon::defaultTargets(InterfaceFilter(m_options.interfaces))
+                                            : m_options.beaconTargets;
+    const auto beacon = m_worldBeacon.startAdvertising(*advert, targets, m_options.lobbyPort, m_options.beaconInterval);
+    DnsSdService service;
+    service.kind = DnsSdService::Kind::World;
+    service.worldHash = DnsSdService::hashOf(advert->worldName);
+    service.worldName = advert->worldName;
+    service.nodeId = advert->nodeId;
+    service.hostLabel = advert->world->hostName;
+    service.joined = advert->world->joined;
+    service.sizeWanted = advert->world->wanted;
+    service.hosts = advert->hosts;
+    service.port = advert->port;
+    const auto dnsSd = publishWorld(service);
+    if (!dnsSd)
+        qCDebug(lcTransport).noquote() << "world" << advert->worldName << "not announced by DNS-SD:"
+                                       << dnsSd.error().message;
+    if (!beacon && !dnsSd)
+        return Error(ErrorCode::DiscoveryFailed, QStringLiteral("cannot announce world '%1': %2; %3")
+                                                     .arg(advert->worldName, beacon.error().message,
+                                                          dnsSd.error().message));
+    return success();
+}
+
+Result<void> TcpTransport::publishWorld(const DnsSdService &service)
+{
+    if (auto ok = checkNotLoopback(QStringLiteral("world announcement")); !ok)
+        return ok;
+    const auto avahi = avahiInterfaces();
+    if (!avahi)
+        return avahi.error();
+    qCDebug(lcTransport).noquote() << "DNS-SD: announcing world" << service.worldName
+                                   << (*avahi ? "through avahi-daemon" : "");
+    return *avahi ? m_worldAvahi.publish(service, **avahi) : configured(m_worldMdns).publish(service);
+}
+
+void TcpTransport::stopAnnouncingWorld()
+{
+    m_worldBeacon.stopAdvertising();
+    m_worldMdns.unpublish();
+    m_worldAvahi.unpublish();
+}
+
+Result<void> TcpTransport::browseWorlds()
+{
+    stopBrowsingWorlds();
+    const auto beacon = m_worldBeacon.startListeningForWorlds(m_options.lobbyPort);
+    const auto dnsSd = browseWorldServices();
+    if (!dnsSd)
+        qCDebug(lcTransport).noquote() << "worlds not browsed by DNS-SD:" << dnsSd.error().message;
+    if (!beacon && !dnsSd)
+        return Error(ErrorCode::DiscoveryFailed, QStringLiteral("cannot browse worlds: %1; %2")
+                                                     .arg(beacon.error().message, dnsSd.error().message));
+    return success();
+}
+
+Result<void> TcpTransport::browseWorldServices()
+{
+    // Browsing needs no address of this node's own, so loopback is no reason to refuse.
+    const auto avahi = avahiInterfaces();
+    if (!avahi)
+        return avahi.error();
+    qCDebug(lcTransport) << "DNS-SD: browsing worlds" << (*avahi ? "through avahi-daemon" : "");
+    return *avahi ? m_worldAvahi.browse({}, **avahi, DnsSdService::Kind::World)
+                  : configured(m_worldMdns).browse({}, DnsSdService::Kind::World);
+}
+
+void TcpTransport::stopBrowsingWorlds()
+{
+    m_worldBeacon.stopListening();
+    m_worldMdns.stopBrowsing();
+    m_worldAvahi.stopBrowsing();
+}
+
+void TcpTransport::handleWorldService(const DnsSdService &service, const QHostAddress &sender, int ttlSeconds)
+{
+    if (service.kind != DnsSdService::Kind::World || !service.transports.contains(name()))
+        return;
+    Q_EMIT worldAnnounced({service.worldName, service.nodeId, service.hostLabel, service.addressesFrom(sender),
+                           service.joined, service.sizeWanted, WorldAnnouncement::Channel::DnsSd, ttlSeconds});
+}
+
+void TcpTransport::handleWorldServiceGone(DnsSdService::Kind kind, const QString &rootId)
+{
+    if (kind != DnsSdService::Kind::World)
+        return;
+    WorldAnnouncement gone;
+    gone.rootId = rootId;
+    gone.channel = WorldAnnouncement::Channel::DnsSd;
+    Q_EMIT worldAnnounced(gone);
+}
+
+void TcpTransport::handleWorldBeacon(const TcpAdvert &advert, const QHostAddress &sender)
+{
+    const TcpAdvert::World &world = *advert.world;
+    Q_EMIT worldAnnounced({advert.worldName, advert.nodeId, world.hostName, advert.addressesFrom(sender), world.joined,
+                           world.wanted, WorldAnnouncement::Channel::Beacon, world.ttlSeconds});
 }
 
 void TcpTransport::acceptPendingLinks()

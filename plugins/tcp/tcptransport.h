@@ -1,7 +1,9 @@
 // TcpTransport: links over TCP between hosts of an IP network (or processes on
 // one host over loopback), and discovery by DNS-SD (through avahi-daemon
 // where it runs, AvahiClient, else its own multicast DNS responder,
-// MdnsResponder) and by UDP beacon (TcpBeacon).
+// MdnsResponder) and by UDP beacon (TcpBeacon). A discovered world's root
+// announces the world both ways, each on an instance of its own, beside
+// the discovery of its nodes.
 // Addresses: "tcp://host:port", "tcp://[v6-host]:port". Options and defaults:
 // docs/transports.md.
 #pragma once
@@ -55,12 +57,22 @@ public:
     void stopPublishing() override;
     Result<void> browseServices(const QString &worldName) override;
     void stopBrowsing() override;
+    bool supportsWorldAnnouncements() const override { return true; }
+    // DiscoveryFailed only when neither the beacon nor DNS-SD can carry it.
+    Result<void> announceWorld(const WorldAnnouncement &announcement) override;
+    void stopAnnouncingWorld() override;
+    Result<void> browseWorlds() override;
+    void stopBrowsingWorlds() override;
 
 private:
     struct Options
     {
         QString listenHost = QStringLiteral("127.0.0.1");
         quint16 beaconPort = 47474;
+        // World announcements go to a port of their own: a unicast datagram to
+        // a port that several sockets share reaches only one of them, and a
+        // browser must not take a root's beacons.
+        quint16 lobbyPort = 47475;
         QList<QHostAddress> beaconTargets; // empty: TcpBeacon::defaultTargets()
         QStringList interfaces;            // empty: InterfaceFilter's default rule
         int beaconInterval = 500;
@@ -83,7 +95,20 @@ private:
     Result<bool> useAvahi() const;
     // The kept interfaces that can multicast; DiscoveryFailed when none.
     Result<QList<int>> multicastInterfaceIndexes() const;
+    // Where DNS-SD goes: avahi-daemon on these interfaces, or (none) the
+    // built-in responder; the errors of useAvahi() and multicastInterfaceIndexes().
+    Result<std::optional<QList<int>>> avahiInterfaces() const;
+    // `responder` on the interfaces and port the options say.
+    MdnsResponder &configured(MdnsResponder &responder) const;
     void handleServiceFound(const DnsSdService &service, const QHostAddress &sender);
+    // DNS-SD's part of announcing and browsing worlds.
+    Result<void> publishWorld(const DnsSdService &service);
+    Result<void> browseWorldServices();
+    void handleWorldService(const DnsSdService &service, const QHostAddress &sender, int ttlSeconds);
+    void handleWorldServiceGone(DnsSdService::Kind kind, const QString &rootId);
+    void handleWorldBeacon(const TcpAdvert &advert, const QHostAddress &sender);
+    // The beacon advert or DNS-SD service that says `announcement`.
+    Result<TcpAdvert> worldAdvert(const WorldAnnouncement &announcement) const;
     void acceptPendingLinks();
     void handleAcceptError(QAbstractSocket::SocketError error);
 
@@ -92,6 +117,10 @@ private:
     TcpBeacon m_beacon;
     MdnsResponder m_mdns;
     AvahiClient m_avahi;
+    // World announcements, apart from the node discovery above.
+    TcpBeacon m_worldBeacon;
+    MdnsResponder m_worldMdns;
+    AvahiClient m_worldAvahi;
     bool m_publishedByAvahi = false;
     bool m_browsingByAvahi = false;
     QString m_browsedWorld;

@@ -39,6 +39,7 @@ Transport::Transport(QObject *parent)
     : QObject(parent)
 {
     qRegisterMetaType<mmpi::PeerAdvert>();
+    qRegisterMetaType<mmpi::WorldAnnouncement>();
     qRegisterMetaType<mmpi::Error>();
 }
 
@@ -104,6 +105,29 @@ Result<void> Transport::browseServices(const QString &)
 }
 
 void Transport::stopBrowsing()
+{
+}
+
+bool Transport::supportsWorldAnnouncements() const
+{
+    return false;
+}
+
+Result<void> Transport::announceWorld(const WorldAnnouncement &)
+{
+    return Error(ErrorCode::DiscoveryFailed, QStringLiteral("transport %1 cannot announce worlds").arg(name()));
+}
+
+void Transport::stopAnnouncingWorld()
+{
+}
+
+Result<void> Transport::browseWorlds()
+{
+    return Error(ErrorCode::DiscoveryFailed, QStringLiteral("transport %1 cannot browse worlds").arg(name()));
+}
+
+void Transport::stopBrowsingWorlds()
 {
 }
 

@@ -128,6 +128,7 @@ void Engine::start()
             startNextDiscoveryStep();
             if (m_formation.step() != Step::Discovering)
                 return; // no step could start
+            announceWorld(1);
         }
         Q_EMIT formationProgress(1, m_config.size);
         return;
@@ -315,9 +316,12 @@ void Engine::takeCandidate(Link *link, const PeerIdentity &peer)
             return;
         m_candidates.removeIf([link](const auto &c) { return c.first == link; });
         link->deleteLater();
+        announceWorld(int(m_candidates.size()) + 1);
     });
     const int joined = int(m_candidates.size()) + 1;
     Q_EMIT formationProgress(joined, m_config.size);
+    if (joined < m_config.size)
+        announceWorld(joined);
     if (joined == m_config.size)
         return assignRanksAndSendTable();
     checkDiscoveryWindow();

@@ -166,6 +166,8 @@ private:
     Result<void> beginDiscoveryStep(World::DiscoveryStep step);
     void handleDiscoveryStepTimeout();
     void giveUpDiscoveryStep(World::DiscoveryStep step, const Error &reason);
+    // A discovered root's announcement of its world, with `joined` nodes in.
+    void announceWorld(int joined);
     // Ends every step's advertising, publishing, listening and browsing.
     void stopDiscoverySteps();
     Result<void> deriveJoinCodeKey();

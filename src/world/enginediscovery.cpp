@@ -6,7 +6,8 @@
 // its adverts straight to the root's addresses in the code, which reach the
 // root where broadcasts do not (client isolation, routed subnets). A step
 // keeps going once the next one starts: a late node still counts. The root
-// runs the same steps, listening, to say why it heard nobody.
+// runs the same steps, listening, to say why it heard nobody, and announces
+// its world meanwhile for devices that have not chosen one (WorldBrowser).
 #include "engine.h"
 
 #include <mmpi/core/logging.h>
@@ -134,6 +135,17 @@ void Engine::handleDiscoveryStepTimeout()
     startNextDiscoveryStep();
 }
 
+void Engine::announceWorld(int joined)
+{
+    if (!m_transport || !m_transport->supportsWorldAnnouncements())
+        return;
+    const WorldAnnouncement announcement{m_config.worldName, m_nodeId, {}, {m_listenAddress}, joined, m_config.size};
+    // Not a failure of formation: nodes that know the world's name find it all the same.
+    if (auto announced = m_transport->announceWorld(announcement); !announced)
+        qCInfo(lcWorld).noquote() << "discovery: world" << m_config.worldName
+                                  << "not announced:" << announced.error().message;
+}
+
 void Engine::giveUpDiscoveryStep(World::DiscoveryStep step, const Error &reason)
 {
     qCInfo(lcWorld).noquote() << "discovery: the" << stepName(step) << "step gave up:" << reason.message;
@@ -146,6 +158,7 @@ void Engine::stopDiscoverySteps()
     m_discoveryStep = m_config.discoverySteps.size();
     if (!m_transport)
         return;
+    m_transport->stopAnnouncingWorld();
     m_transport->stopBrowsing();
     m_transport->stopPublishing();
     m_transport->stopDiscovery();

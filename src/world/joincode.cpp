@@ -143,6 +143,15 @@ Result<JoinCode> JoinCode::generate(const QList<QHostAddress> &addresses, quint1
     return create(addresses, beaconPort, secret);
 }
 
+QList<QHostAddress> JoinCode::codeAddresses(const QList<QHostAddress> &addresses)
+{
+    QList<QHostAddress> v4;
+    for (const QHostAddress &address : addresses)
+        if (address.protocol() == QAbstractSocket::IPv4Protocol && v4.size() < MaxAddresses)
+            v4 << address;
+    return v4;
+}
+
 Result<JoinCode> JoinCode::parse(const QString &text)
 {
     auto bytes = bytesOf(text);

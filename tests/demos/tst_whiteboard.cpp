@@ -262,6 +262,45 @@ private Q_SLOTS:
         QVERIFY(countColor(board, Qt::white) < board.width() * board.height());
     }
 
+    void chooserJoinsAWorldItLists()
+    {
+        // Given a host of world X over tcp on loopback, and a device that was
+        // told no world name but --choose ...
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString name = QStringLiteral("wb-choose-%1").arg(QCoreApplication::applicationPid());
+        const int port = 40000 + int(QCoreApplication::applicationPid() % 10000);
+        const QString options = QStringLiteral("{\"beaconPort\":%1,\"lobbyPort\":%2,\"beaconTargets\":[\"127.0.0.1\"],"
+                                               "\"interfaces\":[\"lo\"],\"dnsSdBackend\":\"builtin\",\"beaconInterval\":100}")
+                                    .arg(port).arg(port + 10000);
+        auto start = [&](const QStringList &extra, const QString &out) {
+            auto *p = new QProcess(this);
+            p->start(whiteboard, QStringList{QStringLiteral("--platform"), QStringLiteral("offscreen"),
+                                             QStringLiteral("--transport"), QStringLiteral("tcp"),
+                                             QStringLiteral("--transport-options"), options,
+                                             QStringLiteral("--demo-strokes"), QStringLiteral("2"),
+                                             QStringLiteral("--out"), out, QStringLiteral("--timeout"), QStringLiteral("60")}
+                                     + extra);
+            return p;
+        };
+        QProcess *root = start({QStringLiteral("--host"), QStringLiteral("--size"), QStringLiteral("2"),
+                                QStringLiteral("--world-name"), name},
+                               dir.filePath(QStringLiteral("root.png")));
+        QProcess *other = start({QStringLiteral("--choose")}, dir.filePath(QStringLiteral("other.png")));
+        QString otherOut;
+        for (QProcess *p : {root, other}) {
+            const ProcessRun r = finishProcess(*p, 90000);
+            QVERIFY2(r.exitCode == 0, qPrintable(r.dump()));
+            if (p == other)
+                otherOut = r.out;
+        }
+        // ... it joins the world it listed: one board for both.
+        QVERIFY2(otherOut.contains(QLatin1String("whiteboard rank=1 size=2 ")), qPrintable(otherOut));
+        const QImage board = loadArgb(dir.filePath(QStringLiteral("root.png")));
+        QVERIFY(!board.isNull());
+        QVERIFY(loadArgb(dir.filePath(QStringLiteral("other.png"))) == board);
+    }
+
     void exampleScriptsParse()
     {
         // The sketches docs/guide/demos.md runs (and the README picture shows).

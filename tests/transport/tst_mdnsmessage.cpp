@@ -75,6 +75,9 @@ private Q_SLOTS:
     void badTxtIsRefused();
     void otherWorldsAndLiesAreIgnored();
     void addressesFromSender();
+    void worldAnnouncementRoundTrip();
+    void badWorldTxtIsRefused_data();
+    void badWorldTxtIsRefused();
 };
 
 void tst_MdnsMessage::queryHasItsKnownBytes()
@@ -327,6 +330,77 @@ void tst_MdnsMessage::addressesFromSender()
     s.hosts = {QHostAddress(QHostAddress::AnyIPv4)};
     QCOMPARE(s.addressesFrom(QHostAddress(QStringLiteral("10.9.9.9"))), QStringList{QStringLiteral("tcp://10.9.9.9:40123")});
     QCOMPARE(s.records(DnsSdService::Ttl)->size(), 3); // no A record for "any"
+}
+
+namespace {
+
+DnsSdService sampleWorld()
+{
+    DnsSdService s = sampleService();
+    s.kind = DnsSdService::Kind::World;
+    s.worldName = QStringLiteral("blue");
+    s.hostLabel = QStringLiteral("ada-laptop");
+    s.joined = 2;
+    return s;
+}
+
+} // namespace
+
+void tst_MdnsMessage::worldAnnouncementRoundTrip()
+{
+    // Given a root's announcement of world blue, two of three joined ...
+    const DnsSdService w = sampleWorld();
+    QCOMPARE(w.txt().mid(6), (QList<QByteArray>{"name=blue", "host=ada-laptop", "joined=2"}));
+    const DnsMessage m = responseOf(w, DnsSdService::WorldTtl);
+    QVERIFY(DnsMessage::sameName(m.answers.first().name, {"_mmpi-world", "_tcp", "local"}));
+    QCOMPARE(m.answers.first().ttl, DnsSdService::WorldTtl);
+    const auto bytes = m.encode();
+    QVERIFY2(bytes, whyNot(bytes).constData());
+    const auto parsed = DnsMessage::parse(*bytes);
+    QVERIFY2(parsed, whyNot(parsed).constData());
+    // ... a browser of every world finds it with its name and counts ...
+    const QList<DnsSdService> found = DnsSdService::fromMessage(*parsed, {}, nullptr, DnsSdService::Kind::World);
+    QCOMPARE(found.size(), 1);
+    DnsSdService expected = w;
+    QCOMPARE(found.first(), expected);
+    // ... a root browsing for nodes of blue does not take it for one, nor
+    // a browser of worlds a node's service for a world ...
+    QVERIFY(DnsSdService::fromMessage(*parsed, w.worldHash).isEmpty());
+    QVERIFY(DnsSdService::fromMessage(responseOf(sampleService()), {}, nullptr, DnsSdService::Kind::World).isEmpty());
+    // ... and its goodbye names the root.
+    QCOMPARE(DnsSdService::goodbyesIn(responseOf(w, 0), DnsSdService::Kind::World), QStringList{w.nodeId});
+    QVERIFY(DnsSdService::goodbyesIn(responseOf(w, 0), DnsSdService::Kind::Node).isEmpty());
+    QVERIFY(DnsSdService::goodbyesIn(m, DnsSdService::Kind::World).isEmpty());
+}
+
+void tst_MdnsMessage::badWorldTxtIsRefused_data()
+{
+    QTest::addColumn<int>("index");
+    QTest::addColumn<QByteArray>("string");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("no name") << 6 << QByteArray("name=") << "no world name";
+    QTest::newRow("long name") << 6 << (QByteArray("name=") + QByteArray(256, 'x')) << "no world name";
+    QTest::newRow("name not UTF-8") << 6 << QByteArray("name=\xff") << "no world name";
+    QTest::newRow("another world's name") << 6 << QByteArray("name=red") << "does not match its world hash";
+    QTest::newRow("long host") << 7 << (QByteArray("host=") + QByteArray(64, 'h')) << "host";
+    QTest::newRow("joined missing") << 8 << QByteArray("size=3") << "joined";
+    QTest::newRow("joined too many") << 8 << QByteArray("joined=4097") << "joined";
+    QTest::newRow("joined negative") << 8 << QByteArray("joined=-1") << "joined";
+}
+
+void tst_MdnsMessage::badWorldTxtIsRefused()
+{
+    QFETCH(int, index);
+    QFETCH(QByteArray, string);
+    QFETCH(QString, reason);
+    QList<QByteArray> txt = sampleWorld().txt();
+    txt[index] = string;
+    const auto parsed = DnsSdService::fromTxt(txt, DnsSdService::Kind::World);
+    QVERIFY2(!parsed, "a bad world TXT was accepted");
+    QCOMPARE(parsed.error().code, ErrorCode::BadDnsMessage);
+    QVERIFY2(parsed.error().message.contains(reason), qPrintable(parsed.error().message));
+    // The same strings as a node's TXT are still a node's: the world keys are extra.
+    QVERIFY(DnsSdService::fromTxt(txt));
 }
 
 QTEST_GUILESS_MAIN(tst_MdnsMessage)

@@ -55,6 +55,8 @@ private Q_SLOTS:
     void refusesMalformed();
     void refusesWhatCannotBeSent();
     void triesTheSenderFirst();
+    void worldAnnouncementHasItsBytes();
+    void refusesMalformedWorldAnnouncements();
 };
 
 void tst_TcpAdvert::encodesTheDocumentedBytes()
@@ -159,6 +161,43 @@ void tst_TcpAdvert::triesTheSenderFirst()
     // "Any": the sender's address stands in for it.
     const TcpAdvert any{QStringLiteral("blue"), QStringLiteral("n1"), {QHostAddress(QHostAddress::AnyIPv4)}, 4242};
     QCOMPARE(any.addressesFrom(a), QStringList{QStringLiteral("tcp://10.0.0.1:4242")});
+}
+
+void tst_TcpAdvert::worldAnnouncementHasItsBytes()
+{
+    // Given the root n1 of world blue on ada, two of three joined, for 2 s ...
+    const TcpAdvert advert{QStringLiteral("blue"), QStringLiteral("n1"), {QHostAddress(QStringLiteral("10.0.0.1"))},
+                           4242, TcpAdvert::World{QStringLiteral("ada"), 2, 3, 2}};
+    const auto bytes = TcpAdvert::encode(advert);
+    QVERIFY2(bytes, whyNot(bytes).constData());
+    // ... the datagram is the beacon's with magic MMPW, version 1 and the world's fields after the hosts.
+    QCOMPARE(bytes->toHex(), QByteArray("4d4d5057" "01" "1092" "04626c7565" "026e31" "01" "040a000001"
+                                        "03616461" "0002" "0003" "0002"));
+    const auto back = TcpAdvert::decode(*bytes);
+    QVERIFY2(back, whyNot(back).constData());
+    QCOMPARE(*back, advert);
+}
+
+void tst_TcpAdvert::refusesMalformedWorldAnnouncements()
+{
+    TcpAdvert advert{QStringLiteral("blue"), QStringLiteral("n1"), {QHostAddress(QStringLiteral("10.0.0.1"))}, 4242,
+                     TcpAdvert::World{QStringLiteral("ada"), 2, 3, 2}};
+    const QByteArray good = *TcpAdvert::encode(advert);
+    QByteArray version2 = good;
+    version2[4] = 2;
+    QByteArray badHost = good;
+    badHost[good.size() - 7] = char(0xff);
+    QByteArray tooMany = good;
+    tooMany[good.size() - 6] = char(0x10); // joined 4098
+    for (const QByteArray &bad : {good.left(good.size() - 1), good + 'x', version2, badHost, tooMany}) {
+        const auto decoded = TcpAdvert::decode(bad);
+        QVERIFY2(!decoded, qPrintable(bad.toHex()));
+        QCOMPARE(decoded.error().code, ErrorCode::DiscoveryFailed);
+    }
+    advert.world->hostName = QString(64, u'h');
+    QVERIFY(!TcpAdvert::encode(advert));
+    advert.world = TcpAdvert::World{QString(), 5000, 3, 2};
+    QVERIFY(!TcpAdvert::encode(advert));
 }
 
 QTEST_GUILESS_MAIN(tst_TcpAdvert)

@@ -8,11 +8,17 @@
 //   FORMED <rank> <size> <ms>
 //   RECEIVED <source> <payload in hex> (--expect-message: the root's first message)
 //   FAILED <error code> <reason>
+//   WORLD found|updated|lost <name> <host> <joined> <wanted> <found by> <root id>
+//                                      (--browse: the worlds a WorldBrowser lists)
+//   PICKED <name> <joined> <wanted>    (--pick NAME: joining that world once listed
+//                                      with --pick-joined nodes in; the node's own
+//                                      world name is not used)
 // With --send <hex>, a node that is not the root sends those bytes to rank 0
 // once formed.
 #include <mmpi/transport/interfacefilter.h>
 #include <mmpi/world/joincode.h>
 #include <mmpi/world/world.h>
+#include <mmpi/world/worldbrowser.h>
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -22,6 +28,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <optional>
 
 using namespace mmpi;
 
@@ -86,6 +93,55 @@ bool sendToRoot(World &world, const QByteArray &payload)
     return bool(sent);
 }
 
+QString worldLine(const QString &what, const WorldBrowser::FoundWorld &w)
+{
+    const QString by = QString::fromLatin1(QMetaEnum::fromType<WorldBrowser::FoundBy>().valueToKey(int(w.foundBy)));
+    return QStringLiteral("WORLD %1 %2 %3 %4 %5 %6 %7")
+        .arg(what, w.name, w.host.isEmpty() ? QStringLiteral("-") : w.host)
+        .arg(w.joined)
+        .arg(w.wanted)
+        .arg(by, w.rootId);
+}
+
+// Lists the worlds announced nearby until one named `name` has `joined`
+// nodes in (or forever with no name); then `config` joins it.
+bool browseAndPick(WorldConfig &config, const QString &name, int joined, int ms)
+{
+    WorldBrowser browser;
+    QEventLoop loop;
+    std::optional<WorldBrowser::FoundWorld> picked;
+    const auto consider = [&](const QString &what, const WorldBrowser::FoundWorld &w) {
+        say(worldLine(what, w));
+        if (!picked && !name.isEmpty() && w.name == name && w.joined >= joined) {
+            picked = w;
+            loop.quit();
+        }
+    };
+    QObject::connect(&browser, &WorldBrowser::worldFound, [&](const auto &w) { consider(QStringLiteral("found"), w); });
+    QObject::connect(&browser, &WorldBrowser::worldUpdated, [&](const auto &w) { consider(QStringLiteral("updated"), w); });
+    QObject::connect(&browser, &WorldBrowser::worldLost, [](const QString &id) { say(QStringLiteral("WORLD lost ") + id); });
+    if (auto started = browser.start(config.transport, config.transportOptions); !started) {
+        say(QStringLiteral("FAILED %1 %2").arg(codeName(started.error().code), started.error().message));
+        return false;
+    }
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+    if (!picked) {
+        say(QStringLiteral("FAILED DiscoveryTimedOut no world '%1' with %2 joined listed within %3 ms")
+                .arg(name).arg(joined).arg(ms));
+        return false;
+    }
+    browser.disconnect(); // its list empties as it goes: no world was lost
+    auto joining = browser.joinConfig(picked->rootId, config);
+    if (!joining) {
+        say(QStringLiteral("FAILED %1 %2").arg(codeName(joining.error().code), joining.error().message));
+        return false;
+    }
+    config = *joining;
+    say(QStringLiteral("PICKED %1 %2 %3").arg(config.worldName).arg(picked->joined).arg(config.size));
+    return true;
+}
+
 void listInterfaces(const QStringList &names)
 {
     const InterfaceFilter filter(names);
@@ -120,8 +176,12 @@ int main(int argc, char **argv)
     const QCommandLineOption list(QStringLiteral("list-interfaces"));
     const QCommandLineOption send(QStringLiteral("send"), {}, QStringLiteral("hex"));
     const QCommandLineOption expectMessage(QStringLiteral("expect-message"));
+    const QCommandLineOption worldName(QStringLiteral("world"), {}, QStringLiteral("name"), QStringLiteral("netns"));
+    const QCommandLineOption pick(QStringLiteral("pick"), {}, QStringLiteral("name"));
+    const QCommandLineOption pickJoined(QStringLiteral("pick-joined"), {}, QStringLiteral("n"), QStringLiteral("1"));
+    const QCommandLineOption lobbyPort(QStringLiteral("lobby-port"), {}, QStringLiteral("port"));
     parser.addOptions({root, size, port, beaconTimeout, dnsSdTimeout, steps, timeout, interfaces, listen, joinCode, makeCode, list, send,
-                       expectMessage});
+                       expectMessage, worldName, pick, pickJoined, lobbyPort});
     parser.process(app);
     const QStringList names = parser.value(interfaces).split(u',', Qt::SkipEmptyParts);
     if (parser.isSet(list)) {
@@ -132,7 +192,7 @@ int main(int argc, char **argv)
     WorldConfig config;
     config.mode = WorldConfig::Mode::Discovered;
     config.transport = QStringLiteral("tcp");
-    config.worldName = QStringLiteral("netns");
+    config.worldName = parser.value(worldName);
     config.size = parser.value(size).toInt();
     config.rank = parser.isSet(root) ? 0 : NoRank;
     config.formationTimeout = std::chrono::milliseconds(parser.value(timeout).toInt());
@@ -153,13 +213,12 @@ int main(int argc, char **argv)
                                {QStringLiteral("listenHost"), parser.value(listen)},
                                {QStringLiteral("interfaces"), names},
                                {QStringLiteral("beaconInterval"), 100}};
+    if (parser.isSet(lobbyPort))
+        config.transportOptions.insert(QStringLiteral("lobbyPort"), parser.value(lobbyPort).toInt());
     config.joinCode = parser.value(joinCode);
     if (parser.isSet(makeCode)) {
-        QList<QHostAddress> v4;
-        for (const QHostAddress &address : InterfaceFilter(names).addresses())
-            if (address.protocol() == QAbstractSocket::IPv4Protocol && v4.size() < JoinCode::MaxAddresses)
-                v4 << address;
-        auto code = JoinCode::generate(v4, quint16(parser.value(port).toInt()));
+        auto code = JoinCode::generate(JoinCode::codeAddresses(InterfaceFilter(names).addresses()),
+                                       quint16(parser.value(port).toInt()));
         if (!code) {
             say(QStringLiteral("FAILED %1 %2").arg(codeName(code.error().code), code.error().message));
             return 1;
@@ -168,6 +227,9 @@ int main(int argc, char **argv)
         say(QStringLiteral("CODE %1").arg(config.joinCode));
     }
 
+    if (parser.isSet(pick)
+        && !browseAndPick(config, parser.value(pick), parser.value(pickJoined).toInt(), parser.value(timeout).toInt()))
+        return 1;
     World world;
     QElapsedTimer clock;
     clock.start();

@@ -222,6 +222,8 @@ private Q_SLOTS:
     void wholeChainOnAnIsolatedNetwork();
     void nodesOfOneHostShareTheMdnsPort();
     void avahiFormsAnOpenNetwork();
+    void chooserListsAndJoinsAWorld();
+    void avahiCarriesWorldAnnouncements();
 
 private:
     std::unique_ptr<Network> m_network;
@@ -404,6 +406,80 @@ void tst_DiscoveryNetns::avahiFormsAnOpenNetwork()
         QVERIFY2(!n->output().contains(u"STEP gaveup"_s), qPrintable(n->output()));
     }
     QVERIFY2(nodes[0]->output().contains(u"FORMED 0 3 "_s), qPrintable(nodes[0]->output()));
+}
+
+void tst_DiscoveryNetns::chooserListsAndJoinsAWorld()
+{
+    // Given the root of a world of three in n0 and one node of it in n2 ...
+    const QString world = u"lobby-%1"_s.arg(::getpid());
+    const QString steps = u"DnsSd,Beacon"_s;
+    Node root(*m_network, 0, QStringList{u"--root"_s, u"--world"_s, world} + nodeArgs(47488, steps));
+    Node a(*m_network, 2, QStringList{u"--world"_s, world} + nodeArgs(47488, steps));
+    // ... a device in n1 that was told no world name, and hears world
+    // announcements only by DNS-SD (its lobby port is not the one the root
+    // sends beacon announcements to), lists the world with two of three in ...
+    Node chooser(*m_network, 1, QStringList{u"--pick"_s, world, u"--pick-joined"_s, u"2"_s, u"--lobby-port"_s,
+                                            u"47499"_s} + nodeArgs(47488, steps));
+    const QString picked = chooser.waitForLine(u"PICKED "_s, 30000);
+    QVERIFY2(picked == u"PICKED %1 2 3"_s.arg(world), qPrintable(chooser.output()));
+    static const QRegularExpression listed(u"^WORLD (found|updated) (\\S+) \\S+ ([12]) 3 (\\S+) (\\S+)$"_s);
+    int lines = 0;
+    for (const QString &line : chooser.output().split(u'\n')) {
+        if (!line.startsWith(u"WORLD "_s))
+            continue;
+        const auto match = listed.match(line);
+        QVERIFY2(match.hasMatch(), qPrintable(line));
+        QCOMPARE(match.captured(2), world);
+        QCOMPARE(match.captured(4), u"DnsSd"_s);
+        ++lines;
+    }
+    QVERIFY2(lines >= 1, qPrintable(chooser.output()));
+    // ... and picking it forms the world of three.
+    for (Node *n : {&root, &a, &chooser}) {
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::avahiCarriesWorldAnnouncements()
+{
+    if (const QString why = whyNoNamespaces({u"avahi-daemon"_s, u"dbus-daemon"_s, u"dbus-send"_s}); !why.isEmpty())
+        QSKIP(qPrintable(why + u": the Avahi backend is tested only where avahi-daemon and dbus are installed "
+                               "(apt-get install avahi-daemon dbus)"_s));
+    // Given an avahi-daemon in each namespace, a root of a world of three
+    // in n0 and a node of it in n2 ...
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    std::vector<std::unique_ptr<AvahiHost>> hosts;
+    for (int i = 0; i < 3; ++i)
+        hosts.push_back(std::make_unique<AvahiHost>(*m_network, i, dir.path()));
+    for (auto &host : hosts)
+        QVERIFY2(host->waitRunning(15000), qPrintable(host->output()));
+    const QString world = u"avahi-lobby-%1"_s.arg(::getpid());
+    const auto start = [&](int i, const QStringList &args) {
+        return std::make_unique<NamespacedProcess>(
+            hosts[i]->ns(), u"env"_s,
+            QStringList{u"DBUS_SYSTEM_BUS_ADDRESS="_s + hosts[i]->busAddress(),
+                        u"QT_LOGGING_RULES=mmpi.transport.debug=true"_s, node}
+                + args + nodeArgs(47489, u"DnsSd"_s));
+    };
+    auto root = start(0, {u"--root"_s, u"--world"_s, world});
+    auto a = start(2, {u"--world"_s, world});
+    // ... a device in n1 hearing announcements only by DNS-SD lists the
+    // world, its count updated in place to two of three, and joins it.
+    auto chooser = start(1, {u"--pick"_s, world, u"--pick-joined"_s, u"2"_s, u"--lobby-port"_s, u"47499"_s});
+    const QString picked = chooser->waitForLine(u"PICKED "_s, 30000);
+    QVERIFY2(picked == u"PICKED %1 2 3"_s.arg(world), qPrintable(chooser->output()));
+    QVERIFY2(chooser->output().contains(u"browsing worlds through avahi-daemon"_s), qPrintable(chooser->output()));
+    QVERIFY2(chooser->output().contains(u" DnsSd "_s), qPrintable(chooser->output()));
+    QVERIFY2(!chooser->output().contains(u" Beacon "_s), qPrintable(chooser->output()));
+    for (auto *n : {root.get(), a.get(), chooser.get()}) {
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+    }
+    QVERIFY2(root->output().contains(u"announcing world %1 through avahi-daemon"_s.arg(world)),
+             qPrintable(root->output()));
 }
 
 QTEST_GUILESS_MAIN(tst_DiscoveryNetns)

@@ -29,6 +29,26 @@ struct PeerAdvert
     bool operator==(const PeerAdvert &) const = default;
 };
 
+// What the root of a discovered world tells devices that have not chosen
+// a world yet (Transport::announceWorld), and what a browser hears of it.
+struct WorldAnnouncement
+{
+    // How an announcement came: a transport may carry it more than one way.
+    enum class Channel { DnsSd, Beacon };
+
+    QString worldName;
+    QString rootId;   // the root's node id: one announcement per root
+    QString hostName; // the root's host, for a person to tell roots apart
+    // Where the root listens, best first, in the transport's terms.
+    QStringList addresses;
+    int joined = 0; // nodes in so far, the root included
+    int wanted = 0; // the size the root expects
+    Channel channel = Channel::DnsSd;
+    // How long it holds unless heard again; 0: the root withdrew it.
+    int ttlSeconds = 0;
+    bool operator==(const WorldAnnouncement &) const = default;
+};
+
 class Transport : public QObject
 {
     Q_OBJECT
@@ -93,12 +113,26 @@ public:
     virtual Result<void> browseServices(const QString &worldName);
     virtual void stopBrowsing();
 
+    // World announcements, for a lobby listing the worlds nearby. The root
+    // of a discovered world announces it until stopAnnouncingWorld(); a
+    // later call with the same rootId updates it (joined). A browser hears
+    // every world announced, of any name, through worldAnnounced() until
+    // stopBrowsingWorlds(); a withdrawn one comes with ttlSeconds 0.
+    // Default: not offered (DiscoveryFailed).
+    virtual bool supportsWorldAnnouncements() const;
+    virtual Result<void> announceWorld(const WorldAnnouncement &announcement);
+    virtual void stopAnnouncingWorld();
+    virtual Result<void> browseWorlds();
+    virtual void stopBrowsingWorlds();
+
 Q_SIGNALS:
     // A peer connected to us. The receiver takes ownership of the link.
     void incomingLink(mmpi::Link *link);
     void peerDiscovered(const mmpi::PeerAdvert &advert);
     // A node found by service discovery (browseServices()).
     void serviceDiscovered(const mmpi::PeerAdvert &advert);
+    // A world announced (browseWorlds()); heard again at every refresh.
+    void worldAnnounced(const mmpi::WorldAnnouncement &announcement);
     // How discovery is going, for a lobby (it takes 10-20 s over Bluetooth):
     // devices seen (any service), nodes of the world found, seconds until the
     // current search round ends (-1: the transport does not know).
@@ -111,3 +145,4 @@ Q_SIGNALS:
 } // namespace mmpi
 
 Q_DECLARE_METATYPE(mmpi::PeerAdvert)
+Q_DECLARE_METATYPE(mmpi::WorldAnnouncement)

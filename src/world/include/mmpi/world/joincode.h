@@ -25,6 +25,9 @@ public:
     static constexpr int MaxAddresses = 4;
     // The longest text parse() looks at (4 addresses with separators).
     static constexpr int MaxTextSize = 64;
+    // The tcp transport's beaconPort when its options name none (the
+    // transport is a plugin, so the world layer cannot ask it).
+    static constexpr quint16 DefaultBeaconPort = 47474;
 
     JoinCode() = default;
     // BadJoinCode unless 1..MaxAddresses distinct unicast IPv4 addresses, a
@@ -33,6 +36,10 @@ public:
                                    const QByteArray &secret);
     // As create(), with a fresh random secret.
     static Result<JoinCode> generate(const QList<QHostAddress> &addresses, quint16 beaconPort);
+    // What a code can hold of a root's addresses (best first, as
+    // InterfaceFilter::addresses() lists them): the IPv4 ones, at most
+    // MaxAddresses.
+    static QList<QHostAddress> codeAddresses(const QList<QHostAddress> &addresses);
     // The text as toString() writes it; case, spaces and dashes do not
     // matter, and O, I, L are read as 0, 1, 1. BadJoinCode says what is wrong
     // (a character, the length, the check digits of a mistyped code).
