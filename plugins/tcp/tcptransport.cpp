@@ -206,8 +206,8 @@ Result<void> TcpTransport::startBeacon(const PeerAdvert &advert, const QList<QHo
     const QList<QHostAddress> hosts = advertisedHosts(endpoint->host);
     qCDebug(lcTransport).noquote() << "beacon of" << advert.nodeId << "lists" << hosts << "to" << targets
                                    << "port" << port;
-    return m_beacon.startAdvertising({advert.worldName, advert.nodeId, hosts, endpoint->port}, targets, port,
-                                     m_options.beaconInterval);
+    const TcpAdvert beacon{advert.worldName, advert.nodeId, hosts, endpoint->port, std::nullopt};
+    return m_beacon.startAdvertising(beacon, targets, port, m_options.beaconInterval);
 }
 
 void TcpTransport::stopAdvertising()
