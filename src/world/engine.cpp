@@ -979,10 +979,13 @@ void Engine::startFailureDetector()
     for (int rank = 0; rank < m_size; ++rank) {
         if (rank == m_rank)
             continue;
-        const Link *link = m_peers.at(rank).link;
+        Link *link = m_peers.at(rank).link;
         m_detector->watch(rank, now, link ? link->counters().framesSent : 0);
         if (!m_peers.at(rank).receiving)
             m_detector->setReading(rank, false, now);
+        // Straight to the link, as heartbeats go: the first round trip.
+        if (const auto probe = link ? m_detector->probe(rank, now) : std::nullopt)
+            link->sendFrame(*probe);
     }
     if (!m_detector->isEnabled())
         return;

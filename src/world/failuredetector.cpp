@@ -179,6 +179,15 @@ void FailureDetector::checkPeer(int rank, Peer &peer, TimePoint now, const std::
         verdict.heartbeat = request(rank, peer, now);
 }
 
+std::optional<Frame> FailureDetector::probe(int rank, TimePoint now)
+{
+    QMutexLocker lock(&m_mutex);
+    const auto it = m_peers.find(rank);
+    if (!isEnabled() || !m_sending || it == m_peers.end() || !isTimed(*it))
+        return std::nullopt;
+    return request(rank, *it, now);
+}
+
 Frame FailureDetector::request(int rank, Peer &peer, TimePoint now)
 {
     const quint64 nonce = peer.nextNonce++;

@@ -56,6 +56,11 @@ public:
     void start(int ownRank, TimePoint now);
     // Watch `rank` over a link whose counters read `framesSent` now.
     void watch(int rank, TimePoint now, quint64 framesSent);
+    // A heartbeat request to send `rank` at once, on a link just watched:
+    // its echo is the link's first round trip, so a fresh world's first
+    // broadcasts plan with the link's latency, not the medium's, even when
+    // heartbeats come seldom. Nothing when disabled or not watched.
+    std::optional<Frame> probe(int rank, TimePoint now);
     // Reading from `rank` paused by this node (flow control): its silence is
     // this node's doing, so it is not timed until reading resumes.
     void setReading(int rank, bool reading, TimePoint now);

@@ -89,6 +89,7 @@ private Q_SLOTS:
     void roundTripFromEcho();
     void smallestRecentRoundTripIsTheLink();
     void arrivalRatesAreReportedToThePeer();
+    void probeMeasuresTheFirstRoundTrip();
     void reportedRateIsThePeersArrivalRate();
     void forgottenRequestsStillEchoValidly();
     void echoesRequests();
@@ -370,6 +371,31 @@ void TestFailureDetector::smallestRecentRoundTripIsTheLink()
     q = detector.quality(Peer, t);
     QCOMPARE(q->minRoundTrip, 90000us);
     QCOMPARE(q->roundTripSamples, 13u);
+}
+
+void TestFailureDetector::probeMeasuresTheFirstRoundTrip()
+{
+    FailureDetector detector(100000ms, 1000000ms);
+    const TimePoint t0{};
+    QVERIFY(!detector.probe(Peer, t0)); // not watched
+    detector.start(Self, t0);
+    FakeLink link;
+    detector.watch(Peer, t0, link.framesSent);
+    const auto probe = detector.probe(Peer, t0);
+    QVERIFY(probe);
+    QCOMPARE(quint8(probe->payload.at(0)), quint8(FailureDetector::HeartbeatType::Request));
+    ++link.framesSent;
+    const auto reply = detector.receive(Peer, heartbeat(FailureDetector::HeartbeatType::Echo, nonceOf(*probe)), t0 + 61ms);
+    QVERIFY(reply && reply->measured);
+    QCOMPARE(detector.quality(Peer, t0 + 61ms)->minRoundTrip, 61000us);
+    // The probe is no traffic: the next heartbeat comes an interval after it
+    const auto verdicts = runChecks(detector, link, t0 + 25000ms, t0 + 100000ms, 25000ms);
+    QCOMPARE(heartbeatTimes(verdicts), (QList<TimePoint>{t0 + 100000ms}));
+    // And a disabled detector sends none
+    FailureDetector off(0ms, 0ms);
+    off.start(Self, t0);
+    off.watch(Peer, t0, 0);
+    QVERIFY(!off.probe(Peer, t0));
 }
 
 void TestFailureDetector::arrivalRatesAreReportedToThePeer()

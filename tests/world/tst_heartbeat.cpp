@@ -98,6 +98,7 @@ private Q_SLOTS:
     void idlePeersStayAliveAndMeasureRoundTrips();
     void busyLinkSendsNoHeartbeats();
     void roundTripIncludesLinkLatency();
+    void freshWorldMeasuresARoundTripAtOnce();
     void frozenPeerIsSuspectThenLost_data() { transports_data(); }
     void frozenPeerIsSuspectThenLost();
     void suspectPeerThatSpeaksAgainIsAlive();
@@ -262,6 +263,29 @@ void TestHeartbeat::roundTripIncludesLinkLatency()
         QCOMPARE(q->status, World::NodeStatus::Alive);
         qInfo().noquote() << "sim, 25 ms each way:" << what;
     }
+    QVERIFY(closeAll(worlds));
+}
+
+// Heartbeats a minute apart: each link still has its round trip right after
+// formation, from the request every node sends each peer when it forms (a
+// fresh world's first broadcasts plan with the link's latency, not the
+// medium's).
+void TestHeartbeat::freshWorldMeasuresARoundTripAtOnce()
+{
+    WorldHarness harness(QStringLiteral("sim"), WorldConfig::Mode::Launched);
+    harness.addTransportOptions({{QStringLiteral("link"), QStringLiteral("wifi")},
+                                 {QStringLiteral("latencyMs"), 25}});
+    const auto worlds = formWorlds(harness, 3, 60000, 600000);
+    QVERIFY(!worlds.empty());
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            if (i == j)
+                continue;
+            QTRY_VERIFY_WITH_TIMEOUT(worlds[i]->linkQuality(j)->roundTripSamples == 1, 5000);
+            const auto q = worlds[i]->linkQuality(j);
+            QVERIFY2(q->minRoundTrip >= 50ms && q->minRoundTrip < 1050ms, qPrintable(QString::number(q->minRoundTrip.count())));
+            QCOMPARE(q->heartbeatsSent, 1u);
+        }
     QVERIFY(closeAll(worlds));
 }
 

@@ -2,6 +2,7 @@
 
 #include "router.h"
 
+#include <mmpi/core/logging.h>
 #include <mmpi/wire/bufferpool.h>
 #include <mmpi/wire/itemcodec.h>
 
@@ -181,6 +182,9 @@ void BcastOp::planForwarding()
     m_plannedTopology = plan.topology;
     m_result->plan = plan;
     m_setup.router->setLastBcastPlan(plan);
+    qCDebug(lcComm).noquote() << "bcast of" << m_totalBytes << "bytes to a range of" << m_rangeLength << ":"
+                              << bcastTopologyName(plan.topology) << "segments" << plan.segmentBytes
+                              << "predicted" << qRound(plan.predictedUs / 1000) << "ms";
     for (const Delegation &d : std::as_const(delegations))
         m_children.append({rankOf(vrank + d.offset), d.length});
     if (!m_streamed) {
