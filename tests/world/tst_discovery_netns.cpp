@@ -207,6 +207,27 @@ private:
     std::unique_ptr<NamespacedProcess> m_avahi;
 };
 
+// Why the Avahi tests cannot run here, or empty. The Avahi path needs the
+// daemons; tools/dev installs them, so CI runs it.
+QString whyNoAvahi()
+{
+    const QString why = whyNoNamespaces({u"avahi-daemon"_s, u"dbus-daemon"_s, u"dbus-send"_s});
+    if (why.isEmpty())
+        return why;
+    return why + u": the Avahi backend is tested only where avahi-daemon and dbus are installed "
+                 "(apt-get install avahi-daemon dbus)"_s;
+}
+
+// A node in `host`'s namespace that speaks to its avahi-daemon.
+std::unique_ptr<NamespacedProcess> avahiNode(const AvahiHost &host, const QString &program, const QStringList &args)
+{
+    return std::make_unique<NamespacedProcess>(
+        host.ns(), u"env"_s,
+        QStringList{u"DBUS_SYSTEM_BUS_ADDRESS="_s + host.busAddress(), u"QT_LOGGING_RULES=mmpi.transport.debug=true"_s,
+                    program}
+            + args);
+}
+
 } // namespace
 
 class tst_DiscoveryNetns : public QObject
@@ -226,8 +247,25 @@ private Q_SLOTS:
     void avahiCarriesWorldAnnouncements();
 
 private:
+    // A system bus and an avahi-daemon in each of the 3 namespaces, running,
+    // their files in `dir`; on failure the test has failed.
+    std::vector<std::unique_ptr<AvahiHost>> startAvahiHosts(const QString &dir);
+
     std::unique_ptr<Network> m_network;
 };
+
+std::vector<std::unique_ptr<AvahiHost>> tst_DiscoveryNetns::startAvahiHosts(const QString &dir)
+{
+    std::vector<std::unique_ptr<AvahiHost>> hosts;
+    for (int i = 0; i < 3; ++i)
+        hosts.push_back(std::make_unique<AvahiHost>(*m_network, i, dir));
+    for (auto &host : hosts)
+        if (!host->waitRunning(15000)) {
+            QTest::qFail(qPrintable(host->output()), __FILE__, __LINE__);
+            return {};
+        }
+    return hosts;
+}
 
 void tst_DiscoveryNetns::init()
 {
@@ -376,27 +414,19 @@ void tst_DiscoveryNetns::nodesOfOneHostShareTheMdnsPort()
 
 void tst_DiscoveryNetns::avahiFormsAnOpenNetwork()
 {
-    if (const QString why = whyNoNamespaces({u"avahi-daemon"_s, u"dbus-daemon"_s, u"dbus-send"_s}); !why.isEmpty())
-        // The Avahi path needs the daemons; tools/dev installs them, so CI runs it.
-        QSKIP(qPrintable(why + u": the Avahi backend is tested only where avahi-daemon and dbus are installed "
-                               "(apt-get install avahi-daemon dbus)"_s));
+    if (const QString why = whyNoAvahi(); !why.isEmpty())
+        QSKIP(qPrintable(why));
     // Given a system bus and an avahi-daemon in each namespace ...
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    std::vector<std::unique_ptr<AvahiHost>> hosts;
-    for (int i = 0; i < 3; ++i)
-        hosts.push_back(std::make_unique<AvahiHost>(*m_network, i, dir.path()));
-    for (auto &host : hosts)
-        QVERIFY2(host->waitRunning(15000), qPrintable(host->output()));
+    const auto hosts = startAvahiHosts(dir.path());
+    if (hosts.empty())
+        return;
     // ... nodes with DNS-SD as their only step publish and browse through it ...
     std::vector<std::unique_ptr<NamespacedProcess>> nodes;
     for (int i = 0; i < 3; ++i) {
         const QStringList args = (i == 0 ? QStringList{u"--root"_s} : QStringList()) + nodeArgs(47487, u"DnsSd"_s);
-        nodes.push_back(std::make_unique<NamespacedProcess>(
-            hosts[i]->ns(), u"env"_s,
-            QStringList{u"DBUS_SYSTEM_BUS_ADDRESS="_s + hosts[i]->busAddress(),
-                        u"QT_LOGGING_RULES=mmpi.transport.debug=true"_s, node}
-                + args));
+        nodes.push_back(avahiNode(*hosts[i], node, args));
     }
     for (auto &n : nodes) {
         // ... and the world forms by it.
@@ -444,25 +474,18 @@ void tst_DiscoveryNetns::chooserListsAndJoinsAWorld()
 
 void tst_DiscoveryNetns::avahiCarriesWorldAnnouncements()
 {
-    if (const QString why = whyNoNamespaces({u"avahi-daemon"_s, u"dbus-daemon"_s, u"dbus-send"_s}); !why.isEmpty())
-        QSKIP(qPrintable(why + u": the Avahi backend is tested only where avahi-daemon and dbus are installed "
-                               "(apt-get install avahi-daemon dbus)"_s));
+    if (const QString why = whyNoAvahi(); !why.isEmpty())
+        QSKIP(qPrintable(why));
     // Given an avahi-daemon in each namespace, a root of a world of three
     // in n0 and a node of it in n2 ...
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    std::vector<std::unique_ptr<AvahiHost>> hosts;
-    for (int i = 0; i < 3; ++i)
-        hosts.push_back(std::make_unique<AvahiHost>(*m_network, i, dir.path()));
-    for (auto &host : hosts)
-        QVERIFY2(host->waitRunning(15000), qPrintable(host->output()));
+    const auto hosts = startAvahiHosts(dir.path());
+    if (hosts.empty())
+        return;
     const QString world = u"avahi-lobby-%1"_s.arg(::getpid());
     const auto start = [&](int i, const QStringList &args) {
-        return std::make_unique<NamespacedProcess>(
-            hosts[i]->ns(), u"env"_s,
-            QStringList{u"DBUS_SYSTEM_BUS_ADDRESS="_s + hosts[i]->busAddress(),
-                        u"QT_LOGGING_RULES=mmpi.transport.debug=true"_s, node}
-                + args + nodeArgs(47489, u"DnsSd"_s));
+        return avahiNode(*hosts[i], node, args + nodeArgs(47489, u"DnsSd"_s));
     };
     auto root = start(0, {u"--root"_s, u"--world"_s, world});
     auto a = start(2, {u"--world"_s, world});
