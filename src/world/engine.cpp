@@ -1329,7 +1329,14 @@ void Engine::handleCloseTimeout()
 {
     if (m_state != World::State::Closing)
         return;
-    if (const quint64 progress = closeProgress(); progress != m_closeProgress) {
+    const bool pending = std::any_of(m_peers.cbegin(), m_peers.cend(), [](const Peer &p) {
+        return p.link
+               && (!p.outbox->isEmpty() || p.link->unsentBytes() > 0
+                   || (p.stream && p.stream->sent() > p.stream->acknowledged()));
+    });
+    // Only what is still on its way earns more time: once all of it has been
+    // acknowledged, the wait is for the peers' goodbyes, and that is bounded.
+    if (const quint64 progress = closeProgress(); pending && progress != m_closeProgress) {
         m_closeProgress = progress;
         m_closeTimer.start(m_config.closeTimeout);
         return;
