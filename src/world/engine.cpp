@@ -959,6 +959,12 @@ void Engine::handleHeartbeat(int rank, const Frame &frame)
         if (Link *link = m_peers[rank].link)
             link->sendFrame(*reply->echo);
     }
+    if (reply->rateProbe) {
+        if (Link *link = m_peers[rank].link) {
+            qCDebug(lcWorld) << "rate probe of" << reply->rateProbe->payload.size() << "bytes to rank" << rank;
+            link->sendFrame(*reply->rateProbe);
+        }
+    }
     if (reply->measured)
         Q_EMIT linkQualityChanged(rank);
 }
@@ -983,8 +989,11 @@ void Engine::startFailureDetector()
         m_detector->watch(rank, now, link ? link->counters().framesSent : 0);
         if (!m_peers.at(rank).receiving)
             m_detector->setReading(rank, false, now);
-        // Straight to the link, as heartbeats go: the first round trip.
-        if (const auto probe = link ? m_detector->probe(rank, now) : std::nullopt)
+        // Straight to the link, as heartbeats go: the first round trip, and
+        // on one link the radio's rate (all of a node's links share it).
+        const auto kind = rank == (m_rank + 1) % m_size ? FailureDetector::Probe::RoundTripThenRate
+                                                        : FailureDetector::Probe::RoundTrip;
+        if (const auto probe = link ? m_detector->probe(rank, now, kind) : std::nullopt)
             link->sendFrame(*probe);
     }
     if (!m_detector->isEnabled())

@@ -179,13 +179,16 @@ void FailureDetector::checkPeer(int rank, Peer &peer, TimePoint now, const std::
         verdict.heartbeat = request(rank, peer, now);
 }
 
-std::optional<Frame> FailureDetector::probe(int rank, TimePoint now)
+std::optional<Frame> FailureDetector::probe(int rank, TimePoint now, Probe kind)
 {
     QMutexLocker lock(&m_mutex);
     const auto it = m_peers.find(rank);
     if (!isEnabled() || !m_sending || it == m_peers.end() || !isTimed(*it))
         return std::nullopt;
-    return request(rank, *it, now);
+    Frame frame = request(rank, *it, now);
+    if (kind == Probe::RoundTripThenRate)
+        it->rateProbeAfter = it->nextNonce - 1;
+    return frame;
 }
 
 Frame FailureDetector::request(int rank, Peer &peer, TimePoint now)
@@ -205,27 +208,40 @@ Error FailureDetector::violation(int rank, const QString &what) const
     return {ErrorCode::ProtocolViolation, QStringLiteral("bad heartbeat from rank %1: %2").arg(rank).arg(what)};
 }
 
-Result<FailureDetector::Reply> FailureDetector::receive(int rank, const Frame &frame, TimePoint now)
+// The checks of protocol.md's table, in its order.
+std::optional<Error> FailureDetector::malformed(int rank, const Frame &frame) const
 {
     const FrameHeader &h = frame.header;
-    if (h.itemType != ItemType::UnsignedByte || frame.payload.size() != PayloadSize)
+    const bool rateProbe = !frame.payload.isEmpty() && quint8(frame.payload.at(0)) == quint8(HeartbeatType::RateProbe);
+    const qsizetype size = rateProbe ? PayloadSize + RateProbePadding : PayloadSize;
+    if (h.itemType != ItemType::UnsignedByte || frame.payload.size() != size)
         return violation(rank, QStringLiteral("%1 payload of %2 bytes (expected UnsignedByte, %3 bytes)")
                                    .arg(itemTypeName(h.itemType))
                                    .arg(frame.payload.size())
-                                   .arg(PayloadSize));
+                                   .arg(size));
     if (h.source != rank || (m_ownRank != NoRank && h.destination != m_ownRank))
         return violation(rank, QStringLiteral("it claims source %1 and destination %2").arg(h.source).arg(h.destination));
     if (h.communicator != 0 || h.tag != 0)
         return violation(rank, QStringLiteral("communicator %1 and tag %2 (both must be 0)").arg(h.communicator).arg(h.tag));
     const auto type = quint8(frame.payload.at(0));
     const auto nonce = qFromBigEndian<quint64>(frame.payload.constData() + 1);
-    if (type != quint8(HeartbeatType::Request) && type != quint8(HeartbeatType::Echo)
-        && type != quint8(HeartbeatType::RateReport))
+    if (type < quint8(HeartbeatType::Request) || type > quint8(HeartbeatType::RateProbe))
         return violation(rank, QStringLiteral("unknown type %1").arg(type));
+    if (rateProbe && nonce != quint64(RateProbePadding))
+        return violation(rank, QStringLiteral("rate probe naming %1 bytes of padding (it has %2)").arg(nonce).arg(RateProbePadding));
     if (nonce == 0)
         return violation(rank, type == quint8(HeartbeatType::RateReport)
                                    ? QStringLiteral("rate report of 0 bytes per second")
                                    : QStringLiteral("nonce 0"));
+    return std::nullopt;
+}
+
+Result<FailureDetector::Reply> FailureDetector::receive(int rank, const Frame &frame, TimePoint now)
+{
+    if (auto error = malformed(rank, frame))
+        return *error;
+    const auto type = quint8(frame.payload.at(0));
+    const auto nonce = qFromBigEndian<quint64>(frame.payload.constData() + 1);
 
     QMutexLocker lock(&m_mutex);
     Reply reply;
@@ -234,6 +250,9 @@ Result<FailureDetector::Reply> FailureDetector::receive(int rank, const Frame &f
     if (it == m_peers.end() || !isTimed(*it))
         return reply;
     Peer &peer = *it;
+    // Its arrival is timed by the link, which reports the rate on its own.
+    if (type == quint8(HeartbeatType::RateProbe))
+        return reply;
     if (type == quint8(HeartbeatType::RateReport)) {
         peer.peerArrivalRate = double(nonce);
         ++peer.peerArrivalRateReports;
@@ -264,6 +283,11 @@ Result<FailureDetector::Reply> FailureDetector::receive(int rank, const Frame &f
         measure(peer, nonce, now);
         peer.outstanding.pop_front();
         reply.measured = true;
+    }
+    if (nonce == peer.rateProbeAfter && m_sending) {
+        peer.rateProbeAfter = 0;
+        ++peer.heartbeatFrames;
+        reply.rateProbe = makeRateProbe(m_ownRank, rank);
     }
     return reply;
 }
@@ -355,10 +379,21 @@ std::optional<LinkQuality> FailureDetector::quality(int rank, TimePoint now) con
 
 Frame FailureDetector::makeHeartbeat(int source, int destination, HeartbeatType type, quint64 nonce)
 {
-    QByteArray payload(PayloadSize, Qt::Uninitialized);
+    return heartbeatFrame(source, destination, type, nonce, 0);
+}
+
+Frame FailureDetector::makeRateProbe(int source, int destination)
+{
+    return heartbeatFrame(source, destination, HeartbeatType::RateProbe, quint64(RateProbePadding), RateProbePadding);
+}
+
+Frame FailureDetector::heartbeatFrame(int source, int destination, HeartbeatType type, quint64 nonce,
+                                      qsizetype padding)
+{
+    QByteArray payload(PayloadSize + padding, '\0');
     payload[0] = char(type);
     qToBigEndian<quint64>(nonce, payload.data() + 1);
-    Frame frame = makeFrame(FrameKind::Heartbeat, ItemType::UnsignedByte, quint32(PayloadSize), payload);
+    Frame frame = makeFrame(FrameKind::Heartbeat, ItemType::UnsignedByte, quint32(payload.size()), payload);
     frame.header.source = source;
     frame.header.destination = destination;
     return frame;

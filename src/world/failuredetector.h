@@ -28,9 +28,20 @@ public:
     using TimePoint = Clock::time_point;
 
     // Heartbeat payload (docs/design/protocol.md): a type byte, then a u64
-    // nonce, or for a rate report the rate in bytes per second.
+    // nonce, or for a rate report the rate in bytes per second; a rate probe
+    // adds RateProbePadding zero bytes, and its u64 is their number.
     static constexpr qsizetype PayloadSize = 9;
-    enum class HeartbeatType : quint8 { Request = 1, Echo = 2, RateReport = 3 };
+    enum class HeartbeatType : quint8 { Request = 1, Echo = 2, RateReport = 3, RateProbe = 4 };
+    // A rate probe is the one frame a fresh world sends to learn its radio's
+    // rate before the app sends anything long enough to time (a 1 KiB
+    // message is one packet: neither end can time it). The peer times its
+    // arrival (ArrivalTiming) and reports the rate. Its size: the first
+    // wake-up's bytes do not count and the rest must make MinSampleBytes, so
+    // 8 KiB (six packets of 1448 bytes) is timed even when that wake-up came
+    // late and read three; on the slowest radio (Bluetooth's 90 kB/s) it is
+    // 91 ms of airtime, once per node, sent on one link only since all of a
+    // node's links share its radio.
+    static constexpr qsizetype RateProbePadding = 8192;
     // A peer hears of the rate its frames arrive at when this node's
     // estimate has moved by more than this fraction since the last report
     // (the smoothing's own step: one sample moves it by 1/8 of its error)...
@@ -60,7 +71,12 @@ public:
     // its echo is the link's first round trip, so a fresh world's first
     // broadcasts plan with the link's latency, not the medium's, even when
     // heartbeats come seldom. Nothing when disabled or not watched.
-    std::optional<Frame> probe(int rank, TimePoint now);
+    // With RoundTripThenRate, the echo of that request brings a rate probe
+    // to send (Reply::rateProbe): after the echo, so that its airtime delays
+    // neither this round trip nor the echoes this node gives its peers'
+    // first requests, which come in meanwhile.
+    enum class Probe { RoundTrip, RoundTripThenRate };
+    std::optional<Frame> probe(int rank, TimePoint now, Probe kind = Probe::RoundTrip);
     // Reading from `rank` paused by this node (flow control): its silence is
     // this node's doing, so it is not timed until reading resumes.
     void setReading(int rank, bool reading, TimePoint now);
@@ -104,6 +120,7 @@ public:
     struct Reply
     {
         std::optional<Frame> echo;
+        std::optional<Frame> rateProbe; // to send the peer (probe()), counted as a heartbeat
         bool measured = false;
     };
     // A Heartbeat frame from `rank`. An error is a protocol violation by the
@@ -120,6 +137,7 @@ public:
     std::optional<LinkQuality> quality(int rank, TimePoint now) const;
 
     static Frame makeHeartbeat(int source, int destination, HeartbeatType type, quint64 nonce);
+    static Frame makeRateProbe(int source, int destination);
 
 private:
     struct Peer
@@ -133,6 +151,7 @@ private:
         quint64 nextNonce = 1;
         quint64 lastEchoed = 0;
         quint64 lastRequestReceived = 0;
+        quint64 rateProbeAfter = 0; // the request whose echo brings a rate probe, 0 for none
         std::deque<std::pair<quint64, TimePoint>> outstanding;
         std::chrono::microseconds roundTrip{-1};
         std::chrono::microseconds smoothedRoundTrip{-1};
@@ -159,6 +178,8 @@ private:
         return peer.status == World::NodeStatus::Alive || peer.status == World::NodeStatus::Suspect;
     }
     Error violation(int rank, const QString &what) const;
+    std::optional<Error> malformed(int rank, const Frame &frame) const;
+    static Frame heartbeatFrame(int source, int destination, HeartbeatType type, quint64 nonce, qsizetype padding);
     void checkPeer(int rank, Peer &peer, TimePoint now, const std::optional<Activity> &activity,
                    Verdict &verdict);
     Frame request(int rank, Peer &peer, TimePoint now);

@@ -11,6 +11,9 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTest>
@@ -28,6 +31,7 @@ const QString emulator = QStringLiteral(MMPI_LINKEMU_PATH);
 const QString probe = QStringLiteral(LINKEMU_PROBE_PATH);
 const QString mmpirun = QStringLiteral(MMPIRUN_PATH);
 const QString ring = QStringLiteral(MMPI_RING_PATH);
+const QString bench = QStringLiteral(MMPI_BENCH_PATH);
 
 // The bluetooth profile: 30 ms one way, 90000 bytes/s on the wire.
 constexpr double LatencyS = 0.030;
@@ -114,6 +118,7 @@ private Q_SLOTS:
     void twoSendersShareOneRadio();
     void eachRunsTheCommandInEveryNamespace();
     void mmpirunRunsTheTcpTransportAcrossIt();
+    void freshWorldLearnsItsRadio();
     void controlNetworkBypassesTheRadios();
     void noNamespaceLeftAfterTheCommandIsKilled();
     void noNamespaceLeftAfterTheEmulatorIsKilled_data();
@@ -255,6 +260,37 @@ void TestLinkEmu::mmpirunRunsTheTcpTransportAcrossIt()
     const double perHop = m.captured(1).toDouble();
     qInfo("%.1f ms per hop of the token (one-way latency %.0f ms)", perHop, LatencyS * 1e3);
     QVERIFY2(perHop >= LatencyS * 1e3 && perHop < 2 * LatencyS * 1e3, qPrintable(run.dump()));
+}
+
+void TestLinkEmu::freshWorldLearnsItsRadio()
+{
+    // A world that sends nothing still learns each link's latency (its
+    // first heartbeats) and its radio's rate (one rate probe per node, timed
+    // where it arrives), so its first broadcasts plan with the radio's
+    // numbers and not the medium's (tcp: Wi-Fi's 2 ms and 5 MB/s).
+    const QString script = u"exec %1 -n 3 --transport tcp --timeout 30 "
+                           "--rank-prefix \"ip netns exec ${MMPI_LINKEMU_PREFIX}{rank}\" "
+                           "--rank-address \"${MMPI_LINKEMU_SUBNET}.{rank+1}\" %2 links --wait 10000 --json"_s
+                               .arg(mmpirun, bench);
+    const ProcessRun run = runEmulated({u"--nodes"_s, u"3"_s, u"--profile"_s, u"bluetooth"_s}, script, 50000);
+    QVERIFY2(run.exitCode == 0, qPrintable(run.dump()));
+    const auto line = run.out.split(u'\n').filter(u"\"op\":\"links\""_s);
+    QVERIFY2(line.size() == 1, qPrintable(run.dump()));
+    const QString json = line.first().mid(line.first().indexOf(u'{')); // after mmpirun's "[0] "
+    const QJsonArray results = QJsonDocument::fromJson(json.toUtf8()).object().value(u"results"_s).toArray();
+    QCOMPARE(results.size(), 3);
+    for (const auto &value : results) {
+        const QJsonObject view = value.toObject();
+        const double latency = view.value(u"latency_us"_s).toDouble() / 1e6;
+        const double rate = view.value(u"rate"_s).toDouble();
+        qInfo("rank %d: latencies after %.0f ms, %.1f ms; a rate after %.0f ms, %.0f bytes/s (profile: %.0f)",
+              view.value(u"rank"_s).toInt(), view.value(u"latency_known_ms"_s).toDouble(), latency * 1e3,
+              view.value(u"rate_known_ms"_s).toDouble(), rate, PayloadRate);
+        QVERIFY2(latency >= LatencyS && latency < 2 * LatencyS, qPrintable(run.dump()));
+        // Timed over a few packets by the far end's reads: within a quarter
+        // either way; the Wi-Fi prior it replaces is 55 times the profile's.
+        QVERIFY2(rate > 0.75 * PayloadRate && rate < 1.25 * PayloadRate, qPrintable(run.dump()));
+    }
 }
 
 void TestLinkEmu::controlNetworkBypassesTheRadios()

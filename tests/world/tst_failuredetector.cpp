@@ -90,6 +90,7 @@ private Q_SLOTS:
     void smallestRecentRoundTripIsTheLink();
     void arrivalRatesAreReportedToThePeer();
     void probeMeasuresTheFirstRoundTrip();
+    void rateProbeFollowsTheFirstEcho();
     void reportedRateIsThePeersArrivalRate();
     void forgottenRequestsStillEchoValidly();
     void echoesRequests();
@@ -398,6 +399,48 @@ void TestFailureDetector::probeMeasuresTheFirstRoundTrip()
     QVERIFY(!off.probe(Peer, t0));
 }
 
+void TestFailureDetector::rateProbeFollowsTheFirstEcho()
+{
+    using Type = FailureDetector::HeartbeatType;
+    FailureDetector detector(100000ms, 1000000ms);
+    const TimePoint t0{};
+    detector.start(Self, t0);
+    FakeLink link;
+    detector.watch(Peer, t0, link.framesSent);
+    const auto probe = detector.probe(Peer, t0, FailureDetector::Probe::RoundTripThenRate);
+    QVERIFY(probe);
+    ++link.framesSent;
+    // The peer's own first request, answered before any rate probe leaves
+    auto reply = detector.receive(Peer, heartbeat(Type::Request, 1), t0 + 30ms);
+    QVERIFY(reply && reply->echo && !reply->rateProbe);
+    ++link.framesSent;
+    reply = detector.receive(Peer, heartbeat(Type::Echo, nonceOf(*probe)), t0 + 61ms);
+    QVERIFY(reply && reply->measured && reply->rateProbe);
+    const Frame rate = *reply->rateProbe;
+    QCOMPARE(rate.header.kind, FrameKind::Heartbeat);
+    QCOMPARE(rate.header.source, Self);
+    QCOMPARE(rate.header.destination, Peer);
+    QCOMPARE(rate.payload.size(), FailureDetector::PayloadSize + FailureDetector::RateProbePadding);
+    QCOMPARE(rate.header.count, quint32(rate.payload.size()));
+    QCOMPARE(rate.payload.left(9), QByteArray::fromHex("040000000000002000"));
+    QCOMPARE(rate.payload.mid(9), QByteArray(FailureDetector::RateProbePadding, '\0'));
+    ++link.framesSent;
+    // Only once; and neither it nor the echo is traffic
+    const auto verdicts = runChecks(detector, link, t0 + 25000ms, t0 + 100000ms, 25000ms);
+    QCOMPARE(heartbeatTimes(verdicts), (QList<TimePoint>{t0 + 100000ms}));
+    reply = detector.receive(Peer, heartbeat(Type::Echo, nonceOf(*verdicts.first().second.heartbeat)), t0 + 100061ms);
+    QVERIFY(reply && reply->measured && !reply->rateProbe);
+
+    // The peer's side: a rate probe is accepted, answers nothing and measures nothing
+    FailureDetector peer(100000ms, 1000000ms);
+    peer.start(Peer, t0);
+    peer.watch(Self, t0, 0);
+    const auto heard = peer.receive(Self, rate, t0 + 150ms);
+    QVERIFY2(heard, heard ? "" : qPrintable(heard.error().message));
+    QVERIFY(!heard->echo && !heard->rateProbe && !heard->measured);
+    QCOMPARE(peer.quality(Self, t0 + 150ms)->heartbeatsReceived, 0u);
+}
+
 void TestFailureDetector::arrivalRatesAreReportedToThePeer()
 {
     using Type = FailureDetector::HeartbeatType;
@@ -505,7 +548,21 @@ void TestFailureDetector::malformedHeartbeats_data()
     QTest::newRow("tag") << with([](Frame &f) { f.header.tag = 9; }) << "tag 9";
     QTest::newRow("communicator") << with([](Frame &f) { f.header.communicator = 4; }) << "communicator 4";
     QTest::newRow("type 0") << with([](Frame &f) { f.payload[0] = 0; }) << "unknown type 0";
-    QTest::newRow("type 4") << with([](Frame &f) { f.payload[0] = 4; }) << "unknown type 4";
+    QTest::newRow("type 5") << with([](Frame &f) { f.payload[0] = 5; }) << "unknown type 5";
+    QTest::newRow("rate probe, 9 bytes") << heartbeat(Type::RateProbe, 7)
+                                         << "UnsignedByte payload of 9 bytes (expected UnsignedByte, 8201 bytes)";
+    const Frame probe = FailureDetector::makeRateProbe(Peer, Self);
+    QTest::newRow("rate probe, short") << [&] {
+        Frame f = probe;
+        f.payload.chop(1);
+        f.header.count -= 1;
+        return f;
+    }() << "UnsignedByte payload of 8200 bytes (expected UnsignedByte, 8201 bytes)";
+    QTest::newRow("rate probe, wrong length") << [&] {
+        Frame f = probe;
+        qToBigEndian<quint64>(8000, f.payload.data() + 1);
+        return f;
+    }() << "rate probe naming 8000 bytes of padding (it has 8192)";
     QTest::newRow("rate 0") << heartbeat(Type::RateReport, 0) << "rate report of 0 bytes per second";
     QTest::newRow("nonce 0") << heartbeat(Type::Request, 0) << "nonce 0";
     QTest::newRow("request again") << heartbeat(Type::Request, 3) << "request 3 after request 3";

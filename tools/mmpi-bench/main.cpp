@@ -5,6 +5,7 @@
 #include "canvas.h"
 #include "checkpoint.h"
 #include "collectives.h"
+#include "links.h"
 #include "pingpong.h"
 #include "stream.h"
 
@@ -28,6 +29,7 @@ int usage(FILE *out, int status)
                  "       mmpirun -n 2 [--transport T] mmpi-bench stream [--count N] [--size BYTES] [--json]\n"
                  "       mmpi-bench checkpoint [--sizes 64K,1M,...] [--repeat N] [--dir DIR] [--json]\n"
                  "       mmpirun -n N [--transport T] mmpi-bench canvas [--frames F] [--primitives P] [--json]\n"
+                 "       mmpirun -n N [--transport T] mmpi-bench links [--wait MS] [--json]\n"
                  "  pingpong   round-trip latency and one-way bandwidth between ranks 0 and 1; with\n"
                  "             --qbytearray the messages are QByteArrays (shared, never copied) instead of\n"
                  "             a buffer each receive copies into; with --doubles, doubles (size / 8 of them);\n"
@@ -41,6 +43,7 @@ int usage(FILE *out, int status)
                  "             and order across reconnections (exits 1 if any)\n"
                  "  checkpoint k0 and k1 of a checkpoint per size, beside dd with fsync (no mmpirun)\n"
                  "  canvas     MMPE primitives per second broadcast to every rank, bytes per primitive\n"
+                 "  links      how soon a fresh world knows each link's latency and its radio's rate\n"
                  "Run `mmpi-bench <benchmark> --help` for the options of a benchmark.\n");
     return status;
 }
@@ -56,7 +59,8 @@ int main(int argc, char *argv[])
     const bool checkpoint = std::strcmp(argv[1], "checkpoint") == 0;
     const bool canvas = std::strcmp(argv[1], "canvas") == 0;
     const bool model = std::strcmp(argv[1], "bcast-model") == 0;
-    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream && !checkpoint && !canvas && !model) {
+    const bool links = std::strcmp(argv[1], "links") == 0;
+    if (std::strcmp(argv[1], "pingpong") != 0 && !collective && !stream && !checkpoint && !canvas && !model && !links) {
         std::fprintf(stderr, "mmpi-bench: unknown benchmark '%s'\n", argv[1]);
         return usage(stderr, 2);
     }
@@ -71,6 +75,7 @@ int main(int argc, char *argv[])
         for (int i = 2; i < argc; ++i)
             if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0)
                 return canvas       ? mmpi::bench::runCanvas({}, argc - 1, argv + 1, {}, {})
+                       : links      ? mmpi::bench::runLinks(nullptr, {}, argc - 1, argv + 1, {})
                        : stream     ? mmpi::bench::runStream(nullptr, {}, argc - 1, argv + 1, {})
                        : collective ? mmpi::bench::runCollective({}, argc - 1, argv + 1, {}, {})
                                     : mmpi::bench::runPingPong({}, argc - 1, argv + 1, {});
@@ -89,6 +94,7 @@ int main(int argc, char *argv[])
                              ? config->transportOptions.value(QStringLiteral("link"), QStringLiteral("bluetooth")).toString()
                              : QString();
     const int status = canvas ? mmpi::bench::runCanvas(*comm, argc - 1, argv + 1, config->transport, link)
+                       : links  ? mmpi::bench::runLinks(&world, *comm, argc - 1, argv + 1, config->transport)
                        : stream ? mmpi::bench::runStream(&world, *comm, argc - 1, argv + 1, config->transport)
                        : collective ? mmpi::bench::runCollective(*comm, argc - 1, argv + 1, config->transport, link)
                                     : mmpi::bench::runPingPong(*comm, argc - 1, argv + 1, config->transport);

@@ -24,15 +24,6 @@ double median(QList<double> values)
     return n % 2 ? values.at(n / 2) : (values.at(n / 2 - 1) + values.at(n / 2)) / 2;
 }
 
-// A drain the sender timed itself covers tens of KiB; a few packets timed
-// at the far end are what a world has before its first large message.
-double measuredRate(const LinkQuality &quality)
-{
-    if (quality.sendRateSamples > 0 && quality.sendRate > 0)
-        return quality.sendRate;
-    return quality.peerArrivalRateReports > 0 ? quality.peerArrivalRate : 0.0;
-}
-
 } // namespace
 
 LinkTable::LinkTable(World *world)
@@ -75,7 +66,7 @@ LinkModel LinkTable::model(const QList<int> &peers) const
             continue;
         if (quality->roundTripSamples > 0 && quality->minRoundTrip.count() > 0)
             latencies.append(double(quality->minRoundTrip.count()) / 2.0);
-        if (const double rate = measuredRate(*quality); rate > 0)
+        if (const double rate = quality->measuredRate(); rate > 0)
             rates.append(rate / 1e6);
     }
     if (!latencies.isEmpty())

@@ -349,6 +349,15 @@ struct LinkQuality
     quint64 arrivalRateSamples = 0;
     double peerArrivalRate = 0;
     quint64 peerArrivalRateReports = 0;
+    // The rate to plan with, in bytes per second, 0 while unknown: the
+    // drain this node timed itself, which covers tens of KiB, or else the
+    // peer's report, which a few packets (a fresh world's rate probe) make.
+    double measuredRate() const
+    {
+        if (sendRateSamples > 0 && sendRate > 0)
+            return sendRate;
+        return peerArrivalRateReports > 0 ? peerArrivalRate : 0.0;
+    }
     // Heartbeat requests this node sent to the peer, and received from it.
     quint64 heartbeatsSent = 0;
     quint64 heartbeatsReceived = 0;
