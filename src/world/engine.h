@@ -297,6 +297,8 @@ private:
     qint64 linkHighWater() const;
     // `graceOver`: a node linked to its contact has waited RootAbortGrace more.
     void handleDeadline(bool graceOver);
+    // Why a node without a world key was refused, or nothing.
+    QString describeMissingKey() const;
     QString describeMissing() const;
     QString describeOpenJoinRequests() const; // "" when none, else "; …" to follow describeMissing()
     int linkedCount() const;
