@@ -7,7 +7,8 @@
 // reaches another node, but unicast does, through the router's proxy ARP.
 // There DNS-SD and then the beacon give up with their reasons within their
 // timeouts and the world forms through the join code, or through the root's
-// address typed on each node; without isolation
+// address typed on each node (a typed name that has no address gives that
+// step up, saying so); without isolation
 // the beacon alone forms it, and so does DNS-SD alone (the tcp transport's
 // built-in multicast DNS responder, no Avahi), also with two nodes of one
 // namespace sharing UDP port 5353, and through an avahi-daemon in each
@@ -243,6 +244,7 @@ private Q_SLOTS:
     void dnsSdAloneFormsAnOpenNetwork();
     void wholeChainOnAnIsolatedNetwork();
     void typedAddressFormsAnIsolatedNetwork();
+    void typedNameWithoutAddressGivesUp();
     void nodesOfOneHostShareTheMdnsPort();
     void avahiFormsAnOpenNetwork();
     void chooserListsAndJoinsAWorld();
@@ -438,6 +440,19 @@ void tst_DiscoveryNetns::typedAddressFormsAnIsolatedNetwork()
         QVERIFY2(!n->output().contains(u"STEP gaveup Address"_s), qPrintable(n->output()));
     }
     QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::typedNameWithoutAddressGivesUp()
+{
+    // Given a name under .invalid (RFC 6761: it never resolves), looked up
+    // in a namespace with no route to any name server, so the answer is
+    // at once ...
+    Node n(*m_network, 1, nodeArgs(47492, u"Address"_s) + QStringList{u"--root-address"_s, u"root.invalid"_s});
+    // ... the step that began gives up, naming the entry.
+    QVERIFY2(!n.waitForLine(u"STEP started Address"_s, 10000).isEmpty(), qPrintable(n.output()));
+    const QString line = n.waitForLine(u"STEP gaveup Address"_s, 10000);
+    QVERIFY2(line.contains(u"DiscoveryFailed no IPv4 address of root address 'root.invalid' found"_s),
+             qPrintable(n.output()));
 }
 
 void tst_DiscoveryNetns::nodesOfOneHostShareTheMdnsPort()
