@@ -4,8 +4,10 @@
 
 #include <mmpi/transport/interfacefilter.h>
 #include <mmpi/world/joincode.h>
+#include <mmpi/world/rootaddress.h>
 
 #include <QBuffer>
+#include <QRegularExpression>
 
 namespace mmpi {
 
@@ -37,6 +39,7 @@ void Lobby::setWorld(QmlWorld *world)
     Q_EMIT worldChanged();
     reevaluate();
     updateJoinCode();
+    updateRootAddresses();
     followBrowsingSettings();
 }
 
@@ -155,9 +158,9 @@ bool Lobby::makeJoinCode()
         return false;
     }
     const QVariantMap options = m_world->transportOptions();
-    const auto port = quint16(options.value(QStringLiteral("beaconPort"), JoinCode::DefaultBeaconPort).toUInt());
     const InterfaceFilter filter(options.value(QStringLiteral("interfaces")).toStringList());
-    const auto code = JoinCode::generate(JoinCode::codeAddresses(filter.addresses()), port);
+    const auto code =
+        JoinCode::generate(JoinCode::codeAddresses(filter.addresses()), RootAddress::beaconPort(options));
     if (!code) {
         setErrorString(code.error().message);
         return false;
@@ -171,6 +174,7 @@ void Lobby::watchDiscovery(QmlWorld *world)
 {
     connect(world, &QmlWorld::discoveryStepGaveUp, this, &Lobby::noteGaveUp);
     connect(world, &QmlWorld::settingsChanged, this, &Lobby::updateJoinCode);
+    connect(world, &QmlWorld::settingsChanged, this, &Lobby::updateRootAddresses);
     connect(world, &QmlWorld::settingsChanged, this, &Lobby::followBrowsingSettings);
     // A new formation is a new search: the reasons before are the last one's.
     connect(world, &QmlWorld::stateChanged, this, [this](QmlWorld::State state) {
@@ -216,6 +220,36 @@ void Lobby::updateJoinCode()
         m_joinCodeImage = QStringLiteral("data:image/png;base64,") + QString::fromLatin1(png.data().toBase64());
     }
     Q_EMIT joinCodeChanged();
+}
+
+void Lobby::setRootAddresses(const QStringList &typed)
+{
+    if (!m_world) {
+        setErrorString(QStringLiteral("the lobby has no World to give the root's addresses to"));
+        return;
+    }
+    static const QRegularExpression separators(QStringLiteral("[,;\\s]+"));
+    QStringList addresses;
+    for (const QString &entry : typed)
+        addresses << entry.split(separators, Qt::SkipEmptyParts);
+    // Judged as start() will judge them, so that the person hears of a
+    // typo while still at the field.
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.transportOptions = m_world->transportOptions();
+    config.rootAddresses = addresses;
+    const auto valid = config.validateRootAddresses();
+    setErrorString(valid ? QString() : valid.error().message);
+    m_world->setRootAddresses(addresses); // updateRootAddresses() follows
+}
+
+void Lobby::updateRootAddresses()
+{
+    const QStringList addresses = m_world ? m_world->rootAddresses() : QStringList();
+    if (addresses == m_rootAddresses)
+        return;
+    m_rootAddresses = addresses;
+    Q_EMIT rootAddressesChanged();
 }
 
 } // namespace mmpi

@@ -4,8 +4,8 @@
 // world that confirms joins it lists the devices waiting (pendingJoins) and
 // takes a person's answer (confirm, reject). While `browsing` it lists the
 // worlds announced nearby (foundWorlds, a WorldBrowser's) for a person to
-// pick() one, says why nothing was found, and shows the root's join code
-// with its QR image.
+// pick() one, says why nothing was found, shows the root's join code
+// with its QR image, and takes the root's addresses a person typed.
 #pragma once
 
 #include "joinrequestmodel.h"
@@ -56,6 +56,12 @@ class Lobby : public QObject
     // image URL for an Image's source ("" without a valid code).
     Q_PROPERTY(QString joinCode READ joinCode NOTIFY joinCodeChanged)
     Q_PROPERTY(QString joinCodeImage READ joinCodeImage NOTIFY joinCodeChanged)
+    // The root's addresses as a person typed them, for the World's Address
+    // step (World.rootAddresses, WorldConfig::rootAddresses): "host" or
+    // "host:port" each, several in one entry apart by commas or spaces, as
+    // one text field gives them. A malformed one is kept, for the person to
+    // correct, and named in errorString (start() refuses it too).
+    Q_PROPERTY(QStringList rootAddresses READ rootAddresses WRITE setRootAddresses NOTIFY rootAddressesChanged)
 public:
     explicit Lobby(QObject *parent = nullptr);
 
@@ -74,6 +80,8 @@ public:
     QString nothingFoundReason() const { return m_nothingFoundReason; }
     QString joinCode() const { return m_joinCode; }
     QString joinCodeImage() const { return m_joinCodeImage; }
+    QStringList rootAddresses() const { return m_rootAddresses; }
+    void setRootAddresses(const QStringList &typed);
 
     // Joins the world of foundWorlds' row `row`: the World becomes a
     // discovered node of that name and size and starts. False, with
@@ -99,6 +107,7 @@ Q_SIGNALS:
     void browsingChanged();
     void nothingFoundReasonChanged();
     void joinCodeChanged();
+    void rootAddressesChanged();
 
 private:
     void reevaluate();
@@ -109,6 +118,7 @@ private:
     void noteGaveUp(const QString &step, const QString &reason);
     void updateNothingFoundReason();
     void updateJoinCode();
+    void updateRootAddresses();
     // (Re)starts the browser when browsing and its transport or options are not the World's.
     void followBrowsingSettings();
 
@@ -128,6 +138,7 @@ private:
     QString m_nothingFoundReason;
     QString m_joinCode;
     QString m_joinCodeImage;
+    QStringList m_rootAddresses; // the World's, as last reported
 };
 
 } // namespace mmpi

@@ -68,6 +68,7 @@ void QmlWorld::setListenAddress(const QString &a) { if (m_settings.listenAddress
 void QmlWorld::setFormationTimeout(int ms) { m_settings.formationTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setDiscoveryTimeout(int ms) { m_settings.discoveryTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setJoinCode(const QString &code) { m_settings.joinCode = code; Q_EMIT settingsChanged(); }
+void QmlWorld::setRootAddresses(const QStringList &a) { if (m_settings.rootAddresses != a) { m_settings.rootAddresses = a; Q_EMIT settingsChanged(); } }
 void QmlWorld::setBeaconTimeout(int ms) { m_settings.beaconTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setDnsSdTimeout(int ms) { m_settings.dnsSdTimeout = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }
 void QmlWorld::setHeartbeatInterval(int ms) { m_settings.heartbeatInterval = std::chrono::milliseconds(ms); Q_EMIT settingsChanged(); }

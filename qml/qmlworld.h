@@ -45,10 +45,12 @@ class QmlWorld : public QObject, public QQmlParserStatus
     Q_PROPERTY(QString listenAddress READ listenAddress WRITE setListenAddress NOTIFY settingsChanged)
     Q_PROPERTY(int formationTimeout READ formationTimeout WRITE setFormationTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int discoveryTimeout READ discoveryTimeout WRITE setDiscoveryTimeout NOTIFY settingsChanged)
-    // Discovered worlds: a join code's text (WorldConfig::joinCode) and how
-    // long DNS-SD and the beacon are tried before the next step
-    // (WorldConfig::dnsSdTimeout, beaconTimeout).
+    // Discovered worlds: a join code's text (WorldConfig::joinCode), the
+    // root's addresses a person typed (WorldConfig::rootAddresses; a Lobby
+    // fills them in) and how long DNS-SD and the beacon are tried before
+    // the next step (WorldConfig::dnsSdTimeout, beaconTimeout).
     Q_PROPERTY(QString joinCode READ joinCode WRITE setJoinCode NOTIFY settingsChanged)
+    Q_PROPERTY(QStringList rootAddresses READ rootAddresses WRITE setRootAddresses NOTIFY settingsChanged)
     Q_PROPERTY(int dnsSdTimeout READ dnsSdTimeout WRITE setDnsSdTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int beaconTimeout READ beaconTimeout WRITE setBeaconTimeout NOTIFY settingsChanged)
     Q_PROPERTY(int heartbeatInterval READ heartbeatInterval WRITE setHeartbeatInterval NOTIFY settingsChanged)
@@ -135,6 +137,8 @@ public:
     void setDiscoveryTimeout(int ms);
     QString joinCode() const { return m_settings.joinCode; }
     void setJoinCode(const QString &code);
+    QStringList rootAddresses() const { return m_settings.rootAddresses; }
+    void setRootAddresses(const QStringList &addresses);
     int beaconTimeout() const { return int(m_settings.beaconTimeout.count()); }
     void setBeaconTimeout(int ms);
     int dnsSdTimeout() const { return int(m_settings.dnsSdTimeout.count()); }
@@ -217,7 +221,8 @@ Q_SIGNALS:
     // The root of a discovered world while it searches (World::discoveryProgress).
     void discoveryProgress(int devicesSeen, int nodesFound, int secondsLeft);
     // A step of a discovered world's search began, or gave up with its
-    // reason (World::discoveryStepStarted/GaveUp): "Beacon", "JoinCode".
+    // reason (World::discoveryStepStarted/GaveUp): "DnsSd", "Beacon",
+    // "JoinCode", "Address".
     void discoveryStepStarted(const QString &step);
     void discoveryStepGaveUp(const QString &step, const QString &reason);
     void nodeSuspect(int rank);

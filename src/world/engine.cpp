@@ -1096,11 +1096,21 @@ void Engine::handleDeadline(bool graceOver)
     // that nobody joined.
     if (m_keyMismatches > 0)
         return fail({ErrorCode::WorldKeyMismatch,
-                     QStringLiteral("%1 (%2 link(s) refused so); %3")
+                     QStringLiteral("%1 (%2 link(s) refused so)%3; %4")
                          .arg(m_keyMismatch.message)
                          .arg(m_keyMismatches)
-                         .arg(timedOut)});
+                         .arg(describeMissingKey(), timedOut)});
     fail({ErrorCode::FormationTimeout, timedOut});
+}
+
+QString Engine::describeMissingKey() const
+{
+    // A node that found a closed world by a typed address most likely
+    // thought the address was all it needed, as a join code is.
+    if (!m_config.worldKey.isEmpty())
+        return {};
+    return QStringLiteral(": this node holds no world key; give it the world's key (worldKey) or a join code, which "
+                          "carries one (a typed root address carries none)");
 }
 
 QString Engine::describeMissing() const

@@ -19,6 +19,7 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QHostAddress>
 #include <QPointer>
 #include <QSet>
 #include <QTimer>
@@ -164,6 +165,17 @@ private:
     void startNextDiscoveryStep();
     // Starts `step` on this node; an error when it cannot (e.g. no interface).
     Result<void> beginDiscoveryStep(World::DiscoveryStep step);
+    // Passed over without a word: the transport lacks it, or its input is missing.
+    bool skipsDiscoveryStep(World::DiscoveryStep step) const;
+    PeerAdvert ownAdvert() const;
+    // A node's Address step: adverts to the typed IPv4 addresses at once,
+    // to those of host names once looked up (handleRootAddressLookup).
+    Result<void> beginAddressStep();
+    void handleRootAddressLookup(int lookupId, const QString &name, const QList<QHostAddress> &found,
+                                 const QString &why, quint16 port);
+    // Adds `contacts` to those this node's adverts go straight to: JoinCode
+    // and Address both wait for a person and run at once.
+    Result<void> advertiseDirectlyTo(const QStringList &contacts);
     void handleDiscoveryStepTimeout();
     void giveUpDiscoveryStep(World::DiscoveryStep step, const Error &reason);
     // A discovered root's announcement of its world, with `joined` nodes in.
@@ -285,6 +297,8 @@ private:
     qint64 linkHighWater() const;
     // `graceOver`: a node linked to its contact has waited RootAbortGrace more.
     void handleDeadline(bool graceOver);
+    // Why a node without a world key was refused, or nothing.
+    QString describeMissingKey() const;
     QString describeMissing() const;
     QString describeOpenJoinRequests() const; // "" when none, else "; …" to follow describeMissing()
     int linkedCount() const;
@@ -322,6 +336,13 @@ private:
     qsizetype m_discoveryStep = -1;
     bool m_beaconListening = false;
     bool m_anyStepBegun = false;
+    // node: where its adverts go straight to (JoinCode, Address); the
+    // Address step's host name lookups still open, why those that failed
+    // did, and whether any typed address was found (else it gives up).
+    QStringList m_directContacts;
+    QList<int> m_rootAddressLookups;
+    QStringList m_rootAddressMisses;
+    bool m_rootAddressFound = false;
     QList<std::pair<QPointer<Link>, PeerIdentity>> m_candidates;
     QSet<int> m_meshReady;
     // root, confirmJoins: sealed joins waiting for a person's answer

@@ -1,5 +1,7 @@
 #include <mmpi/world/joincode.h>
 
+#include <mmpi/world/rootaddress.h>
+
 #include <QPasswordDigestor>
 #include <QRandomGenerator>
 #include <QtEndian>
@@ -199,7 +201,7 @@ QStringList JoinCode::beaconContacts() const
 {
     QStringList contacts;
     for (const QHostAddress &address : m_addresses)
-        contacts << QStringLiteral("tcp://%1:%2").arg(address.toString()).arg(m_beaconPort);
+        contacts << RootAddress::beaconContact(address, m_beaconPort);
     return contacts;
 }
 

@@ -1,6 +1,7 @@
 #include <mmpi/world/worldconfig.h>
 
 #include <mmpi/world/joincode.h>
+#include <mmpi/world/rootaddress.h>
 
 #include <mmpi/wire/frame.h>
 
@@ -9,6 +10,8 @@
 #include <QJsonObject>
 #include <QMetaEnum>
 #include <QProcessEnvironment>
+
+#include <optional>
 
 namespace mmpi {
 
@@ -60,10 +63,40 @@ Result<void> WorldConfig::validateDiscoverySteps() const
             return badConfig(QStringLiteral("discovery step %1 is not a step").arg(int(step)));
         if (discoverySteps.indexOf(step) != i)
             return badConfig(QStringLiteral("discovery step %1 is listed twice").arg(name(step)));
-        // It waits for a person and never gives up: a step after it would never start.
-        if (step == DiscoveryStep::JoinCode && i != discoverySteps.size() - 1)
-            return badConfig(QStringLiteral("discovery step JoinCode must be the last one (it waits for a person, "
-                                            "so a step after it would never start)"));
+        // Those wait for a person and never give up: a step after them
+        // would never start. Together at the end they all run at once.
+        if (i > 0 && waitsForPerson(discoverySteps[i - 1]) && !waitsForPerson(step))
+            return badConfig(QStringLiteral("discovery step %1 comes after %2, which waits for a person, so it "
+                                            "would never start: JoinCode and Address go last")
+                                 .arg(name(step), name(discoverySteps[i - 1])));
+    }
+    return success();
+}
+
+Result<void> WorldConfig::validateRootAddresses() const
+{
+    if (rootAddresses.isEmpty())
+        return success();
+    if (mode != Mode::Discovered)
+        return badConfig(QStringLiteral("typed root addresses are for discovered worlds (a launched node has "
+                                        "rootAddress)"));
+    if (rootAddresses.size() > RootAddress::MaxAddresses)
+        return Error(ErrorCode::BadAddress, QStringLiteral("%1 root addresses, more than %2")
+                                                .arg(rootAddresses.size()).arg(RootAddress::MaxAddresses));
+    const quint16 defaultPort = RootAddress::beaconPort(transportOptions);
+    std::optional<std::pair<QString, quint16>> first;
+    for (const QString &text : rootAddresses) {
+        const auto address = RootAddress::parse(text, defaultPort);
+        if (!address)
+            return address.error();
+        // A root hears adverts on one port (Transport::advertiseTo).
+        if (first && first->second != address->port())
+            return Error(ErrorCode::BadAddress,
+                         QStringLiteral("root addresses '%1' and '%2' name ports %3 and %4: a root hears adverts "
+                                        "on one port")
+                             .arg(first->first, text.trimmed()).arg(first->second).arg(address->port()));
+        if (!first)
+            first = {text.trimmed(), address->port()};
     }
     return success();
 }
@@ -104,8 +137,9 @@ Result<void> WorldConfig::validate() const
         || dnsSdTimeout.count() <= 0)
         return badConfig(QStringLiteral("timeouts must be positive"));
     if (confirmJoins && worldKey.isEmpty() && joinCode.isEmpty())
-        return badConfig(QStringLiteral("confirmJoins needs a world key or a join code: without one anyone may "
-                                        "join, and a confirmation would protect nothing"));
+        return badConfig(QStringLiteral("confirmJoins needs a world key or a join code (a typed root address "
+                                        "carries no key): without one anyone may join, and a confirmation would "
+                                        "protect nothing"));
     if (confirmTimeout.count() <= 0)
         return badConfig(QStringLiteral("confirm timeout %1 ms is not positive").arg(confirmTimeout.count()));
     if (!joinCode.isEmpty()) {
@@ -116,6 +150,8 @@ Result<void> WorldConfig::validate() const
     }
     if (auto steps = validateDiscoverySteps(); !steps)
         return steps;
+    if (auto addresses = validateRootAddresses(); !addresses)
+        return addresses;
     if (heartbeatInterval.count() != 0) {
         // Below 10 ms a heartbeat would be traffic of its own; the timeout
         // must leave a heartbeat time to arrive before the peer is suspect

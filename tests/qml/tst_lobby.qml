@@ -2,8 +2,10 @@
 // announcements and beacons to 127.0.0.1 only): a browsing Lobby lists the
 // world a root announces with its name, host, counts and how it was found,
 // follows its count, and pick() makes its World join it; the root's Lobby
-// shows the join code and its QR image; and a Lobby says why nothing was
-// found when its World's discovery steps give up.
+// shows the join code and its QR image; a Lobby says why nothing was
+// found when its World's discovery steps give up; and the root's address a
+// person types into a Lobby is its World's, and forms the world where the
+// beacon does not reach the root.
 import QtQuick
 import QtTest
 import MMPI
@@ -33,6 +35,10 @@ Item {
     }
     Image {
         id: qr
+    }
+    Component {
+        id: spyComponent
+        SignalSpy {}
     }
 
     TestCase {
@@ -118,6 +124,59 @@ Item {
             local.transportOptions = top.options
             compare(other.nothingFoundReason, "")
             verify(other.browsing)
+        }
+    
+        function test_typedRootAddress() {
+            const root = worldComponent.createObject(top, {worldName: top.worldName + "-typed", expectedSize: 2,
+                                                           requestedRank: 0})
+            // A node whose beacon goes to another port than the root's: only
+            // the address typed with the root's port reaches it.
+            const node = worldComponent.createObject(top, {
+                worldName: top.worldName + "-typed", expectedSize: 2, requestedRank: -1, beaconTimeout: 300,
+                transportOptions: Object.assign({}, top.options, {beaconPort: top.beaconPort + 1})})
+            const lobby = lobbyComponent.createObject(top, {world: node})
+            const changed = spyComponent.createObject(top, {target: lobby, signalName: "rootAddressesChanged"})
+            compare(lobby.rootAddresses, [])
+
+            // What a person typed into one field: split into the World's list.
+            lobby.rootAddresses = "localhost:" + top.beaconPort + ", 127.0.0.1:" + top.beaconPort
+            compare(lobby.errorString, "")
+            compare(node.rootAddresses, ["localhost:" + top.beaconPort, "127.0.0.1:" + top.beaconPort])
+            compare(lobby.rootAddresses, node.rootAddresses)
+            compare(changed.count, 1)
+            // A typo is named at once, kept for the person to correct, and start() refuses it.
+            lobby.rootAddresses = ["10.0.1"]
+            verify(lobby.errorString.indexOf("root address '10.0.1' is not an IPv4 address") >= 0, lobby.errorString)
+            compare(node.rootAddresses, ["10.0.1"])
+            verify(!node.start())
+            verify(node.errorString.indexOf("'10.0.1' is not an IPv4 address") >= 0, node.errorString)
+            // Set on the World, the Lobby follows.
+            node.rootAddresses = ["127.0.0.1:" + top.beaconPort]
+            compare(lobby.rootAddresses, ["127.0.0.1:" + top.beaconPort])
+            compare(changed.count, 3)
+
+            const fresh = worldComponent.createObject(top, {
+                worldName: top.worldName + "-typed", expectedSize: 2, requestedRank: -1, beaconTimeout: 300,
+                transportOptions: node.transportOptions})
+            const typing = lobbyComponent.createObject(top, {world: fresh})
+            typing.rootAddresses = ["127.0.0.1:" + top.beaconPort]
+            compare(typing.errorString, "")
+            const started = spyComponent.createObject(top, {target: fresh, signalName: "discoveryStepStarted"})
+            const gaveUp = spyComponent.createObject(top, {target: fresh, signalName: "discoveryStepGaveUp"})
+            verify(root.start(), root.errorString)
+            verify(fresh.start(), fresh.errorString)
+            for (const w of [root, fresh])
+                tryCompare(w, "state", World.Formed, 20000)
+            compare(fresh.size, 2)
+            // The beacon gave up (another port) and the typed address formed it.
+            const gaveUpSteps = gaveUp.signalArguments.map(args => args[0])
+            verify(gaveUpSteps.indexOf("Beacon") >= 0, JSON.stringify(gaveUp.signalArguments))
+            verify(gaveUpSteps.indexOf("Address") < 0, JSON.stringify(gaveUp.signalArguments))
+            compare(started.signalArguments[started.count - 1][0], "Address")
+            for (const w of [root, fresh])
+                w.close()
+            for (const w of [root, fresh])
+                tryCompare(w, "state", World.Closed, 10000)
         }
     }
 }

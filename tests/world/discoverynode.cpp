@@ -14,7 +14,8 @@
 //                                      with --pick-joined nodes in; the node's own
 //                                      world name is not used)
 // With --send <hex>, a node that is not the root sends those bytes to rank 0
-// once formed.
+// once formed. --root-address takes the root's typed addresses, comma-separated
+// (WorldConfig::rootAddresses); --key a world key's text.
 #include <mmpi/transport/interfacefilter.h>
 #include <mmpi/world/joincode.h>
 #include <mmpi/world/world.h>
@@ -172,6 +173,8 @@ int main(int argc, char **argv)
     const QCommandLineOption interfaces(QStringLiteral("interfaces"), {}, QStringLiteral("names"));
     const QCommandLineOption listen(QStringLiteral("listen"), {}, QStringLiteral("host"), QStringLiteral("any"));
     const QCommandLineOption joinCode(QStringLiteral("join-code"), {}, QStringLiteral("code"));
+    const QCommandLineOption rootAddresses(QStringLiteral("root-address"), {}, QStringLiteral("addresses"));
+    const QCommandLineOption key(QStringLiteral("key"), {}, QStringLiteral("text"));
     const QCommandLineOption makeCode(QStringLiteral("make-code"));
     const QCommandLineOption list(QStringLiteral("list-interfaces"));
     const QCommandLineOption send(QStringLiteral("send"), {}, QStringLiteral("hex"));
@@ -181,7 +184,7 @@ int main(int argc, char **argv)
     const QCommandLineOption pickJoined(QStringLiteral("pick-joined"), {}, QStringLiteral("n"), QStringLiteral("1"));
     const QCommandLineOption lobbyPort(QStringLiteral("lobby-port"), {}, QStringLiteral("port"));
     parser.addOptions({root, size, port, beaconTimeout, dnsSdTimeout, steps, timeout, interfaces, listen, joinCode, makeCode, list, send,
-                       expectMessage, worldName, pick, pickJoined, lobbyPort});
+                       expectMessage, worldName, pick, pickJoined, lobbyPort, rootAddresses, key});
     parser.process(app);
     const QStringList names = parser.value(interfaces).split(u',', Qt::SkipEmptyParts);
     if (parser.isSet(list)) {
@@ -216,6 +219,8 @@ int main(int argc, char **argv)
     if (parser.isSet(lobbyPort))
         config.transportOptions.insert(QStringLiteral("lobbyPort"), parser.value(lobbyPort).toInt());
     config.joinCode = parser.value(joinCode);
+    config.rootAddresses = parser.value(rootAddresses).split(u',', Qt::SkipEmptyParts);
+    config.worldKey = parser.value(key).toUtf8();
     if (parser.isSet(makeCode)) {
         auto code = JoinCode::generate(JoinCode::codeAddresses(InterfaceFilter(names).addresses()),
                                        quint16(parser.value(port).toInt()));

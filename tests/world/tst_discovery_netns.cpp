@@ -6,7 +6,9 @@
 // bridge's ports isolated (`bridge link set dev … isolated on`) no broadcast
 // reaches another node, but unicast does, through the router's proxy ARP.
 // There DNS-SD and then the beacon give up with their reasons within their
-// timeouts and the world forms through the join code; without isolation
+// timeouts and the world forms through the join code, or through the root's
+// address typed on each node (a typed name that has no address gives that
+// step up, saying so); without isolation
 // the beacon alone forms it, and so does DNS-SD alone (the tcp transport's
 // built-in multicast DNS responder, no Avahi), also with two nodes of one
 // namespace sharing UDP port 5353, and through an avahi-daemon in each
@@ -241,6 +243,8 @@ private Q_SLOTS:
     void joinCodeFormsAnIsolatedNetwork();
     void dnsSdAloneFormsAnOpenNetwork();
     void wholeChainOnAnIsolatedNetwork();
+    void typedAddressFormsAnIsolatedNetwork();
+    void typedNameWithoutAddressGivesUp();
     void nodesOfOneHostShareTheMdnsPort();
     void avahiFormsAnOpenNetwork();
     void chooserListsAndJoinsAWorld();
@@ -393,6 +397,62 @@ void tst_DiscoveryNetns::wholeChainOnAnIsolatedNetwork()
         QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
     }
     QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::typedAddressFormsAnIsolatedNetwork()
+{
+    QString error;
+    QVERIFY2(m_network->isolate(true, &error), qPrintable(error));
+    // The default chain; no join code anywhere, so JoinCode is passed over.
+    // A typed address carries no key: a closed world gives it to each node.
+    const QString steps = u"DnsSd,Beacon,JoinCode,Address"_s;
+    const QStringList key{u"--key"_s, u"typed"_s};
+    Node root(*m_network, 0, QStringList{u"--root"_s} + nodeArgs(47491, steps) + key);
+    static const QRegularExpression dnsSdGaveUp(
+        u"^STEP gaveup DnsSd \\d+ DiscoveryTimedOut no (DNS-SD answer|root) of world 'netns' (heard|answered "
+        u"this node's DNS-SD adverts) within 1500 ms over transport tcp \\(multicast blocked"_s);
+    static const QRegularExpression beaconGaveUp(u"^STEP gaveup Beacon \\d+ DiscoveryTimedOut no (advert|root) of "
+                                                 u"world 'netns' (heard|answered this node's adverts) within 1500 ms"_s);
+    // The root's beacon gives up before the nodes start, as with the join code.
+    QVERIFY2(beaconGaveUp.match(root.waitForLine(u"STEP gaveup Beacon"_s, 10000)).hasMatch(), qPrintable(root.output()));
+    // The root's address as a person reads it off its screen: no port, so
+    // the nodes' beacon port, which is the root's.
+    const QStringList typed{u"--root-address"_s, u"10.48.0.1"_s};
+    Node a(*m_network, 1, nodeArgs(47491, steps) + typed + key);
+    Node b(*m_network, 2, nodeArgs(47491, steps) + typed + key);
+    for (Node *n : {&root, &a, &b}) {
+        // Given isolated ports, DNS-SD and the beacon give up in turn, saying why ...
+        const QString dnsSd = n->waitForLine(u"STEP gaveup DnsSd"_s, 10000);
+        QVERIFY2(dnsSdGaveUp.match(dnsSd).hasMatch(), qPrintable(n->output()));
+        const QString beacon = n->waitForLine(u"STEP gaveup Beacon"_s, 10000);
+        QVERIFY2(beaconGaveUp.match(beacon).hasMatch(), qPrintable(n->output()));
+        QVERIFY2(stepTime(beacon) >= stepTime(dnsSd), qPrintable(n->output()));
+        // ... then the typed address begins (the root listens for it) ...
+        const QString address = n->waitForLine(u"STEP started Address"_s, 1000);
+        QVERIFY2(!address.isEmpty(), qPrintable(n->output()));
+        QVERIFY2(address.section(u' ', 3, 3).toLongLong() >= stepTime(beacon), qPrintable(n->output()));
+    }
+    for (Node *n : {&root, &a, &b}) {
+        // ... and the world forms through it, no step but those two given up.
+        QVERIFY2(!n->waitForLine(u"FORMED "_s, 30000).isEmpty(), qPrintable(n->output()));
+        QVERIFY2(n->finishedWell(15000), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP started JoinCode"_s), qPrintable(n->output()));
+        QVERIFY2(!n->output().contains(u"STEP gaveup Address"_s), qPrintable(n->output()));
+    }
+    QVERIFY2(root.output().contains(u"FORMED 0 3 "_s), qPrintable(root.output()));
+}
+
+void tst_DiscoveryNetns::typedNameWithoutAddressGivesUp()
+{
+    // Given a name under .invalid (RFC 6761: it never resolves), looked up
+    // in a namespace with no route to any name server, so the answer is
+    // at once ...
+    Node n(*m_network, 1, nodeArgs(47492, u"Address"_s) + QStringList{u"--root-address"_s, u"root.invalid"_s});
+    // ... the step that began gives up, naming the entry.
+    QVERIFY2(!n.waitForLine(u"STEP started Address"_s, 10000).isEmpty(), qPrintable(n.output()));
+    const QString line = n.waitForLine(u"STEP gaveup Address"_s, 10000);
+    QVERIFY2(line.contains(u"DiscoveryFailed no IPv4 address of root address 'root.invalid' found"_s),
+             qPrintable(n.output()));
 }
 
 void tst_DiscoveryNetns::nodesOfOneHostShareTheMdnsPort()

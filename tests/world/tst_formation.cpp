@@ -1,6 +1,8 @@
 // Formation of worlds of 1, 2, 3 and 7 nodes over local and tcp, launched and
 // discovered; each formed world must carry frames between every pair of ranks
-// and close cleanly.
+// and close cleanly. A discovered tcp node finds its root by a typed host
+// name alone, and one without the world key is told that the address
+// carried none.
 #include "worldharness.h"
 
 #include <QElapsedTimer>
@@ -16,6 +18,8 @@ class TestFormation : public QObject
 private Q_SLOTS:
     void formAndTalk_data();
     void formAndTalk();
+    void typedHostNameFindsTheRoot();
+    void typedAddressCarriesNoKey();
 };
 
 void TestFormation::formAndTalk_data()
@@ -105,6 +109,68 @@ void TestFormation::formAndTalk()
                              10000);
     for (auto &spy : lost)
         QCOMPARE(spy->size(), 0);
+}
+
+namespace {
+
+// A root and a node of a discovered tcp world on loopback that search by
+// typed address alone: the node's adverts go only where `typed` says.
+std::pair<WorldConfig, WorldConfig> typedAddressPair(const WorldHarness &harness, const QString &typed)
+{
+    WorldConfig root = harness.config(0, 2);
+    WorldConfig node = harness.config(1, 2);
+    for (WorldConfig *c : {&root, &node})
+        c->discoverySteps = {WorldConfig::DiscoveryStep::Address};
+    node.rootAddresses = {typed};
+    return {root, node};
+}
+
+} // namespace
+
+void TestFormation::typedHostNameFindsTheRoot()
+{
+    // Given a node that knows the root only by a host name, without a port
+    // (the root's beacon port is this node's beaconPort option) ...
+    WorldHarness harness(QStringLiteral("tcp"), WorldConfig::Mode::Discovered);
+    const auto [rootConfig, nodeConfig] = typedAddressPair(harness, QStringLiteral("localhost"));
+    World *root = harness.start(rootConfig);
+    World node;
+    QSignalSpy started(&node, &World::discoveryStepStarted);
+    QSignalSpy gaveUp(&node, &World::discoveryStepGaveUp);
+    node.form(nodeConfig);
+    // ... the name is looked up and the world forms through it.
+    QTRY_VERIFY_WITH_TIMEOUT(node.state() != World::State::Forming && root->state() != World::State::Forming, 20000);
+    QVERIFY2(node.state() == World::State::Formed, qPrintable(node.errorString()));
+    QVERIFY2(root->state() == World::State::Formed, qPrintable(root->errorString()));
+    QCOMPARE(node.size(), 2);
+    QCOMPARE(started.size(), 1);
+    QCOMPARE(started.first().first().value<World::DiscoveryStep>(), WorldConfig::DiscoveryStep::Address);
+    QVERIFY(gaveUp.isEmpty());
+    node.close();
+    root->close();
+    QTRY_VERIFY_WITH_TIMEOUT(node.state() == World::State::Closed && root->state() == World::State::Closed, 10000);
+}
+
+void TestFormation::typedAddressCarriesNoKey()
+{
+    // Given a closed world and a node that was given its root's address but not its key ...
+    WorldHarness harness(QStringLiteral("tcp"), WorldConfig::Mode::Discovered);
+    auto [rootConfig, nodeConfig] = typedAddressPair(harness, QStringLiteral("127.0.0.1"));
+    nodeConfig.worldKey.clear();
+    for (WorldConfig *c : {&rootConfig, &nodeConfig})
+        c->formationTimeout = std::chrono::milliseconds(3000);
+    World *root = harness.start(rootConfig);
+    World node;
+    node.form(nodeConfig);
+    // ... the root is reached, refuses it, and the node says what it lacked.
+    QTRY_COMPARE_WITH_TIMEOUT(node.state(), World::State::Failed, 10000);
+    QCOMPARE(node.error().code, ErrorCode::WorldKeyMismatch);
+    QVERIFY2(node.error().message.contains(QStringLiteral("this node holds no world key")), qPrintable(node.errorString()));
+    QVERIFY2(node.error().message.contains(QStringLiteral("a typed root address carries none")),
+             qPrintable(node.errorString()));
+    QTRY_COMPARE_WITH_TIMEOUT(root->state(), World::State::Failed, 10000);
+    QCOMPARE(root->error().code, ErrorCode::WorldKeyMismatch);
+    QVERIFY2(!root->error().message.contains(QStringLiteral("no world key")), qPrintable(root->errorString()));
 }
 
 QTEST_GUILESS_MAIN(TestFormation)

@@ -1,11 +1,24 @@
 // WorldConfig: the launch environment contract with mmpirun and validation.
 #include <mmpi/world/joincode.h>
+#include <mmpi/world/rootaddress.h>
 #include <mmpi/world/world.h>
 
 #include <QSignalSpy>
 #include <QTest>
 
 using namespace mmpi;
+using namespace Qt::StringLiterals;
+
+namespace {
+
+// Why a result failed, or nothing (QVERIFY2 evaluates its message always).
+template <typename T>
+QString whyNot(const Result<T> &result)
+{
+    return result ? QString() : result.error().message;
+}
+
+} // namespace
 
 class TestWorldConfig : public QObject
 {
@@ -30,6 +43,12 @@ private Q_SLOTS:
     void confirmJoinsNeedsAClosedWorld();
     void discoveryStepsAreChecked();
     void stepsTheTransportLacksArePassedOver();
+    void rootAddressesAreRead_data();
+    void rootAddressesAreRead();
+    void malformedRootAddressesAreNamed_data();
+    void malformedRootAddressesAreNamed();
+    void rootAddressesAreForDiscoveredNodes();
+    void addressStepNeedsItsInputAndTheTransport();
 };
 
 void TestWorldConfig::init()
@@ -331,15 +350,16 @@ void TestWorldConfig::confirmJoinsNeedsAClosedWorld()
 }
 
 
-// The fallback chain's order is the app's: DNS-SD, beacon, join code by
-// default; no step twice, the join code last, a positive DNS-SD timeout.
+// The fallback chain's order is the app's: DNS-SD, beacon, join code, typed
+// address by default; no step twice, the two that wait for a person last
+// (in either order), a positive DNS-SD timeout.
 void TestWorldConfig::discoveryStepsAreChecked()
 {
     using Step = WorldConfig::DiscoveryStep;
     WorldConfig config;
     config.mode = WorldConfig::Mode::Discovered;
     config.size = 2;
-    QCOMPARE(config.discoverySteps, (QList<Step>{Step::DnsSd, Step::Beacon, Step::JoinCode}));
+    QCOMPARE(config.discoverySteps, (QList<Step>{Step::DnsSd, Step::Beacon, Step::JoinCode, Step::Address}));
     QCOMPARE(config.dnsSdTimeout, std::chrono::milliseconds(2000));
     QVERIFY(config.validate());
     config.discoverySteps = {Step::Beacon, Step::DnsSd};
@@ -355,7 +375,15 @@ void TestWorldConfig::discoveryStepsAreChecked()
     config.discoverySteps = {Step::DnsSd, Step::Beacon, Step::DnsSd};
     expectRefused(QStringLiteral("DnsSd is listed twice"));
     config.discoverySteps = {Step::JoinCode, Step::Beacon};
-    expectRefused(QStringLiteral("JoinCode must be the last one"));
+    expectRefused(QStringLiteral("discovery step Beacon comes after JoinCode, which waits for a person"));
+    config.discoverySteps = {Step::Address, Step::JoinCode, Step::DnsSd};
+    expectRefused(QStringLiteral("discovery step DnsSd comes after JoinCode, which waits for a person"));
+    config.discoverySteps = {Step::Beacon, Step::Address, Step::JoinCode};
+    QVERIFY(config.validate());
+    config.discoverySteps = {Step::Address};
+    QVERIFY(config.validate());
+    config.discoverySteps = {Step::Beacon, Step::Address, Step::Address};
+    expectRefused(QStringLiteral("Address is listed twice"));
     config.discoverySteps = {Step(7)};
     expectRefused(QStringLiteral("discovery step 7 is not a step"));
     config.discoverySteps = {Step::DnsSd};
@@ -399,6 +427,167 @@ void TestWorldConfig::stepsTheTransportLacksArePassedOver()
     QVERIFY2(world.error().message.contains(QStringLiteral("no discovery step of 1 can run over transport local")),
              qPrintable(world.error().message));
     QVERIFY(started.isEmpty());
+}
+
+// What a person may type: an IPv4 address or a host name, with a port or
+// the root's beacon port (this node's `beaconPort`, else the tcp default).
+void TestWorldConfig::rootAddressesAreRead_data()
+{
+    QTest::addColumn<QString>("typed");
+    QTest::addColumn<QString>("host");
+    QTest::addColumn<int>("port");
+    QTest::addColumn<bool>("isName");
+    QTest::newRow("ipv4") << "192.168.1.20" << "192.168.1.20" << 40001 << false;
+    QTest::newRow("ipv4 and port") << "10.0.0.7:5000" << "10.0.0.7" << 5000 << false;
+    QTest::newRow("spaces around") << "  10.0.0.7 " << "10.0.0.7" << 40001 << false;
+    QTest::newRow("loopback") << "127.0.0.1" << "127.0.0.1" << 40001 << false;
+    QTest::newRow("name") << "Root-1.example" << "root-1.example" << 40001 << true;
+    QTest::newRow("name and port") << "laptop.local:47474" << "laptop.local" << 47474 << true;
+    QTest::newRow("rooted name") << "laptop.local." << "laptop.local" << 40001 << true;
+    QTest::newRow("single label") << "localhost" << "localhost" << 40001 << true;
+    QTest::newRow("international name") << u"bücher.example"_s << "xn--bcher-kva.example" << 40001 << true;
+}
+
+void TestWorldConfig::rootAddressesAreRead()
+{
+    QFETCH(QString, typed);
+    QFETCH(QString, host);
+    QFETCH(int, port);
+    QFETCH(bool, isName);
+    const QVariantMap options{{QStringLiteral("beaconPort"), 40001}};
+    QCOMPARE(RootAddress::beaconPort(options), quint16(40001));
+    QCOMPARE(RootAddress::beaconPort({}), JoinCode::DefaultBeaconPort);
+    const auto address = RootAddress::parse(typed, RootAddress::beaconPort(options));
+    QVERIFY2(address, qPrintable(whyNot(address)));
+    QCOMPARE(address->host(), host);
+    QCOMPARE(address->port(), quint16(port));
+    QCOMPARE(address->isName(), isName);
+    QCOMPARE(address->contact(), isName ? QString() : QStringLiteral("tcp://%1:%2").arg(host).arg(port));
+
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.rank = NoRank;
+    config.size = 2;
+    config.transportOptions = options;
+    config.rootAddresses = {typed};
+    QVERIFY2(config.validate(), qPrintable(whyNot(config.validate())));
+}
+
+void TestWorldConfig::malformedRootAddressesAreNamed_data()
+{
+    QTest::addColumn<QStringList>("typed");
+    QTest::addColumn<QString>("part");
+    const auto row = [](const char *name, QStringList typed, const char *part) {
+        QTest::newRow(name) << typed << QString::fromUtf8(part);
+    };
+    row("empty", {u""_s}, "root address '' is empty");
+    row("blank", {u"10.0.0.7"_s, u"  "_s}, "is empty");
+    row("scheme", {u"tcp://10.0.0.7:5000"_s}, "'tcp://10.0.0.7:5000' has a scheme");
+    row("ipv6", {u"fe80::1"_s}, "'fe80::1' is an IPv6 address: the root hears adverts over IPv4 only");
+    row("ipv6 bracketed", {u"[::1]:5000"_s}, "'[::1]:5000' is an IPv6 address");
+    row("port 0", {u"10.0.0.7:0"_s}, "'10.0.0.7:0' has port '0', not one of 1..65535");
+    row("port too big", {u"10.0.0.7:70000"_s}, "has port '70000'");
+    row("port text", {u"host.example:http"_s}, "has port 'http'");
+    row("no port after colon", {u"10.0.0.7:"_s}, "has port ''");
+    row("three numbers", {u"10.0.1"_s}, "'10.0.1' is not an IPv4 address");
+    row("number too big", {u"300.1.2.3"_s}, "'300.1.2.3' is not an IPv4 address");
+    row("multicast", {u"224.0.0.251"_s}, "'224.0.0.251' is not a unicast IPv4 address");
+    row("broadcast", {u"255.255.255.255"_s}, "is not a unicast IPv4 address");
+    row("any", {u"0.0.0.0"_s}, "is not a unicast IPv4 address");
+    row("underscore", {u"my_root"_s}, "'my_root' is neither an IPv4 address nor a host name");
+    row("leading dash", {u"-root.example"_s}, "is neither an IPv4 address nor a host name");
+    row("empty label", {u"root..example"_s}, "is neither an IPv4 address nor a host name");
+    row("label too long", {QString(64, u'a') + u".example"_s}, "is neither an IPv4 address nor a host name");
+    row("two in one", {u"10.0.0.7, 10.0.0.8"_s}, "'10.0.0.7, 10.0.0.8' is neither");
+    row("two ports", {u"10.0.0.7:5000"_s, u"10.0.0.8:5001"_s},
+        "root addresses '10.0.0.7:5000' and '10.0.0.8:5001' name ports 5000 and 5001: a root hears adverts on one port");
+    row("default and other port", {u"10.0.0.7"_s, u"10.0.0.8:5001"_s}, "name ports 47474 and 5001");
+    row("too many", {u"10.0.0.1"_s, u"10.0.0.2"_s, u"10.0.0.3"_s, u"10.0.0.4"_s, u"10.0.0.5"_s},
+        "5 root addresses, more than 4");
+}
+
+// A malformed entry is refused before anything forms, BadAddress naming it.
+void TestWorldConfig::malformedRootAddressesAreNamed()
+{
+    QFETCH(QStringList, typed);
+    QFETCH(QString, part);
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.rank = NoRank;
+    config.size = 2;
+    config.rootAddresses = typed;
+    const auto checked = config.validate();
+    QVERIFY(!checked);
+    QCOMPARE(checked.error().code, ErrorCode::BadAddress);
+    QVERIFY2(checked.error().message.contains(part), qPrintable(checked.error().message));
+    World world;
+    world.form(config);
+    QCOMPARE(world.state(), World::State::Failed);
+    QCOMPARE(world.error().code, ErrorCode::BadAddress);
+}
+
+// A launched node has its root's address (rootAddress); a discovered root
+// needs none and ignores them, as a shared set-up may give them to all.
+void TestWorldConfig::rootAddressesAreForDiscoveredNodes()
+{
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Launched;
+    config.rank = 0;
+    config.size = 2;
+    config.rootAddresses = {u"10.0.0.7"_s};
+    const auto launched = config.validate();
+    QVERIFY(!launched);
+    QCOMPARE(launched.error().code, ErrorCode::BadConfiguration);
+    QVERIFY2(launched.error().message.contains(u"typed root addresses are for discovered worlds"_s),
+             qPrintable(launched.error().message));
+    config.mode = WorldConfig::Mode::Discovered;
+    QVERIFY(config.validate());
+    // A typed address carries no key: confirming joins still needs one.
+    config.confirmJoins = true;
+    const auto open = config.validate();
+    QVERIFY(!open);
+    QCOMPARE(open.error().code, ErrorCode::BadConfiguration);
+    QVERIFY2(open.error().message.contains(u"a typed root address carries no key"_s), qPrintable(open.error().message));
+}
+
+// A node passes the Address step over without addresses; with them over a
+// transport that cannot send adverts to an address (local), the step
+// starts and gives up saying so, and with no other step formation fails
+// with that reason at once.
+void TestWorldConfig::addressStepNeedsItsInputAndTheTransport()
+{
+    using Step = WorldConfig::DiscoveryStep;
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.transport = QStringLiteral("local");
+    config.worldName = QStringLiteral("address-%1").arg(QCoreApplication::applicationPid());
+    config.rank = NoRank;
+    config.size = 2;
+    config.formationTimeout = std::chrono::milliseconds(5000);
+    config.discoverySteps = {Step::Address};
+    {
+        World world;
+        QSignalSpy started(&world, &World::discoveryStepStarted);
+        world.form(config);
+        QTRY_COMPARE_WITH_TIMEOUT(world.state(), World::State::Failed, 2000);
+        QCOMPARE(world.error().code, ErrorCode::DiscoveryFailed);
+        QVERIFY2(world.error().message.contains(u"no discovery step of 1 can run"_s), qPrintable(world.error().message));
+        QVERIFY(started.isEmpty());
+    }
+    config.rootAddresses = {u"127.0.0.1"_s};
+    World world;
+    QSignalSpy started(&world, &World::discoveryStepStarted);
+    QSignalSpy gaveUp(&world, &World::discoveryStepGaveUp);
+    world.form(config);
+    QTRY_COMPARE_WITH_TIMEOUT(world.state(), World::State::Failed, 2000);
+    QCOMPARE(started.size(), 1);
+    QCOMPARE(started.first().first().value<World::DiscoveryStep>(), Step::Address);
+    QCOMPARE(gaveUp.size(), 1);
+    QCOMPARE(gaveUp.first().first().value<World::DiscoveryStep>(), Step::Address);
+    const auto reason = gaveUp.first().at(1).value<Error>();
+    QCOMPARE(reason.code, ErrorCode::DiscoveryFailed);
+    QCOMPARE(world.error().code, ErrorCode::DiscoveryFailed);
+    QCOMPARE(world.error().message, reason.message);
 }
 
 QTEST_GUILESS_MAIN(TestWorldConfig)

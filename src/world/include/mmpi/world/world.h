@@ -119,7 +119,7 @@ public:
 
     // The steps of a discovered world's search, in the order of
     // WorldConfig::discoverySteps (docs/guide/transports.md, "Join codes"):
-    // DnsSd, Beacon, JoinCode. A Q_ENUM of WorldConfig, which lists them.
+    // DnsSd, Beacon, JoinCode, Address. A Q_ENUM of WorldConfig, which lists them.
     using DiscoveryStep = WorldConfig::DiscoveryStep;
 
     // When a send's completion runs: once its link has taken the frame, or
@@ -247,8 +247,9 @@ Q_SIGNALS:
     // A step heard nothing within its timeout (WorldConfig::dnsSdTimeout,
     // beaconTimeout): `reason` (DiscoveryTimedOut) says what was missing;
     // or it could not start (DiscoveryFailed, e.g. no interface to multicast
-    // on, port 5353 taken). Formation goes on with the next step, if any,
-    // within formationTimeout.
+    // on, port 5353 taken, a transport that cannot send adverts to an
+    // address, no typed root address that resolves to an IPv4 one).
+    // Formation goes on with the next step, if any, within formationTimeout.
     void discoveryStepGaveUp(mmpi::World::DiscoveryStep step, const mmpi::Error &reason);
     void formed();
     void errorOccurred(const mmpi::Error &error);

@@ -27,10 +27,12 @@ public:
     // tried in the order of `discoverySteps` (docs/guide/transports.md,
     // "Join codes"). Declared here, where the list of them is, and a Q_ENUM
     // of this gadget, so that it has its names in the meta-object system.
+    // New steps go at the end: the numbers are the enum's in QML and logs.
     enum class DiscoveryStep {
         DnsSd,    // DNS-SD: `_mmpi._tcp` over multicast DNS (tcp: the built-in responder)
         Beacon,   // the transport's own discovery (tcp: the broadcast beacon)
         JoinCode, // adverts sent straight to the root's addresses in a join code
+        Address,  // adverts sent straight to addresses a person typed (rootAddresses)
     };
     Q_ENUM(DiscoveryStep)
 
@@ -77,20 +79,37 @@ public:
     // beacon sends its adverts straight to the root's addresses in the code
     // (the fallback for networks without broadcast: World::discoveryStepGaveUp).
     QString joinCode;
+    // Discovered nodes only (the root listens, as for join codes): the
+    // root's addresses as a person typed them (mmpi::RootAddress), "host"
+    // or "host:port", the host an IPv4 address or a host name, the port the
+    // root's beacon port (by default this node's: RootAddress::beaconPort).
+    // The Address step sends this node's adverts straight there. Unlike a
+    // join code an address carries no key: a closed world needs worldKey
+    // here too. validate() refuses a malformed entry (BadAddress).
+    QStringList rootAddresses;
     // Discovered only: the steps of the search, in order. Each one starts
     // when the one before gave up (World::discoveryStepGaveUp) and goes on
     // beside the later ones, so a late node still counts. A step the
     // transport does not offer is passed over (local and sim: no DNS-SD),
-    // as is JoinCode without a joinCode. No step twice; JoinCode, which
-    // waits for a person, only last.
-    QList<DiscoveryStep> discoverySteps{DiscoveryStep::DnsSd, DiscoveryStep::Beacon, DiscoveryStep::JoinCode};
+    // as is JoinCode without a joinCode and, on a node, Address without
+    // rootAddresses. No step twice; JoinCode and Address, which wait for a
+    // person, only at the end (in either order), where they run together.
+    QList<DiscoveryStep> discoverySteps{DiscoveryStep::DnsSd, DiscoveryStep::Beacon, DiscoveryStep::JoinCode,
+                                        DiscoveryStep::Address};
+    // Whether `step` waits for a person's input (a code, an address) and
+    // never gives up by itself.
+    static bool waitsForPerson(DiscoveryStep step)
+    {
+        return step == DiscoveryStep::JoinCode || step == DiscoveryStep::Address;
+    }
 
     // The root only (elsewhere it changes nothing): before a joining node
     // gets a rank, once its link is sealed, a person confirms it
     // (World::joinRequested, confirmJoin, rejectJoin) after comparing the
     // verification code both devices show (docs/design/protocol.md,
-    // "Confirming joins"). Needs a world key or a join code: a world anyone
-    // can join has nothing a confirmation would protect.
+    // "Confirming joins"). Needs a world key or a join code (typed
+    // rootAddresses carry no key): a world anyone can join has nothing a
+    // confirmation would protect.
     bool confirmJoins = false;
     // How long one join request waits for its answer; then the joiner is
     // turned away (JoinNotConfirmed). A person has to find both devices,
@@ -106,9 +125,10 @@ public:
     // size has joined (the mesh is then built within formationTimeout).
     std::chrono::milliseconds discoveryTimeout{10000};
     // Discovered: how long the beacon (broadcast adverts) alone is tried.
-    // A node with a joinCode then turns to it; a root that has heard no
-    // advert by then reports why (World::discoveryStepGaveUp) and goes on
-    // listening, for nodes with the join code among others.
+    // A node with a joinCode or rootAddresses then turns to them; a root
+    // that has heard no advert by then reports why
+    // (World::discoveryStepGaveUp) and goes on listening, for nodes with
+    // the join code or its address among others.
     std::chrono::milliseconds beaconTimeout{3000};
     // Discovered: how long DNS-SD is tried before the next step. Nodes
     // announce themselves at once and again at doubling intervals, and the
@@ -161,6 +181,8 @@ public:
     Result<void> validate() const;
     // The part of validate() that judges discoverySteps.
     Result<void> validateDiscoverySteps() const;
+    // The part of validate() that judges rootAddresses.
+    Result<void> validateRootAddresses() const;
 
     // The launch environment set by mmpirun: MMPI_RANK, MMPI_SIZE,
     // MMPI_TRANSPORT, MMPI_ROOT_ADDRESS, MMPI_WORLD_KEY (hex), MMPI_WORLD_NAME,
