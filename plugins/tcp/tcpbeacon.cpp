@@ -33,12 +33,27 @@ Result<void> TcpBeacon::startAdvertising(const TcpAdvert &advert, const QList<QH
     stopSending(); // replaced, not withdrawn: no goodbye
     m_advert = advert;
     m_datagram = *datagram;
-    m_targets = targets;
-    m_targetPort = port;
     m_sender = new QUdpSocket(this);
+    appendTargets(targets, port);
     m_sendTimer.start(intervalMs);
     sendAdvert(); // a discoverer that is already listening need not wait an interval
     return success();
+}
+
+bool TcpBeacon::addTargets(const QList<QHostAddress> &targets, quint16 port)
+{
+    if (!m_sender)
+        return false;
+    appendTargets(targets, port);
+    sendAdvert(); // as when it started: the new targets need not wait an interval
+    return true;
+}
+
+void TcpBeacon::appendTargets(const QList<QHostAddress> &targets, quint16 port)
+{
+    for (const QHostAddress &target : targets)
+        if (!m_targets.contains(std::pair(target, port)))
+            m_targets.append({target, port});
 }
 
 void TcpBeacon::stopAdvertising()
@@ -59,6 +74,7 @@ void TcpBeacon::stopSending()
 {
     m_sendTimer.stop();
     m_advert = {};
+    m_targets.clear();
     if (m_sender)
         m_sender->deleteLater();
     m_sender = nullptr;
@@ -110,9 +126,9 @@ void TcpBeacon::stopListening()
 
 void TcpBeacon::sendAdvert()
 {
-    for (const QHostAddress &target : std::as_const(m_targets)) {
-        if (m_sender->writeDatagram(m_datagram, target, m_targetPort) < 0)
-            qCDebug(lcTransport).noquote() << "beacon to" << target.toString() << "port" << m_targetPort
+    for (const auto &[target, port] : std::as_const(m_targets)) {
+        if (m_sender->writeDatagram(m_datagram, target, port) < 0)
+            qCDebug(lcTransport).noquote() << "beacon to" << target.toString() << "port" << port
                                            << "not sent:" << m_sender->errorString();
     }
 }

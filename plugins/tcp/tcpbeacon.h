@@ -36,6 +36,10 @@ public:
     // Again while advertising: the new advert replaces the old one.
     Result<void> startAdvertising(const TcpAdvert &advert, const QList<QHostAddress> &targets,
                                   quint16 port, int intervalMs);
+    // While advertising: the same advert goes to `targets` on `port` too
+    // (a join code's root beside the broadcasts, which keep going). False
+    // when not advertising.
+    bool addTargets(const QList<QHostAddress> &targets, quint16 port);
     // A world announcement ends with a goodbye (time to live 0).
     void stopAdvertising();
     Result<void> startListening(const QString &worldName, quint16 port);
@@ -50,6 +54,7 @@ Q_SIGNALS:
 private:
     Result<void> bindReceiver(quint16 port);
     void stopSending();
+    void appendTargets(const QList<QHostAddress> &targets, quint16 port);
     void sendAdvert();
     void readDatagrams();
     void handleDatagram(const QNetworkDatagram &datagram);
@@ -57,8 +62,7 @@ private:
     // Advertising.
     TcpAdvert m_advert;
     QByteArray m_datagram;
-    QList<QHostAddress> m_targets;
-    quint16 m_targetPort = 0;
+    QList<std::pair<QHostAddress, quint16>> m_targets;
     QTimer m_sendTimer;
     QUdpSocket *m_sender = nullptr;
     // Listening.

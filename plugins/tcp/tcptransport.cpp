@@ -195,6 +195,10 @@ Result<void> TcpTransport::advertiseTo(const PeerAdvert &advert, const QStringLi
     }
     if (targets.isEmpty())
         return Error(ErrorCode::DiscoveryFailed, QStringLiteral("no address to send beacons to"));
+    // Beside the broadcasts of an earlier step, which go on: a root that
+    // comes late on a network that carries them still hears this node.
+    if (m_beacon.addTargets(targets, port))
+        return success();
     return startBeacon(advert, targets, port);
 }
 

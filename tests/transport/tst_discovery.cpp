@@ -84,6 +84,7 @@ private Q_SLOTS:
     void everyAdvertiserIsFound();
     void malformedAdvertsAreIgnored();
     void stopAdvertisingEndsTheAdvert();
+    void directAdvertsGoBesideTheBeacon();
     void stopDiscoveryEndsReports();
     void unsafeNamesStayInsideTheDirectory();
     void anyHostIsReplacedBySender();
@@ -283,6 +284,35 @@ void tst_Discovery::stopAdvertisingEndsTheAdvert()
     node.reset();
     if (!isTcp())
         QVERIFY(!QFile::exists(advertFile(QStringLiteral("blue"), QStringLiteral("node-a"))));
+}
+
+void tst_Discovery::directAdvertsGoBesideTheBeacon()
+{
+    if (!isTcp())
+        QSKIP("only tcp sends adverts to a join code's addresses");
+    // Given a node whose beacon a root on the usual port hears ...
+    auto node = advertiser(QStringLiteral("blue"), QStringLiteral("node-a"));
+    QVERIFY(node);
+    auto usual = makeNode();
+    QVERIFY(usual);
+    QSignalSpy heardThere(usual.get(), &Transport::peerDiscovered);
+    QVERIFY(usual->startDiscovery(QStringLiteral("blue")));
+    QTRY_VERIFY_WITH_TIMEOUT(!heardThere.isEmpty(), Timeout);
+    // ... when its chain moves on to a join code's root on another port ...
+    const quint16 otherPort = freeBeaconPort();
+    QVERIFY(otherPort != 0 && otherPort != m_beaconPort);
+    auto coded = makeNode({{QStringLiteral("beaconPort"), otherPort}});
+    QVERIFY(coded);
+    QSignalSpy heardHere(coded.get(), &Transport::peerDiscovered);
+    QVERIFY(coded->startDiscovery(QStringLiteral("blue")));
+    const auto sent = node->advertiseTo({QStringLiteral("blue"), QStringLiteral("node-a"), node->listenAddress()},
+                                        {QStringLiteral("tcp://127.0.0.1:%1").arg(otherPort)});
+    QVERIFY2(sent, why(sent).constData());
+    // ... both hear it: the beacon goes on beside the direct adverts.
+    QTRY_VERIFY_WITH_TIMEOUT(!heardHere.isEmpty(), Timeout);
+    QTest::qWait(2 * Interval);
+    heardThere.clear();
+    QTRY_VERIFY_WITH_TIMEOUT(!heardThere.isEmpty(), Timeout);
 }
 
 void tst_Discovery::stopDiscoveryEndsReports()

@@ -91,6 +91,8 @@ public:
     // As advertise(), but the adverts go only to `contacts`, a discoverer's
     // own addresses in the transport's terms (tcp: "tcp://<ip>:<beacon
     // port>", from a join code), for networks that carry no broadcast.
+    // While advertise() runs they go to `contacts` as well as to where they
+    // went: a discovery step keeps going once the next one starts.
     // Default: DiscoveryFailed.
     virtual Result<void> advertiseTo(const PeerAdvert &advert, const QStringList &contacts);
     virtual void stopAdvertising();
