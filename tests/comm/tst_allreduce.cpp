@@ -1,16 +1,20 @@
 // allreduce through the public Communicator API between Worlds formed in
 // this process: every built-in op, MAXLOC and user ops for 1, 2, 3, 4, 6 and
 // 7 ranks against a serial reference, through each algorithm (recursive
-// doubling, reduce + bcast, the ring), large lists combined in place, and
-// mismatched contributions.
+// doubling, reduce + bcast, the ring; recursive halving forced at 1 to 9
+// ranks), large lists combined in place, and mismatched contributions.
 #include "collectivecheck.h"
 #include "collectivetest.h"
 #include "reducecheck.h"
 #include "why.h"
 
 #include <mmpi/comm/communicator.h>
+#include <mmpi/comm/tuning.h>
 
+#include <QRegularExpression>
 #include <QTest>
+
+#include <memory>
 
 using namespace mmpi;
 using namespace mmpi::test;
@@ -28,7 +32,38 @@ private Q_SLOTS:
     void largeLists_data();
     void largeLists();
     void errors();
+    void recursiveHalving();
 };
+
+namespace {
+
+// allreduce of every rank's itemsOf(rank, count) under `op`, recursive
+// halving forced: every item against serialReduce(), and what ran (recursive
+// halving where it can, `runs`; else auto's choice).
+template<typename T>
+QString halved(const CommWorld &w, const ReduceOp<T> &op, int count, bool runs)
+{
+    const QList<T> expected = serialReduce<T>(w.size(), count, op);
+    const AllreduceOptions forced{AllreduceAlgorithm::RecursiveHalving};
+    const QString problem = onAll<QList<T>>(w, [&](const Communicator &c, int r) {
+        return c.allreduce(itemsOf<T>(r, count), op, forced);
+    }, [&](int r, const QList<T> &got) -> QString {
+        if (got.size() != expected.size())
+            return QStringLiteral("%1 items, not %2").arg(got.size()).arg(expected.size());
+        for (qsizetype i = 0; i < got.size(); ++i)
+            if (got.at(i) != expected.at(i))
+                return QStringLiteral("item %1: %2, not %3").arg(i).arg(double(got.at(i))).arg(double(expected.at(i)));
+        const auto ran = lastAllreduceAlgorithm(w[r]);
+        if ((ran == AllreduceAlgorithm::RecursiveHalving) != runs)
+            return QStringLiteral("ran %1").arg(ran ? allreduceAlgorithmName(*ran) : QStringLiteral("nothing"));
+        return {};
+    });
+    return problem.isEmpty() ? problem
+                             : QStringLiteral("%1 ranks, %2 items of %3 bytes: %4").arg(w.size()).arg(count)
+                                   .arg(sizeof(T)).arg(problem);
+}
+
+} // namespace
 
 void TestAllreduce::builtins()
 {
@@ -231,6 +266,49 @@ void TestAllreduce::errors()
     }
     // And everything still works afterwards
     QCOMPARE(stillWorks(w), QString());
+}
+
+// Rabenseifner's allreduce forced at every size from 1 to 9 ranks (powers
+// of two, and sizes that fold pairs first), with blocks of unequal counts,
+// one item per rank, fewer items than ranks (auto's choice runs instead),
+// several ops and item types (bool: bytes of its own, not the caller's list
+// type), every item against a serial reduction.
+void TestAllreduce::recursiveHalving()
+{
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
+                                           "^allreduce: recursive-halving was forced but cannot run this call")));
+    const ReduceOp<qint64> plusOne([](qint64 a, qint64 b) { return a + b + 1; }); // commutative, associative
+    for (int n = 1; n <= 9; ++n) {
+        std::unique_ptr<CommWorld> own;
+        if (!CheckedSizes.contains(n)) {
+            own = std::make_unique<CommWorld>(QStringLiteral("local"), n);
+            QVERIFY(own->formed());
+        }
+        const CommWorld &w = own ? *own : worlds().sized(n);
+        for (int count : {n - 1, n, n + 1, 2 * n + 3, 1000, 40'001}) {
+            const bool runs = n >= 2 && count >= n;
+            QCOMPARE(halved<qint32>(w, Op::Sum, count, runs), QString());
+            QCOMPARE(halved<qint64>(w, Op::Max, count, runs), QString());
+            QCOMPARE(halved<double>(w, Op::Sum, count, runs), QString());
+            QCOMPARE(halved<float>(w, Op::Min, count, runs), QString());
+            QCOMPARE(halved<quint16>(w, Op::BitwiseXor, count, runs), QString());
+            QCOMPARE(halved<bool>(w, Op::LogicalXor, count, runs), QString());
+            QCOMPARE(halved<qint64>(w, plusOne, count, runs), QString());
+        }
+        // A non-commutative op cannot run it: auto's choice, in rank order
+        const AllreduceOptions forced{AllreduceAlgorithm::RecursiveHalving};
+        QCOMPARE((onAll<QString>(w, [&](const Communicator &c, int r) { return c.allreduce(bracketed(r), concatenation(), forced); },
+                                 [&](int, const QString &v) { return differs(v, bracketedRanks(n)); })),
+                 QString());
+        if (n < 2)
+            continue;
+        // Contributions of different sizes, both cut into blocks: an error everywhere, no hang
+        QCOMPARE((allFail<QList<qint32>>(w, [&](const Communicator &c, int r) {
+                      return c.allreduce(QList<qint32>(r == 1 ? 40'000 : 30'000, 1), Op::Sum, forced);
+                  }, ErrorCode::NoError)),
+                 QString());
+        QCOMPARE(stillWorks(w), QString());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestAllreduce)

@@ -1,8 +1,9 @@
 // The collectives' decisions as pure functions (decision.h, bcastplan.h):
 // the broadcast's (ParaStation pscom's design: the delegations of every
 // topology, the Fibonacci-like split against the integer recurrence,
-// the model's predictions and the choice of auto), the allreduce's at its
-// thresholds, what a forced algorithm gives, and the environment variables.
+// the model's predictions and the choice of auto), the allreduce's by its
+// cost model and at its thresholds, what a forced algorithm gives, and the
+// environment variables.
 #include "decision.h"
 
 #include <mmpi/comm/bcastplan.h>
@@ -73,6 +74,11 @@ LinkModel bluetooth()
     return {30000.0, 0.09, 0.0}; // 30 ms, 90 kB/s
 }
 
+LinkModel wifi()
+{
+    return {2000.0, 5.0, 0.0}; // LinkMedium::wifi(): 2 ms, 5 MB/s
+}
+
 LinkModel loopback()
 {
     return {20.0, 2000.0, 4.0};
@@ -102,7 +108,8 @@ private Q_SLOTS:
     void bluetoothChoices();
     void forcedTopologyIsKept();
     void bcastDecisionIsThePlan();
-    void allreduceAtItsThresholds();
+    void allreduceByItsCostModel();
+    void allreduceWithoutTheRingKeepsItsThresholds();
     void reduceIsFlatWhileLatencyDominates();
     void allreduceRingNeedsWholeItemsAndACommutativeOp();
     void forcedAllreduceIsKept();
@@ -274,7 +281,7 @@ using detail::AllreduceShape;
 using detail::decideAllreduce;
 
 constexpr AllreduceAlgorithm Forceable[] = {AllreduceAlgorithm::RecursiveDoubling, AllreduceAlgorithm::Ring,
-                                            AllreduceAlgorithm::ReduceBcast};
+                                            AllreduceAlgorithm::ReduceBcast, AllreduceAlgorithm::RecursiveHalving};
 
 // `bytes` of 8-byte items under a commutative op: what the ring can cut.
 AllreduceShape summed(int ranks, qint64 bytes)
@@ -332,27 +339,69 @@ void TestDecision::reduceIsFlatWhileLatencyDominates()
     QCOMPARE(detail::decideReduce(4, 64 * 1024, loopback()), S::Binomial);
 }
 
-void TestDecision::allreduceAtItsThresholds()
+void TestDecision::allreduceByItsCostModel()
 {
     using A = AllreduceAlgorithm;
-    const qint64 limit = detail::RecursiveDoublingMaxBytes;
-    // Up to the limit recursive doubling, at any size of group
-    for (int ranks : {1, 3, 4, 8, 9, 16})
-        QCOMPARE(decideAllreduce(summed(ranks, limit)), A::RecursiveDoubling);
-    // And between 2 ranks at any size (one swap)
-    QCOMPARE(decideAllreduce(summed(2, 64LL << 20)), A::RecursiveDoubling);
-    // One byte (well, item) past it: the ring, up to MaxRingRanks ranks
-    for (int ranks : {3, 4, detail::MaxRingRanks})
-        QCOMPARE(decideAllreduce(summed(ranks, limit + 8)), A::Ring);
-    // Beyond MaxRingRanks the ring needs segments of MinRingSegmentBytes
+    // Between 2 ranks (one swap) and on one rank recursive doubling, at any size and on any medium
+    for (const LinkModel &medium : {bluetooth(), wifi(), loopback()}) {
+        QCOMPARE(decideAllreduce(summed(2, 64LL << 20), medium), A::RecursiveDoubling);
+        QCOMPARE(decideAllreduce(summed(1, 64LL << 20), medium), A::RecursiveDoubling);
+    }
+    // On Bluetooth at 8 ranks, 16 KiB (the emulated radio's measurement):
+    // recursive halving's six latencies and 1.75 x 16 KiB beat recursive
+    // doubling's three of 16 KiB each, and the ring's fourteen
+    const AllreduceShape bt = summed(8, 16 * 1024);
+    QCOMPARE(std::lround(detail::recursiveDoublingUs(bt, bluetooth()) / 1000), 638L);
+    QCOMPARE(std::lround(detail::recursiveHalvingUs(bt, bluetooth()) / 1000), 502L);
+    QCOMPARE(std::lround(detail::ringUs(bt, bluetooth()) / 1000), 745L);
+    QCOMPARE(decideAllreduce(bt, bluetooth()), A::RecursiveHalving);
+    // And at 4 and 16 ranks; a small contribution stays with recursive doubling's fewer latencies
+    QCOMPARE(decideAllreduce(summed(4, 16 * 1024), bluetooth()), A::RecursiveHalving);
+    QCOMPARE(decideAllreduce(summed(16, 16 * 1024), bluetooth()), A::RecursiveHalving);
+    QCOMPARE(decideAllreduce(summed(8, 1024), bluetooth()), A::RecursiveDoubling);
+    // On Wi-Fi at 8 ranks recursive halving from about 24 KB (both sides of the crossing)
+    QCOMPARE(decideAllreduce(summed(8, 23 * 1024), wifi()), A::RecursiveDoubling);
+    QCOMPARE(decideAllreduce(summed(8, 24 * 1024), wifi()), A::RecursiveHalving);
+    QCOMPARE(decideAllreduce(summed(8, 1 << 20), wifi()), A::RecursiveHalving);
+    // A group that folds sends two whole contributions more: large ones go round the ring
+    QCOMPARE(decideAllreduce(summed(7, 16 * 1024), bluetooth()), A::Ring);
+    QCOMPARE(decideAllreduce(summed(3, 1 << 20), wifi()), A::Ring);
+    QCOMPARE(decideAllreduce(summed(6, 1 << 20), wifi()), A::Ring);
+    // Beyond MaxRingRanks the ring needs segments of MinRingSegmentBytes; else the model's next best
     const int many = detail::MaxRingRanks + 1;
     const qint64 segment = detail::MinRingSegmentBytes;
-    QCOMPARE(decideAllreduce(summed(many, many * segment - 8)), A::ReduceBcast);
-    QCOMPARE(decideAllreduce(summed(many, many * segment)), A::Ring);
-    QCOMPARE(decideAllreduce(summed(16, 16 * segment - 8)), A::ReduceBcast);
-    QCOMPARE(decideAllreduce(summed(16, 16 * segment)), A::Ring);
-    // A single rank: nothing to exchange, however large
-    QCOMPARE(decideAllreduce(summed(1, 64LL << 20)), A::RecursiveDoubling);
+    QCOMPARE(decideAllreduce(summed(many, many * segment), bluetooth()), A::Ring);
+    QVERIFY(decideAllreduce(summed(many, many * segment - 8), bluetooth()) != A::Ring);
+    // Wherever the ring applies, auto is the cheapest the model predicts (ties to recursive doubling)
+    for (const LinkModel &medium : {bluetooth(), wifi(), loopback()})
+        for (int ranks = 3; ranks <= 17; ++ranks)
+            for (qint64 bytes : {qint64(ranks) * 8, qint64(1024), qint64(16 * 1024), qint64(100'000), qint64(1 << 20)}) {
+                const AllreduceShape shape = summed(ranks, bytes);
+                const double doubling = detail::recursiveDoublingUs(shape, medium);
+                const double halving = detail::recursiveHalvingUs(shape, medium);
+                const double ring = detail::ringUs(shape, medium);
+                const bool ringPays = ranks <= detail::MaxRingRanks || bytes / ranks >= segment;
+                A cheapest = halving < doubling ? A::RecursiveHalving : A::RecursiveDoubling;
+                if (ringPays && ring < std::min(doubling, halving))
+                    cheapest = A::Ring;
+                QCOMPARE(decideAllreduce(shape, medium), cheapest);
+            }
+}
+
+void TestDecision::allreduceWithoutTheRingKeepsItsThresholds()
+{
+    using A = AllreduceAlgorithm;
+    // A call neither the ring nor recursive halving can run: recursive
+    // doubling up to RecursiveDoublingMaxBytes, then reduce + bcast, on any medium
+    const qint64 limit = detail::RecursiveDoublingMaxBytes;
+    for (const LinkModel &medium : {bluetooth(), loopback()})
+        for (int ranks : {3, 4, 8, 9, 16}) {
+            AllreduceShape ordered = summed(ranks, limit);
+            ordered.commutative = false;
+            QCOMPARE(decideAllreduce(ordered, medium), A::RecursiveDoubling);
+            ordered.bytes = limit + 8;
+            QCOMPARE(decideAllreduce(ordered, medium), A::ReduceBcast);
+        }
 }
 
 void TestDecision::allreduceRingNeedsWholeItemsAndACommutativeOp()
@@ -362,14 +411,14 @@ void TestDecision::allreduceRingNeedsWholeItemsAndACommutativeOp()
     AllreduceShape ordered = summed(4, large);
     ordered.commutative = false; // segments would combine out of rank order
     QVERIFY(!detail::ringApplies(ordered));
-    QCOMPARE(decideAllreduce(ordered), A::ReduceBcast);
+    QCOMPARE(decideAllreduce(ordered, bluetooth()), A::ReduceBcast);
     AllreduceShape strings = summed(4, large);
     strings.fixedSizeItems = false; // QStrings: no segment boundary between items
     QVERIFY(!detail::ringApplies(strings));
-    QCOMPARE(decideAllreduce(strings), A::ReduceBcast);
+    QCOMPARE(decideAllreduce(strings, bluetooth()), A::ReduceBcast);
     AllreduceShape few = {4, large, 3, true, true}; // 3 items of 349 KiB, fewer than the ranks
     QVERIFY(!detail::ringApplies(few));
-    QCOMPARE(decideAllreduce(few), A::ReduceBcast);
+    QCOMPARE(decideAllreduce(few, bluetooth()), A::ReduceBcast);
     QVERIFY(detail::ringApplies({4, large, 4, true, true}));
     QVERIFY(!detail::ringApplies(summed(1, large)));
 }
@@ -378,19 +427,25 @@ void TestDecision::forcedAllreduceIsKept()
 {
     using A = AllreduceAlgorithm;
     // Given calls on both sides of every threshold, a forced algorithm runs as forced
-    for (const AllreduceShape &shape : {summed(2, 16), summed(4, 64), summed(4, 1 << 20), summed(16, 1 << 20)})
+    for (const AllreduceShape &shape : {summed(2, 16), summed(4, 64), summed(4, 1 << 20), summed(16, 1 << 20),
+                                        summed(7, 16 * 1024)})
         for (A forced : Forceable)
-            QCOMPARE(decideAllreduce(shape, forced), forced);
-    // Except a ring the call does not suit: then what auto runs
+            QCOMPARE(decideAllreduce(shape, bluetooth(), forced), forced);
+    // Except a ring or recursive halving the call does not suit: then what auto runs
     AllreduceShape ordered = summed(4, 1 << 20);
     ordered.commutative = false;
-    QCOMPARE(decideAllreduce(ordered, A::Ring), A::ReduceBcast);
     AllreduceShape small = summed(4, 16);
     small.fixedSizeItems = false;
-    QCOMPARE(decideAllreduce(small, A::Ring), A::RecursiveDoubling);
+    const AllreduceShape few = {4, 1 << 20, 3, true, true};
+    for (A forced : {A::Ring, A::RecursiveHalving}) {
+        QCOMPARE(decideAllreduce(ordered, bluetooth(), forced), A::ReduceBcast);
+        QCOMPARE(decideAllreduce(small, bluetooth(), forced), A::RecursiveDoubling);
+        QCOMPARE(decideAllreduce(few, bluetooth(), forced), A::ReduceBcast);
+        QCOMPARE(decideAllreduce(summed(1, 1 << 20), bluetooth(), forced), A::RecursiveDoubling);
+    }
     // And reduce + bcast or recursive doubling run any call
-    QCOMPARE(decideAllreduce(ordered, A::RecursiveDoubling), A::RecursiveDoubling);
-    QCOMPARE(decideAllreduce(small, A::ReduceBcast), A::ReduceBcast);
+    QCOMPARE(decideAllreduce(ordered, bluetooth(), A::RecursiveDoubling), A::RecursiveDoubling);
+    QCOMPARE(decideAllreduce(small, bluetooth(), A::ReduceBcast), A::ReduceBcast);
 }
 
 void TestDecision::callWinsOverEnvironment()
@@ -406,7 +461,7 @@ void TestDecision::callWinsOverEnvironment()
 void TestDecision::variableValues()
 {
     using A = AllreduceAlgorithm;
-    for (A a : {A::Auto, A::RecursiveDoubling, A::Ring, A::ReduceBcast}) {
+    for (A a : {A::Auto, A::RecursiveDoubling, A::Ring, A::ReduceBcast, A::RecursiveHalving}) {
         QCOMPARE(allreduceAlgorithmFromName(allreduceAlgorithmName(a)), std::optional<A>(a));
         QCOMPARE(*detail::allreduceAlgorithmFromVariable(allreduceAlgorithmName(a)), a);
     }
@@ -416,12 +471,14 @@ void TestDecision::variableValues()
     QCOMPARE(*detail::bcastTopologyFromVariable(QStringLiteral("  ")), BcastTopology::Auto);
     QCOMPARE(*detail::bcastTopologyFromVariable(QStringLiteral(" Pipe\n")), BcastTopology::Pipe);
     QCOMPARE(*detail::allreduceAlgorithmFromVariable(QStringLiteral("RING")), A::Ring);
+    QCOMPARE(allreduceAlgorithmName(A::RecursiveHalving), QStringLiteral("recursive-halving"));
+    QCOMPARE(*detail::allreduceAlgorithmFromVariable(QStringLiteral(" Recursive-Halving ")), A::RecursiveHalving);
     // An unknown value is an error that names the variable, the value and every allowed one
     const auto bad = detail::allreduceAlgorithmFromVariable(QStringLiteral("fastest"));
     QVERIFY(!bad);
     QCOMPARE(bad.error().code, ErrorCode::BadConfiguration);
     QVERIFY2(bad.error().message.contains(QLatin1String("MMPI_ALLREDUCE_ALGORITHM=fastest"))
-                 && bad.error().message.contains(QLatin1String("auto, recursive-doubling, ring, reduce-bcast")),
+                 && bad.error().message.contains(QLatin1String("auto, recursive-doubling, ring, reduce-bcast, recursive-halving")),
              qPrintable(bad.error().message));
     const auto badTopology = detail::bcastTopologyFromVariable(QStringLiteral("ring"));
     QVERIFY(!badTopology);

@@ -10,6 +10,7 @@ constexpr detail::Named<AllreduceAlgorithm> Names[] = {
     {AllreduceAlgorithm::Auto, "auto"},
     {AllreduceAlgorithm::RecursiveDoubling, "recursive-doubling"},
     {AllreduceAlgorithm::Ring, "ring"},
+    {AllreduceAlgorithm::RecursiveHalving, "recursive-halving"},
     {AllreduceAlgorithm::ReduceBcast, "reduce-bcast"},
 };
 

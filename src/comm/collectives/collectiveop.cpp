@@ -4,6 +4,7 @@
 #include "router.h"
 
 #include <mmpi/core/logging.h>
+#include <mmpi/wire/bufferpool.h>
 #include <mmpi/world/world.h>
 
 namespace mmpi::detail {
@@ -32,6 +33,16 @@ CollectiveOp::~CollectiveOp() = default;
 QString CollectiveOp::describe(const QString &what) const
 {
     return QStringLiteral("%1 (rank %2 of %3): %4").arg(QLatin1String(m_setup.name)).arg(rank()).arg(size()).arg(what);
+}
+
+Payload CollectiveOp::keptPastCall(Payload contribution)
+{
+    Payload kept = inHostOrder(std::move(contribution));
+    if (!isBorrowed(kept.bytes) || !kept.owner) {
+        kept.bytes = BufferPool::owned(std::move(kept.bytes));
+        kept.owner = nullptr;
+    }
+    return kept;
 }
 
 // Every entry point: the state changes under the mutex, then the queued

@@ -109,6 +109,11 @@ protected:
     void fail(const Error &error, bool tellOthers = true);
     bool isOver() const { return m_failed || m_succeeded; }
     QString describe(const QString &what) const;
+    // `contribution` in the host's byte order, for an op that reads it after
+    // the caller's call has returned: a view of the caller's items stays a
+    // view while their owner (Payload::owner) keeps them; a view that nothing
+    // keeps is copied; bytes of its own are kept as they are, without owner.
+    static Payload keptPastCall(Payload contribution);
 
     const CollectiveSetup m_setup;
     std::shared_ptr<CollectiveResult> m_result = std::make_shared<CollectiveResult>();

@@ -12,6 +12,7 @@
 #include "decision.h"
 #include "exchangeop.h"
 #include "gatherop.h"
+#include "halvingallreduceop.h"
 #include "reductionop.h"
 #include "ringallreduceop.h"
 #include "router.h"
@@ -238,7 +239,8 @@ Communicator::Started Communicator::startAllreduce(Payload payload, Result<detai
         return {failed(*no), std::make_shared<CollectiveResult>()};
     const quint32 first = m_data->takeSequence(2);
     const auto forced = detail::forcedAlgorithm(options.algorithm, m_data->router->forcedAlgorithms().allreduce);
-    const auto algorithm = detail::decideAllreduce(shapeOf(payload, combiner, m_data->size()), forced);
+    const auto algorithm = detail::decideAllreduce(shapeOf(payload, combiner, m_data->size()),
+                                                   m_data->router->links().mediumModel(), forced);
     if (combiner && forced != AllreduceAlgorithm::Auto && algorithm != forced)
         warnForcedNotRun(forced, algorithm);
     m_data->router->setLastAllreduceAlgorithm(algorithm);
@@ -268,6 +270,10 @@ Communicator::Started Communicator::startAllreduce(Payload payload, Result<detai
         // lets it (Payload::owner); it copies them only if nothing owns them.
         return onePhase(std::make_shared<detail::RingAllreduceOp>(setupFor(*m_data, first, name), std::move(payload),
                                                                   *combiner));
+    case AllreduceAlgorithm::RecursiveHalving:
+        // Like the ring, it reads the caller's items in place while their owner keeps them.
+        return onePhase(std::make_shared<detail::HalvingAllreduceOp>(setupFor(*m_data, first, name),
+                                                                     std::move(payload), *combiner));
     case AllreduceAlgorithm::Auto: // decided by now
     case AllreduceAlgorithm::ReduceBcast:
         break;

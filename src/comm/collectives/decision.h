@@ -45,8 +45,9 @@ ReduceShape decideReduce(int ranks, qint64 bytes, const LinkModel &medium);
 BcastPlan decideBcast(int ranks, qint64 bytes, const LinkModel &link, BcastTopology forced = BcastTopology::Auto);
 
 // ---- allreduce. Every rank must run the same algorithm, so it is chosen
-// from what every rank of a correct call sees alike (ranks, bytes, the op),
-// never from the link model, which each node measures for itself.
+// from what every rank of a correct call sees alike: ranks, bytes, the op
+// and, as for reduce, the medium the world's transport names
+// (LinkTable::mediumModel()), never from what a node measured for itself.
 
 struct AllreduceShape
 {
@@ -58,23 +59,34 @@ struct AllreduceShape
 };
 
 // Unmeasured: set with the algorithm (commit 3bffcc3); Open MPI's fixed rule (MX) switches at 10 000 B.
+// Now only for calls the ring and recursive halving cannot run.
 constexpr qint64 RecursiveDoublingMaxBytes = 64 * 1024;
 // Measured over tcp on 2 cores (commit a43a7cf): the ring beat reduce + bcast up to 8 ranks from 128 KiB.
 constexpr int MaxRingRanks = 8;
 // Same runs, ring vs reduce + bcast at 16 ranks: 64 KiB segments 11.1 vs 12.4 ms (1 MiB), 16 KiB 4.8 vs 3.4 (256 KiB).
 constexpr qint64 MinRingSegmentBytes = 64 * 1024;
 
-// Whether the ring can run it: a commutative op (segments combine in ring
-// order) on fixed-size items, at least one item per rank.
+// Whether the ring, and recursive halving, can run it: a commutative op
+// (segments combine in ring or partner order) on fixed-size items, at
+// least one item per rank.
 bool ringApplies(const AllreduceShape &shape);
 
-// Recursive doubling up to RecursiveDoublingMaxBytes and between 2 ranks
-// at any size (one swap moves no more than the others do, in one round);
-// else the ring where it applies and its steps pay (MaxRingRanks,
-// MinRingSegmentBytes); else reduce + bcast. A forced ring that does not
-// apply gives that choice instead (the caller warns); every other forced
-// algorithm runs any allreduce.
-AllreduceAlgorithm decideAllreduce(const AllreduceShape &shape,
+// What the cost model predicts (µs) for each algorithm it weighs: a step is
+// a message's latency plus its sender's occupancy (frameOccupancyUs()), the
+// steps of a round run at once on every rank. Exposed for the tests.
+double recursiveDoublingUs(const AllreduceShape &shape, const LinkModel &medium);
+double recursiveHalvingUs(const AllreduceShape &shape, const LinkModel &medium);
+double ringUs(const AllreduceShape &shape, const LinkModel &medium);
+
+// Recursive doubling between 2 ranks at any size (one swap moves no more
+// than the others do, in one round). Where the ring applies, the cheapest
+// under the medium's model of recursive doubling, recursive halving
+// (Rabenseifner's) and the ring, the ring only where its steps pay
+// (MaxRingRanks, MinRingSegmentBytes). Else recursive doubling up to
+// RecursiveDoublingMaxBytes, then reduce + bcast. A forced ring or
+// recursive halving that does not apply gives that choice instead (the
+// caller warns); every other forced algorithm runs any allreduce.
+AllreduceAlgorithm decideAllreduce(const AllreduceShape &shape, const LinkModel &medium,
                                    AllreduceAlgorithm forced = AllreduceAlgorithm::Auto);
 
 // ---- forcing

@@ -11,23 +11,13 @@ namespace mmpi::detail {
 // what it combines; so one assembled from them is in one order.
 RingAllreduceOp::RingAllreduceOp(CollectiveSetup setup, Payload contribution, Combiner combiner)
     : CollectiveOp(std::move(setup)), m_combiner(std::move(combiner)), m_itemType(contribution.itemType),
-      m_itemBytes(m_combiner.itemBytes), m_count(contribution.count)
+      m_count(contribution.count), m_cut(m_count, size(), m_combiner.itemBytes)
 {
-    Payload inOrder = inHostOrder(std::move(contribution));
-    m_contribution = std::move(inOrder.bytes);
-    // A view of the caller's items is read in place while their owner keeps
-    // them; one that nothing keeps is valid only until the caller's call returns.
-    if (isBorrowed(m_contribution) && inOrder.owner)
-        m_owner = std::move(inOrder.owner);
-    else
-        m_contribution = BufferPool::owned(std::move(m_contribution));
-    const int n = qMax(size(), 1);
-    for (int i = 0; i < n; ++i) {
-        const qint64 first = qint64(m_count) * i / n, end = qint64(m_count) * (i + 1) / n;
-        m_counts.append(quint32(end - first));
-        m_offsets.append(qsizetype(first * m_itemBytes));
-    }
-    m_segments.resize(n);
+    // A view of the caller's items is read in place while their owner keeps them.
+    Payload kept = keptPastCall(std::move(contribution));
+    m_contribution = std::move(kept.bytes);
+    m_owner = std::move(kept.owner);
+    m_segments.resize(m_cut.parts());
 }
 
 // Reduce-scatter steps 1..n-1: send segment r - s + 1, combine r - s into
@@ -49,18 +39,18 @@ Payload RingAllreduceOp::segment(int index) const
 {
     const QByteArray &own = m_segments.at(index);
     if (!own.isNull())
-        return {m_itemType, m_counts.at(index), own, HostItemOrder};
+        return {m_itemType, m_cut.count(index), own, HostItemOrder};
     // Only the first send is of a segment still in the contribution. What is
     // sent stays (replay buffer) after this op is gone: a view of the
     // caller's items goes with their owner, a buffer of this op's is copied.
     if (m_owner)
-        return {m_itemType, m_counts.at(index), contributed(index), HostItemOrder, m_owner};
-    return {m_itemType, m_counts.at(index), m_contribution.mid(m_offsets.at(index), segmentBytes(index)), HostItemOrder};
+        return {m_itemType, m_cut.count(index), contributed(index), HostItemOrder, m_owner};
+    return {m_itemType, m_cut.count(index), m_contribution.mid(m_cut.offset(index), m_cut.bytes(index)), HostItemOrder};
 }
 
 QByteArray RingAllreduceOp::contributed(int index) const
 {
-    return QByteArray::fromRawData(m_contribution.constData() + m_offsets.at(index), segmentBytes(index));
+    return QByteArray::fromRawData(m_contribution.constData() + m_cut.offset(index), m_cut.bytes(index));
 }
 
 void RingAllreduceOp::begin()
@@ -100,7 +90,7 @@ void RingAllreduceOp::finish()
     if (m_combiner.lastCombineToCaller) {
         // The caller decodes the segments straight into its list: one pass.
         for (int i = 0; i < size(); ++i)
-            m_result->parts.append({m_itemType, m_counts.at(i), std::exchange(m_segments[i], {}), HostItemOrder});
+            m_result->parts.append({m_itemType, m_cut.count(i), std::exchange(m_segments[i], {}), HostItemOrder});
         BufferPool::recycle(std::move(m_contribution));
         return succeed();
     }
@@ -109,9 +99,9 @@ void RingAllreduceOp::finish()
         whole = QByteArray(whole.size(), Qt::Uninitialized);
     for (int i = 0; i < size(); ++i) {
         const QByteArray &segment = m_segments.at(i);
-        Q_ASSERT(segment.size() == segmentBytes(i));
+        Q_ASSERT(segment.size() == m_cut.bytes(i));
         if (!segment.isEmpty())
-            std::memcpy(whole.data() + m_offsets.at(i), segment.constData(), size_t(segment.size()));
+            std::memcpy(whole.data() + m_cut.offset(i), segment.constData(), size_t(segment.size()));
     }
     m_result->payload = {m_itemType, m_count, std::move(whole), HostItemOrder};
     succeed();
@@ -120,11 +110,11 @@ void RingAllreduceOp::finish()
 bool RingAllreduceOp::take(int step, Payload theirs)
 {
     const int index = receivedSegment(step);
-    if (theirs.count != m_counts.at(index) || theirs.itemType != m_itemType
-        || theirs.bytes.size() != segmentBytes(index)) {
+    if (theirs.count != m_cut.count(index) || theirs.itemType != m_itemType
+        || theirs.bytes.size() != m_cut.bytes(index)) {
         fail({ErrorCode::ProtocolViolation,
               describe(QStringLiteral("rank %1 sent %2 items where segment %3 has %4 (contributions of different "
-                                      "sizes?)").arg(previous()).arg(theirs.count).arg(index).arg(m_counts.at(index)))});
+                                      "sizes?)").arg(previous()).arg(theirs.count).arg(index).arg(m_cut.count(index)))});
         return false;
     }
     if (step >= size()) { // allgather: the whole segment
@@ -135,7 +125,7 @@ bool RingAllreduceOp::take(int step, Payload theirs)
     // over it. This rank's own part is read where it lies (a view, so the
     // result goes over `theirs`).
     QByteArray mine = m_segments.at(index).isNull() ? contributed(index) : std::exchange(m_segments[index], {});
-    auto combined = m_combiner.combine({m_itemType, m_counts.at(index), std::move(mine), HostItemOrder},
+    auto combined = m_combiner.combine({m_itemType, m_cut.count(index), std::move(mine), HostItemOrder},
                                        std::move(theirs));
     if (!combined) {
         fail({combined.error().code, describe(QStringLiteral("combining rank %1's segment: %2")

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "collectiveop.h"
+#include "itemsegments.h"
 
 #include <mmpi/comm/reduceop.h>
 
@@ -37,15 +38,14 @@ private:
     int receivedSegment(int step) const;
     Payload segment(int index) const;
     QByteArray contributed(int index) const; // this rank's own items of segment `index`
-    qsizetype segmentBytes(int index) const { return m_counts.at(index) * m_itemBytes; }
     void advance();
     void finish();
     bool take(int step, Payload theirs);
 
     Combiner m_combiner;
     ItemType m_itemType;
-    qsizetype m_itemBytes;
     quint32 m_count; // items in all
+    ItemSegments m_cut; // segment i: items [i * count / n, (i + 1) * count / n)
     // This rank's contribution stays whole: a combine reads its part of a
     // segment in place, and the result is assembled over it at the end, so
     // neither a copy per segment nor a new result buffer is needed.
@@ -53,8 +53,6 @@ private:
     // What keeps m_contribution if it views the caller's items (Payload::owner).
     std::shared_ptr<const void> m_owner;
     QList<QByteArray> m_segments; // segment i once combined or received; null before
-    QList<quint32> m_counts;      // segment i: items [i * count / n, (i + 1) * count / n)
-    QList<qsizetype> m_offsets;   // where segment i starts in the contribution, in bytes
     int m_step = 1;     // the step whose message this rank waits for
     int m_sentStep = 0; // the last step whose message it has sent
     QMap<int, Payload> m_arrived; // by step
