@@ -340,9 +340,10 @@ std::optional<Frame> FailureDetector::noteArrivalRate(int rank, double bytesPerS
     if (it == m_peers.end() || !isTimed(*it) || !(bytesPerSecond >= 1))
         return std::nullopt;
     Peer &peer = *it;
-    peer.arrivalRate = peer.arrivalRateSamples == 0 ? bytesPerSecond
-                                                     : peer.arrivalRate + (bytesPerSecond - peer.arrivalRate) / 8;
+    peer.recentArrivalRates[peer.arrivalRateSamples % peer.recentArrivalRates.size()] = bytesPerSecond;
     ++peer.arrivalRateSamples;
+    const auto kept = std::min<quint64>(peer.arrivalRateSamples, peer.recentArrivalRates.size());
+    peer.arrivalRate = *std::max_element(peer.recentArrivalRates.begin(), peer.recentArrivalRates.begin() + qsizetype(kept));
     if (!m_sending || !reportDue(peer, now))
         return std::nullopt;
     peer.reportedToPeer = peer.arrivalRate;

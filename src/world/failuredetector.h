@@ -162,7 +162,15 @@ private:
         std::chrono::microseconds minRoundTrip() const;
         double sendRate = 0;
         quint64 sendRateSamples = 0;
-        double arrivalRate = 0; // of the peer's frames here, smoothed
+        // Of the peer's frames here: the highest of the last 8 samples. A
+        // frame that shared the peer's radio with its copies to other nodes
+        // (a broadcast's next child, interleaved by the radio's per-flow
+        // queues) arrives at its share, never faster than the radio: as a
+        // round trip's queueing only adds to it (minRoundTrip), sharing
+        // only takes from a rate, so the window keeps its extreme (BBR's
+        // bottleneck-bandwidth filter; Cardwell et al., 2016).
+        std::array<double, 8> recentArrivalRates{};
+        double arrivalRate = 0;
         quint64 arrivalRateSamples = 0;
         double reportedToPeer = 0; // arrivalRate when the peer last heard it
         TimePoint reportedAt;

@@ -461,16 +461,24 @@ void TestFailureDetector::arrivalRatesAreReportedToThePeer()
     // Reports are not traffic: the idle link still gets its heartbeats.
     const auto verdicts = runChecks(detector, link, t0 + 25ms, t0 + 200ms, 25ms);
     QCOMPARE(heartbeatTimes(verdicts), (QList<TimePoint>{t0 + 100ms, t0 + 200ms}));
-    // ...a later one, smoothed by 1/8, not within FailureDetector::ReportEvery...
-    QVERIFY(!detector.noteArrivalRate(Peer, 200000, t0 + 210ms)); // 103750: 15 % more, too soon
-    // ...and then only if it moved by more than ReportChange.
-    QCOMPARE(report(detector.noteArrivalRate(Peer, 200000, t0 + 300ms)), 115781); // 29 % more
+    // ...a higher one not within FailureDetector::ReportEvery...
+    QVERIFY(!detector.noteArrivalRate(Peer, 100000, t0 + 210ms));
+    // ...and then only if it moved by more than ReportChange: 100000 is 11 % more.
+    QVERIFY(!detector.noteArrivalRate(Peer, 100000, t0 + 300ms));
+    QCOMPARE(report(detector.noteArrivalRate(Peer, 120000, t0 + 400ms)), 120000);
     ++link.framesSent;
-    QVERIFY(!detector.noteArrivalRate(Peer, 116000, t0 + 700ms));
-    const auto quality = detector.quality(Peer, t0 + 700ms);
+    // A frame that shared the peer's radio arrives at its share: the
+    // highest of the last 8 samples stands...
+    for (int i = 0; i < 7; ++i)
+        QVERIFY(!detector.noteArrivalRate(Peer, 50000, t0 + 1000ms + i * 300ms));
+    auto quality = detector.quality(Peer, t0 + 3000ms);
     QVERIFY(quality);
-    QCOMPARE(quality->arrivalRateSamples, 4u);
-    QCOMPARE(qRound(quality->arrivalRate), 115809);
+    QCOMPARE(quality->arrivalRateSamples, 11u);
+    QCOMPARE(quality->arrivalRate, 120000.0);
+    // ...until it is older than that: then the next highest is reported.
+    QCOMPARE(report(detector.noteArrivalRate(Peer, 60000, t0 + 3100ms)), 60000);
+    quality = detector.quality(Peer, t0 + 3100ms);
+    QCOMPARE(quality->arrivalRate, 60000.0);
     QCOMPARE(quality->peerArrivalRateReports, 0u);
 }
 

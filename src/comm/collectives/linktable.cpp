@@ -71,8 +71,10 @@ LinkModel LinkTable::model(const QList<int> &peers) const
     }
     if (!latencies.isEmpty())
         model.latencyUs = rounded(median(latencies));
+    // The fastest link: all of a node's links share its radio, and a link
+    // whose frames shared it with others measured only its share of it.
     if (!rates.isEmpty())
-        model.bytesPerUs = rounded(median(rates));
+        model.bytesPerUs = rounded(*std::max_element(rates.begin(), rates.end()));
     m_memo = {peers, model, now};
     return model;
 }

@@ -342,10 +342,11 @@ struct LinkQuality
     double sendRate = 0;
     quint64 sendRateSamples = 0;
     // Bytes per second the peer's frames arrived at here while one was in
-    // flight (Link::arrivalRateMeasured), smoothed the same way; and what
-    // the peer last reported of this node's frames arriving there. A frame
-    // of a few packets leaves the kernel at once, so its far end is the
-    // only one that sees the radio's rate; 0 until measured.
+    // flight (Link::arrivalRateMeasured), the highest of the last 8 (a
+    // frame that shared the peer's radio with others arrives at its share
+    // only); and what the peer last reported of this node's frames arriving
+    // there. A frame of a few packets leaves the kernel at once, so its far
+    // end is the only one that sees the radio's rate; 0 until measured.
     double arrivalRate = 0;
     quint64 arrivalRateSamples = 0;
     double peerArrivalRate = 0;
