@@ -4,6 +4,8 @@
 # rank in a network namespace of its own whose egress behaves like the
 # profile's radio (bluetooth: 30 ms one way, 90 kB/s on the wire; wifi: 2 ms,
 # 5 MB/s; one radio per node), and for every profile and size of world
+#  - `mmpi-bench links`: how soon a fresh world, sending nothing, knows each
+#    link's latency and its radio's rate (what its first broadcasts plan with);
 #  - `mmpi-bench bcast` measures every topology and auto, 16 B to 1 MiB (on
 #    bluetooth 1 MiB with the segmented topologies, pipe and fibonacci, and
 #    auto only: a store-and-forward one takes 35-85 s a call), beside the
@@ -145,6 +147,7 @@ run_bcast() {
     local profile=$1 n=$2 sizes
     sizes=$(bcast_sizes)
     run_model "$profile" "$n"
+    run_mmpi "mmpi links $profile $n" "$profile" "$n" links --wait 10000
     if [ "$profile" = bluetooth ] && [[ $sizes == *,1048576 ]]; then
         run_mmpi "mmpi bcast $profile $n" "$profile" "$n" bcast --topology all --sizes "${sizes%,1048576}" \
             --iterations "$iterations"
@@ -255,7 +258,7 @@ def by_key(impl, op):
     table = {}
     for run in runs:
         words = run["name"].split()
-        if words[0] != impl or words[1] != op or "results" not in run or run["op"] in ("game", "canvas"):
+        if words[0] != impl or words[1] != op or "results" not in run or run["op"] in ("game", "canvas", "links"):
             continue
         cell = table.setdefault((words[2], run["ranks"]), {})
         for r in run["results"]:
@@ -317,7 +320,7 @@ for (profile, ranks), cells in sorted(bcasts.items(), key=lambda kv: (kv[0][0], 
         if auto and mpi:
             verdicts.append((auto < mpi, f"{where}: Open MPI {mpi / auto:.2f}x auto's time (auto ahead: above 1)"))
 
-others = sorted({run["op"] for run in runs if run["op"] not in ("bcast", "bcast-model", "canvas", "game")})
+others = sorted({run["op"] for run in runs if run["op"] not in ("bcast", "bcast-model", "canvas", "game", "links")})
 for profile in sorted({profile_of(r) for r in runs}):
     for op in others:
         mine, theirs = by_key("mmpi", op), by_key("openmpi", op)
@@ -334,6 +337,18 @@ for profile in sorted({profile_of(r) for r in runs}):
                 b = next((r["median_us"] for (size, _), r in theirs.get(key, {}).items() if size == s), None)
                 line += f"{(ms(a) + ' (' + ms(b) + ', ' + ratio(b, a) + ')'):>22}"
             print(line)
+
+links = [r for r in runs if r["op"] == "links"]
+if links:
+    print("\nlinks of a fresh world (mmpi-bench links, sending nothing): ms after formation until every rank")
+    print("knew all its latencies and a rate (the slowest rank), and the medians over ranks of the two")
+    for run in links:
+        res = run["results"]
+        known = lambda key: max(r[key] for r in res) if all(r[key] >= 0 for r in res) else None
+        mid = lambda key: sorted(r[key] for r in res)[len(res) // 2]
+        print(f"  {profile_of(run):>10} {run['ranks']:>3} ranks: latencies after {ms(known('latency_known_ms') and known('latency_known_ms') * 1000)} ms, "
+              f"{mid('latency_us') / 1000:.1f} ms one way; a rate after {ms(known('rate_known_ms') and known('rate_known_ms') * 1000)} ms, "
+              f"{mid('rate') / 1000:.1f} kB/s")
 
 canvas = [r for r in runs if r["op"] == "canvas"]
 if canvas:
