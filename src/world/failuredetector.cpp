@@ -135,7 +135,22 @@ QList<FailureDetector::Verdict> FailureDetector::check(
         if (verdict.heartbeat || verdict.becameSuspect || verdict.lost)
             verdicts.append(std::move(verdict));
     }
+    takeTurns(verdicts);
     return verdicts;
+}
+
+// Peers that went idle together get their heartbeats in one burst, sent in
+// this order, each behind the airtime of those before it (15 requests are
+// 27 ms on a 90 kB/s radio). In one fixed order the last peers' round trips
+// would always include that wait and their smallest one never show the
+// link; taking turns first puts each peer first in some burst.
+void FailureDetector::takeTurns(QList<Verdict> &verdicts)
+{
+    if (verdicts.size() < 2)
+        return;
+    std::sort(verdicts.begin(), verdicts.end(), [](const Verdict &a, const Verdict &b) { return a.rank < b.rank; });
+    const auto first = qsizetype(m_bursts++ % quint64(verdicts.size()));
+    std::rotate(verdicts.begin(), verdicts.begin() + first, verdicts.end());
 }
 
 void FailureDetector::checkPeer(int rank, Peer &peer, TimePoint now, const std::optional<Activity> &activity,

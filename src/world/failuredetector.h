@@ -193,12 +193,14 @@ private:
     Frame request(int rank, Peer &peer, TimePoint now);
     void measure(Peer &peer, quint64 nonce, TimePoint now);
     static bool reportDue(const Peer &peer, TimePoint now);
+    void takeTurns(QList<Verdict> &verdicts);
 
     const std::chrono::milliseconds m_interval;
     const std::chrono::milliseconds m_timeout;
     int m_ownRank = NoRank;
     bool m_sending = true;
     std::optional<TimePoint> m_lastCheck;
+    quint64 m_bursts = 0; // check() results of two or more peers so far
     mutable QMutex m_mutex; // guards m_peers: quality() comes from other threads
     QHash<int, Peer> m_peers;
 };

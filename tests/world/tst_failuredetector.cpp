@@ -5,6 +5,8 @@
 
 #include <mmpi/wire/framedecoder.h>
 
+#include <algorithm>
+
 #include <QTest>
 #include <QtEndian>
 
@@ -79,6 +81,7 @@ class TestFailureDetector : public QObject
 private Q_SLOTS:
     void heartbeatFormat();
     void idlePeerGetsHeartbeatEveryInterval();
+    void peersTakeTurnsInABurst();
     void trafficReplacesHeartbeats();
     void noHeartbeatBehindQueuedBytes();
     void echoesAreNotTraffic();
@@ -147,6 +150,31 @@ void TestFailureDetector::idlePeerGetsHeartbeatEveryInterval()
         QCOMPARE(nonceOf(*v.heartbeat), expected++);
     }
     QCOMPARE(detector.quality(Peer, t0 + 400ms)->heartbeatsSent, 4u);
+}
+
+void TestFailureDetector::peersTakeTurnsInABurst()
+{
+    // Given three peers that went idle together
+    FailureDetector detector(100ms, 100000ms);
+    const TimePoint t0{};
+    detector.start(Self, t0);
+    for (int rank : {1, 2, 3})
+        detector.watch(rank, t0, 0);
+    const auto idle = [](int) { return std::optional(Activity{}); };
+    // Then each interval brings a burst of three requests, and each peer
+    // is first in one of three bursts
+    QList<int> firsts;
+    for (TimePoint t = t0 + 25ms; t <= t0 + 300ms; t += 25ms) {
+        const auto verdicts = detector.check(t, idle);
+        if (verdicts.isEmpty())
+            continue;
+        QCOMPARE(verdicts.size(), 3);
+        for (const auto &v : verdicts)
+            QVERIFY(v.heartbeat);
+        firsts.append(verdicts.first().rank);
+    }
+    std::sort(firsts.begin(), firsts.end());
+    QCOMPARE(firsts, (QList<int>{1, 2, 3}));
 }
 
 void TestFailureDetector::trafficReplacesHeartbeats()
