@@ -375,6 +375,10 @@ void tst_DiscoveryNetns::wholeChainOnAnIsolatedNetwork()
     Node root(*m_network, 0, QStringList{u"--root"_s, u"--make-code"_s} + nodeArgs(47485, steps));
     const QString code = root.waitForLine(u"CODE "_s, 10000).mid(5);
     QVERIFY2(!code.isEmpty(), qPrintable(root.output()));
+    // The nodes start once the root's chain is at its join code: a node's
+    // join-code advert heard during the root's beacon step would rightly
+    // keep that step from giving up.
+    QVERIFY2(!root.waitForLine(u"STEP started JoinCode"_s, 10000).isEmpty(), qPrintable(root.output()));
     Node a(*m_network, 1, nodeArgs(47485, steps) + QStringList{u"--join-code"_s, code});
     Node b(*m_network, 2, nodeArgs(47485, steps) + QStringList{u"--join-code"_s, code});
     static const QRegularExpression dnsSdGaveUp(
