@@ -178,6 +178,7 @@ private:
     Result<void> advertiseDirectlyTo(const QStringList &contacts);
     void handleDiscoveryStepTimeout();
     void giveUpDiscoveryStep(World::DiscoveryStep step, const Error &reason);
+    void endDeadDiscoveryStep(World::DiscoveryStep step, const Error &reason);
     // A discovered root's announcement of its world, with `joined` nodes in.
     void announceWorld(int joined);
     // Ends every step's advertising, publishing, listening and browsing.
@@ -331,11 +332,13 @@ private:
     QSet<QString> m_contacted;
     // Whether this root has heard any advert of its world yet (any step).
     bool m_heardAdvert = false;
-    // The fallback chain: the step running last, into discoverySteps, and
-    // whether the root's beacon listener is on (Beacon and JoinCode share it).
+    // The fallback chain: the step running last, into discoverySteps,
+    // whether the root's beacon listener is on (Beacon and JoinCode share it),
+    // and how many begun steps could still bring a peer (a step that timed
+    // out still does; an Address step whose every name failed does not).
     qsizetype m_discoveryStep = -1;
     bool m_beaconListening = false;
-    bool m_anyStepBegun = false;
+    int m_liveSteps = 0;
     // node: where its adverts go straight to (JoinCode, Address); the
     // Address step's host name lookups still open, why those that failed
     // did, and whether any typed address was found (else it gives up).

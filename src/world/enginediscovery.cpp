@@ -77,7 +77,7 @@ void Engine::startNextDiscoveryStep()
             giveUpDiscoveryStep(step, begun.error());
             continue;
         }
-        m_anyStepBegun = true;
+        ++m_liveSteps;
         // It waits for a person as long as formation lasts. The steps after
         // it wait too (validate()), and begin at once: either input may be
         // the one that reaches the root.
@@ -91,10 +91,10 @@ void Engine::startNextDiscoveryStep()
     }
     if (waiting)
         return;
-    // No step left running. A root listening on one that began, or a node
+    // No step left to start. A root listening on one that began, or a node
     // advertising on one, waits on (formationTimeout names what is missing);
     // if none began at all nobody can ever be found.
-    if (!m_anyStepBegun)
+    if (m_liveSteps == 0)
         fail(lastFailure.isError() ? lastFailure
                                    : Error(ErrorCode::DiscoveryFailed,
                                            QStringLiteral("no discovery step of %1 can run over transport %2")
@@ -102,6 +102,17 @@ void Engine::startNextDiscoveryStep()
                                                .arg(m_config.transport)));
     else if (!root)
         qCInfo(lcWorld) << "discovery: no further step; advertising on until formation ends";
+}
+
+void Engine::endDeadDiscoveryStep(World::DiscoveryStep step, const Error &reason)
+{
+    giveUpDiscoveryStep(step, reason);
+    --m_liveSteps;
+    // Waiting for formationTimeout would only make the person wait for
+    // nothing: no step that began can bring the root any more.
+    const bool chainEnded = m_discoveryStep >= m_config.discoverySteps.size();
+    if (m_liveSteps == 0 && chainEnded)
+        fail(reason);
 }
 
 PeerAdvert Engine::ownAdvert() const
@@ -188,13 +199,15 @@ void Engine::handleRootAddressLookup(int lookupId, const QString &name, const QL
     } else {
         qCInfo(lcWorld).noquote() << "discovery: root address" << name << "is" << contacts.join(QStringLiteral(", "));
     }
-    if (auto sent = advertiseDirectlyTo(contacts); !sent)
-        return giveUpDiscoveryStep(World::DiscoveryStep::Address, sent.error());
+    if (auto sent = advertiseDirectlyTo(contacts); !sent) {
+        m_rootAddressMisses << sent.error().message;
+        contacts.clear();
+    }
     m_rootAddressFound = m_rootAddressFound || !contacts.isEmpty();
     // One address that was found carries the adverts; a miss beside it is only logged.
     if (m_rootAddressLookups.isEmpty() && !m_rootAddressFound)
-        giveUpDiscoveryStep(World::DiscoveryStep::Address,
-                            Error(ErrorCode::DiscoveryFailed, m_rootAddressMisses.join(QStringLiteral("; "))));
+        endDeadDiscoveryStep(World::DiscoveryStep::Address,
+                             Error(ErrorCode::DiscoveryFailed, m_rootAddressMisses.join(QStringLiteral("; "))));
 }
 
 Result<void> Engine::advertiseDirectlyTo(const QStringList &contacts)

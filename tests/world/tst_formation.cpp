@@ -1,8 +1,8 @@
 // Formation of worlds of 1, 2, 3 and 7 nodes over local and tcp, launched and
 // discovered; each formed world must carry frames between every pair of ranks
 // and close cleanly. A discovered tcp node finds its root by a typed host
-// name alone, and one without the world key is told that the address
-// carried none.
+// name alone, one without the world key is told that the address carried
+// none, and one whose typed name resolves nowhere fails at once.
 #include "worldharness.h"
 
 #include <QElapsedTimer>
@@ -20,6 +20,7 @@ private Q_SLOTS:
     void formAndTalk();
     void typedHostNameFindsTheRoot();
     void typedAddressCarriesNoKey();
+    void typedNameThatResolvesNowhereEndsFormation();
 };
 
 void TestFormation::formAndTalk_data()
@@ -171,6 +172,29 @@ void TestFormation::typedAddressCarriesNoKey()
     QTRY_COMPARE_WITH_TIMEOUT(root->state(), World::State::Failed, 10000);
     QCOMPARE(root->error().code, ErrorCode::WorldKeyMismatch);
     QVERIFY2(!root->error().message.contains(QStringLiteral("no world key")), qPrintable(root->errorString()));
+}
+
+void TestFormation::typedNameThatResolvesNowhereEndsFormation()
+{
+    // Given a node whose only way to its root is a typed name that cannot
+    // resolve (RFC 6761 reserves .invalid), and a formation timeout far off ...
+    WorldHarness harness(QStringLiteral("tcp"), WorldConfig::Mode::Discovered);
+    WorldConfig nodeConfig = typedAddressPair(harness, QStringLiteral("no-such-root.invalid")).second;
+    nodeConfig.formationTimeout = std::chrono::minutes(10);
+    World node;
+    QSignalSpy gaveUp(&node, &World::discoveryStepGaveUp);
+    QElapsedTimer clock;
+    clock.start();
+    node.form(nodeConfig);
+    // ... formation ends once the lookup fails (a resolver's own retries
+    // take seconds at most), saying which name failed, rather than waiting
+    // ten minutes for a root it can never reach.
+    QTRY_COMPARE_WITH_TIMEOUT(node.state(), World::State::Failed, 60000);
+    QVERIFY(clock.elapsed() < 60000);
+    QCOMPARE(node.error().code, ErrorCode::DiscoveryFailed);
+    QVERIFY2(node.errorString().contains(QStringLiteral("no-such-root.invalid")), qPrintable(node.errorString()));
+    QCOMPARE(gaveUp.size(), 1);
+    QCOMPARE(gaveUp.first().first().value<World::DiscoveryStep>(), WorldConfig::DiscoveryStep::Address);
 }
 
 QTEST_GUILESS_MAIN(TestFormation)
