@@ -1,6 +1,7 @@
 // Writes the seed corpus of fuzz_discovery: beacon datagrams of version 2
 // (one host, eight, IPv4 and IPv6, "any") and version 1, and join codes of
-// one to four addresses, typed in capitals and as a person might. Run:
+// one to four addresses, typed in capitals and as a person might, and typed
+// root addresses (IPv4, names, international names, ports). Run:
 // fuzz_make_discovery_corpus <dir>.
 #include "seedfiles.h"
 #include "tcpadvert.h"
@@ -51,5 +52,10 @@ int main(int argc, char **argv)
     for (int n = 1; n <= JoinCode::MaxAddresses; ++n)
         ok = ok && writeCode(dir, QStringLiteral("code-%1").arg(n), n, false)
             && writeCode(dir, QStringLiteral("code-%1-typed").arg(n), n, true);
+    int typed = 0;
+    for (const char *address : {"192.168.1.20", "192.168.1.20:47474", "root.lan", "Root.Lan.:5000",
+                                "bücher.example", "10.0.1", "[fd00::1]:5000", "tcp://10.0.0.1:1"})
+        ok = ok && fuzz::writeSeedFile(dir, QStringLiteral("address-%1").arg(++typed),
+                                       {QByteArrayView("\2", 1), QByteArrayView(address)});
     return fuzz::corpusStatus(ok, dir);
 }

@@ -16,7 +16,8 @@ constexpr auto BannerTime = std::chrono::milliseconds(3000);
 
 } // namespace
 
-GameController::GameController(QObject *parent) : QObject(parent), m_scores(new ScoreModel(this))
+GameController::GameController(QObject *parent)
+    : QObject(parent), m_scores(new ScoreModel(this)), m_gamesNearby(new WorldListModel(&m_browser, this))
 {
     m_bannerTimer.setSingleShot(true);
     m_bannerTimer.setInterval(BannerTime);
@@ -51,10 +52,42 @@ void GameController::fail(const Error &error)
     setPhase(Phase::Failed);
 }
 
+void GameController::choose(const WorldConfig &base, GameSession::Options options)
+{
+    if (m_phase != Phase::Idle)
+        return fail({ErrorCode::BadConfiguration, QStringLiteral("the game was started twice")});
+    if (auto browsing = m_browser.start(base.transport, base.transportOptions); !browsing)
+        return fail(browsing.error());
+    m_joinBase = base;
+    m_options = options;
+    setPhase(Phase::Choosing);
+}
+
+bool GameController::join(int row)
+{
+    if (m_phase != Phase::Choosing)
+        return false;
+    auto config = m_browser.joinConfig(m_gamesNearby->rootIdAt(row), m_joinBase);
+    if (!config) {
+        m_nothingFoundReason = QStringLiteral("that game is no longer announced: %1").arg(config.error().message);
+        Q_EMIT nothingFoundReasonChanged();
+        return false;
+    }
+    m_browser.stop();
+    qCInfo(lcGameUi).noquote() << "joining the game" << config->worldName << "of" << config->size << "players";
+    formWorld(*config, m_options);
+    return true;
+}
+
 void GameController::start(const WorldConfig &config, GameSession::Options options)
 {
     if (m_phase != Phase::Idle)
         return fail({ErrorCode::BadConfiguration, QStringLiteral("the game was started twice")});
+    formWorld(config, options);
+}
+
+void GameController::formWorld(const WorldConfig &config, GameSession::Options options)
+{
     if (auto valid = config.validate(); !valid)
         return fail(valid.error());
     m_options = options;

@@ -1,13 +1,16 @@
 // GameController: one device's game as QML sees it. It owns the World, the
 // FaultTolerance that protects the world communicator (SHRINK on any loss)
-// and the GameSession, and publishes the lobby (formation progress), the
-// state at each tick, the score list and short banners about other players.
+// and the GameSession, and publishes the lobby (the games announced nearby
+// to pick from, then formation progress), the state at each tick, the score
+// list and short banners about other players.
 #pragma once
 
 #include "gamesession.h"
 #include "scoremodel.h"
 
 #include <mmpi/world/world.h>
+#include <mmpi/world/worldbrowser.h>
+#include <worldlistmodel.h>
 
 #include <QColor>
 #include <QTimer>
@@ -38,10 +41,16 @@ class GameController : public QObject
     // What just happened to someone (frozen, back, removed, won), for a few seconds.
     Q_PROPERTY(QString banner READ banner NOTIFY bannerChanged)
     Q_PROPERTY(mmpi::game::ScoreModel *players READ players CONSTANT)
+    // Choosing: the games announced nearby, a row each (name, host, joined,
+    // wanted, foundBy, rootId, addresses), and why none is listed ("" while
+    // nothing went wrong).
+    Q_PROPERTY(mmpi::WorldListModel *gamesNearby READ gamesNearby CONSTANT)
+    Q_PROPERTY(QString nothingFoundReason READ nothingFoundReason NOTIFY nothingFoundReasonChanged)
 
 public:
     enum class Phase {
         Idle,     // start() not called
+        Choosing, // the lobby lists the games nearby (choose()) until one is joined
         Forming,  // the lobby: waiting for every player
         Starting, // formed; protecting the communicator
         Playing,
@@ -55,6 +64,13 @@ public:
 
     // Form the world, protect it, and play. Once only (else Failed).
     void start(const WorldConfig &config, GameSession::Options options);
+    // List the games announced nearby over `base`'s transport and options
+    // for a person to join(); `base` gives the rest of the joining config
+    // (its key above all). Failed if the transport cannot listen for them.
+    void choose(const WorldConfig &base, GameSession::Options options);
+    // Join the game in row `row` of gamesNearby: start() with its name and
+    // size. False (and nothingFoundReason says why) if no longer listed.
+    Q_INVOKABLE bool join(int row);
     // Heading 0 up, 1 right, 2 down, 3 left; false (nothing sent) when not
     // playing, when a bot steers, or for another value.
     Q_INVOKABLE bool steer(int heading);
@@ -77,6 +93,8 @@ public:
     int heading() const { return m_heading; }
     QString banner() const { return m_banner; }
     ScoreModel *players() const { return m_scores; }
+    WorldListModel *gamesNearby() const { return m_gamesNearby; }
+    QString nothingFoundReason() const { return m_nothingFoundReason; }
     GameSession *session() const { return m_session.get(); }
     World *world() const { return m_world.get(); }
 
@@ -89,10 +107,12 @@ Q_SIGNALS:
     void bannerChanged();
     void ticked(qint64 tick);
     void left();
+    void nothingFoundReasonChanged();
 
 private:
     void setPhase(Phase phase);
     void fail(const Error &error);
+    void formWorld(const WorldConfig &config, GameSession::Options options);
     QCoro::Task<void> protectAndPlay();
     void connectSession();
     void handleTick(qint64 tick);
@@ -106,6 +126,10 @@ private:
     std::unique_ptr<FaultTolerance> m_ft;
     std::unique_ptr<GameSession> m_session;
     ScoreModel *m_scores;
+    WorldBrowser m_browser;
+    WorldListModel *m_gamesNearby;
+    WorldConfig m_joinBase;
+    QString m_nothingFoundReason;
     QTimer m_bannerTimer;
     Phase m_phase = Phase::Idle;
     Error m_error;

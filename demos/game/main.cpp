@@ -2,7 +2,10 @@
 // window per device (`mmpirun -n 3 mmpi-game`): a lobby until every player is
 // here, then the arena, steered with the arrows, WASD, swipes or buttons.
 // Headless with bots (`mmpirun -n 4 mmpi-game --bots --ticks 600`), every
-// device printing the state's hash so that anyone can see they agree; a
+// device printing the state's hash so that anyone can see they agree.
+// Across devices without mmpirun, discovery: one device hosts
+// (`mmpi-game --transport tcp --host --players 3`), the others list the games
+// nearby in their lobby and join one (`mmpi-game --transport tcp --choose`). A
 // player whose device goes out of range is frozen until it is back, one whose
 // app ends is removed and the game goes on (docs/guide/demos.md).
 #include "gamecontroller.h"
@@ -14,6 +17,8 @@
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QGuiApplication>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QQmlApplicationEngine>
 #include <QQuickWindow>
 
@@ -34,7 +39,108 @@ struct Settings
     int tickMs = 50;
     qint64 hashEvery = 50;
     QString screenshot;
+    // The world: mmpirun's, or one found by discovery (--transport).
+    WorldConfig world;
+    bool choose = false;
 };
+
+// People gather round a lobby for minutes, not the 30 s a program's formation waits.
+constexpr auto LobbyWait = std::chrono::minutes(5);
+
+// The options that make sense with --transport only.
+constexpr const char *DiscoveryOnly[] = {"host", "choose", "players", "transport-options", "game-name"};
+
+void addDiscoveryOptions(QCommandLineParser &parser)
+{
+    parser.addOption({QStringLiteral("transport"), QStringLiteral("Without mmpirun: find the other players over this "
+                                                                  "transport (tcp: the local network)."),
+                      QStringLiteral("NAME")});
+    parser.addOption({QStringLiteral("transport-options"), QStringLiteral("The transport's options, a JSON object."),
+                      QStringLiteral("JSON")});
+    parser.addOption({QStringLiteral("host"), QStringLiteral("This device hosts the game; the others join it.")});
+    parser.addOption({QStringLiteral("choose"), QStringLiteral("The lobby lists the games nearby; pick one to join "
+                                                               "(with --bots the first one listed).")});
+    parser.addOption({QStringLiteral("players"), QStringLiteral("With --host: how many players the game waits for "
+                                                                "(2..8)."),
+                      QStringLiteral("N"), QStringLiteral("2")});
+    parser.addOption({QStringLiteral("game-name"), QStringLiteral("The game's name: the host's, or the one to join "
+                                                                  "without --choose."),
+                      QStringLiteral("NAME"), QStringLiteral("light-cycles")});
+    parser.addOption({QStringLiteral("key"), QStringLiteral("The secret every player of the game shares."),
+                      QStringLiteral("TEXT"), QStringLiteral("mmpi-game")});
+}
+
+// The discovered world of --transport.
+Result<WorldConfig> discoveryConfig(const QCommandLineParser &parser)
+{
+    WorldConfig config;
+    config.mode = WorldConfig::Mode::Discovered;
+    config.transport = parser.value(QStringLiteral("transport"));
+    const QJsonDocument json = QJsonDocument::fromJson(parser.value(QStringLiteral("transport-options")).toUtf8());
+    if (parser.isSet(QStringLiteral("transport-options")) && !json.isObject())
+        return Error(ErrorCode::BadConfiguration, QStringLiteral("--transport-options takes a JSON object"));
+    config.transportOptions = json.object().toVariantMap();
+    config.worldName = parser.value(QStringLiteral("game-name"));
+    config.worldKey = parser.value(QStringLiteral("key")).toUtf8();
+    const bool host = parser.isSet(QStringLiteral("host"));
+    bool ok = false;
+    const int players = parser.value(QStringLiteral("players")).toInt(&ok);
+    if (!ok || players < 2 || players > 8)
+        return Error(ErrorCode::BadConfiguration, QStringLiteral("--players takes 2..8"));
+    if (host && parser.isSet(QStringLiteral("choose")))
+        return Error(ErrorCode::BadConfiguration, QStringLiteral("--choose is for a device that joins, not the --host"));
+    if (!host && parser.isSet(QStringLiteral("players")))
+        return Error(ErrorCode::BadConfiguration, QStringLiteral("--players is the host's to say: add --host"));
+    config.size = players;
+    config.rank = host ? 0 : NoRank;
+    config.formationTimeout = LobbyWait;
+    if (auto valid = config.validate(); !valid)
+        return valid.error();
+    return config;
+}
+
+// Why this process cannot find its world, `isSet` telling which options it
+// was given; "" if it can.
+template<typename IsSet>
+QString worldProblem(IsSet isSet)
+{
+    if (isSet("transport"))
+        return {};
+    for (const char *option : DiscoveryOnly)
+        if (isSet(option))
+            return QStringLiteral("--%1 is for discovery: add --transport NAME (tcp)").arg(QLatin1String(option));
+    if (!WorldConfig::isLaunched())
+        return QStringLiteral("start it with mmpirun (mmpirun -n 3 mmpi-game), or across devices with "
+                              "--transport tcp and --host on one, --choose on the others");
+    return {};
+}
+
+// mmpirun's world, or the discovered one of --transport; false after printing why.
+bool worldOf(const QCommandLineParser &parser, Settings &s)
+{
+    const auto refuse = [](const QString &why) {
+        std::fprintf(stderr, "mmpi-game: %s\n", qPrintable(why));
+        return false;
+    };
+    if (const QString problem = worldProblem([&](const char *o) { return parser.isSet(QString::fromLatin1(o)); });
+        !problem.isEmpty())
+        return refuse(problem);
+    if (!parser.isSet(QStringLiteral("transport"))) {
+        auto launched = WorldConfig::fromEnvironment();
+        if (!launched)
+            return refuse(launched.error().toString());
+        s.world = *launched;
+        return true;
+    }
+    auto config = discoveryConfig(parser);
+    if (!config)
+        return refuse(config.error().message);
+    s.world = *config;
+    s.choose = parser.isSet(QStringLiteral("choose"));
+    if (s.choose && !s.gui)
+        return refuse(QStringLiteral("--choose lists the games in the lobby's window: add --gui or drop --bots"));
+    return true;
+}
 
 // Reads the command line; nullopt after printing why (exit code in `status`).
 std::optional<Settings> parse(const QCoreApplication &app, int &status)
@@ -54,6 +160,7 @@ std::optional<Settings> parse(const QCoreApplication &app, int &status)
     parser.addOption({QStringLiteral("screenshot"), QStringLiteral("Window mode: rank 0 saves its window as FILE "
                                                                    "just before the last tick, and every node ends."),
                       QStringLiteral("FILE")});
+    addDiscoveryOptions(parser);
     parser.process(app);
     Settings s;
     bool ok = true;
@@ -76,8 +183,7 @@ std::optional<Settings> parse(const QCoreApplication &app, int &status)
     }
     if (s.gui && !s.ticksSet && !s.bots)
         s.ticks = 0; // people play until they close the window
-    if (!WorldConfig::isLaunched()) {
-        std::fprintf(stderr, "mmpi-game: start it with mmpirun, e.g. mmpirun -n 3 mmpi-game (or --bots)\n");
+    if (!worldOf(parser, s)) {
         status = 2;
         return std::nullopt;
     }
@@ -88,14 +194,13 @@ std::optional<Settings> parse(const QCoreApplication &app, int &status)
 // reads its output.
 int runHeadless(QCoreApplication &app, const Settings &s)
 {
-    auto config = WorldConfig::fromEnvironment();
     World world;
     auto comm = Communicator::world(world);
-    if (!config || !comm) {
-        std::fprintf(stderr, "mmpi-game: %s\n", qPrintable((config ? comm.error() : config.error()).toString()));
+    if (!comm) {
+        std::fprintf(stderr, "mmpi-game: %s\n", qPrintable(comm.error().toString()));
         return 1;
     }
-    world.form(*config);
+    world.form(s.world);
     if (auto formed = world.waitForFormed(); !formed) {
         std::fprintf(stderr, "mmpi-game: %s\n", qPrintable(formed.error().toString()));
         return 1;
@@ -145,13 +250,22 @@ void takeScreenshot(game::GameController *controller, QQuickWindow *window, cons
     });
 }
 
+// Bots choose as a test would: the first game listed, saying which.
+void joinFirstGameListed(game::GameController *controller)
+{
+    QObject::connect(controller->gamesNearby(), &QAbstractItemModel::rowsInserted, controller, [controller] {
+        if (controller->phase() != game::GameController::Phase::Choosing)
+            return;
+        const QVariantMap game = controller->gamesNearby()->get(0);
+        std::printf("event=joining game=%s players=%d\n", qPrintable(game.value(QStringLiteral("name")).toString()),
+                    game.value(QStringLiteral("wanted")).toInt());
+        std::fflush(stdout);
+        controller->join(0);
+    });
+}
+
 int runWindow(QGuiApplication &app, const Settings &s)
 {
-    auto config = WorldConfig::fromEnvironment();
-    if (!config) {
-        std::fprintf(stderr, "mmpi-game: %s\n", qPrintable(config.error().toString()));
-        return 1;
-    }
     game::registerQmlTypes();
     game::GameController controller;
     QQmlApplicationEngine engine;
@@ -163,7 +277,8 @@ int runWindow(QGuiApplication &app, const Settings &s)
         return 1;
     }
     // Several windows on one screen (mmpirun -n 3): cascade them by rank.
-    window->setPosition(40 + 48 * config->rank, 40 + 48 * config->rank);
+    const int cascade = std::max(0, s.world.rank);
+    window->setPosition(40 + 48 * cascade, 40 + 48 * cascade);
     int status = 0;
     app.setQuitOnLastWindowClosed(false);
     // Closing the window ends this player's game (see GameController::leave).
@@ -191,7 +306,14 @@ int runWindow(QGuiApplication &app, const Settings &s)
                 controller.leave();
         });
     }
-    controller.start(*config, {std::chrono::milliseconds(s.tickMs), s.ticks, s.bots});
+    const game::GameSession::Options options{std::chrono::milliseconds(s.tickMs), s.ticks, s.bots};
+    if (s.choose) {
+        if (s.bots)
+            joinFirstGameListed(&controller);
+        controller.choose(s.world, options);
+    } else {
+        controller.start(s.world, options);
+    }
     const int code = app.exec();
     return status != 0 ? status : code;
 }
@@ -212,15 +334,26 @@ bool wantsWindow(int argc, char *argv[])
     return !bots || gui;
 }
 
+bool hasOption(int argc, char *argv[], const char *name)
+{
+    const std::size_t length = std::strlen(name);
+    for (int i = 1; i < argc; ++i)
+        if (!std::strncmp(argv[i], "--", 2) && !std::strncmp(argv[i] + 2, name, length)
+            && (argv[i][2 + length] == '\0' || argv[i][2 + length] == '='))
+            return true;
+    return false;
+}
+
 } // namespace
 
 int main(int argc, char *argv[])
 {
     std::unique_ptr<QCoreApplication> app;
     const bool window = wantsWindow(argc, argv);
-    if (window && !WorldConfig::isLaunched()) {
-        // Before a display is opened: a clear word rather than a platform error.
-        std::fprintf(stderr, "mmpi-game: start it with mmpirun, e.g. mmpirun -n 3 mmpi-game (or --bots)\n");
+    // Before a display is opened: a clear word rather than a platform error.
+    const auto given = [&](const char *option) { return hasOption(argc, argv, option); };
+    if (const QString problem = window ? worldProblem(given) : QString(); !problem.isEmpty()) {
+        std::fprintf(stderr, "mmpi-game: %s\n", qPrintable(problem));
         return 2;
     }
     if (window)

@@ -3,7 +3,8 @@
 // player, dim for a removed one's trail and a ring round the local head; the
 // score list follows joined/frozen/removed; and in the real window (Main.qml)
 // of a 2-player game formed in this process, a key press changes the local
-// player's wished heading, which every device then applies.
+// player's wished heading, which every device then applies; a device that
+// chooses lists a game hosted over tcp in its lobby, and a click on it joins.
 #include "gameboard.h"
 #include "gamecontroller.h"
 #include "lightcyclestest.h"
@@ -69,6 +70,36 @@ WorldConfig localConfig(const QString &name, int rank, int size)
     c.rootAddress = QStringLiteral("local://") + name;
     c.formationTimeout = std::chrono::seconds(20);
     return c;
+}
+
+// A discovered tcp game on loopback: beacons and DNS-SD (built in) on lo
+// only, at ports of this test's own.
+WorldConfig loopbackDiscovery(const QString &name, bool host)
+{
+    const int port = 30000 + int(QCoreApplication::applicationPid() % 10000);
+    WorldConfig c;
+    c.mode = WorldConfig::Mode::Discovered;
+    c.transport = QStringLiteral("tcp");
+    c.transportOptions = {{QStringLiteral("beaconPort"), port},
+                          {QStringLiteral("lobbyPort"), port + 10000},
+                          {QStringLiteral("beaconTargets"), QStringList{QStringLiteral("127.0.0.1")}},
+                          {QStringLiteral("interfaces"), QStringList{QStringLiteral("lo")}},
+                          {QStringLiteral("dnsSdBackend"), QStringLiteral("builtin")},
+                          {QStringLiteral("beaconInterval"), 100}};
+    c.worldName = name;
+    c.worldKey = "game-lobby-test";
+    c.size = 2;
+    c.rank = host ? 0 : NoRank;
+    c.formationTimeout = std::chrono::seconds(30);
+    return c;
+}
+
+QString textIn(QQuickItem *item)
+{
+    for (QQuickItem *child : item->childItems())
+        if (const QString text = child->property("text").toString(); !text.isEmpty())
+            return text;
+    return {};
 }
 
 } // namespace
@@ -226,6 +257,42 @@ private Q_SLOTS:
         QTest::mouseRelease(window, Qt::LeftButton, {}, from + QPoint(0, 80));
         QCOMPARE(other.session()->wish(), Heading::Down);
         QCOMPARE(other.heading(), int(Heading::Down));
+    }
+
+    void personPicksAGameInTheLobby()
+    {
+        // Given a device whose lobby lists the games nearby ...
+        registerQmlTypes();
+        const QString name = QStringLiteral("lobby-") + QUuid::createUuid().toString(QUuid::Id128).left(8);
+        const GameSession::Options options{std::chrono::milliseconds(40), 0, false};
+        GameController host, other;
+        other.choose(loopbackDiscovery(QString(), false), options);
+        QCOMPARE(other.phase(), GameController::Phase::Choosing);
+        QQmlApplicationEngine engine;
+        engine.setInitialProperties({{QStringLiteral("controller"), QVariant::fromValue(&other)}});
+        engine.load(QUrl(QStringLiteral("qrc:/mmpi-game/Main.qml")));
+        QCOMPARE(engine.rootObjects().size(), 1);
+        auto *window = qobject_cast<QQuickWindow *>(engine.rootObjects().first());
+        QVERIFY(window && QTest::qWaitForWindowExposed(window));
+        auto *nothing = findItem(window->contentItem(), QStringLiteral("nothingFound"));
+        QVERIFY(nothing && nothing->isVisible());
+        QVERIFY2(nothing->property("text").toString().startsWith(QStringLiteral("Looking for games")),
+                 qPrintable(nothing->property("text").toString()));
+        // ... when a game is hosted nearby, it is listed with its name and size ...
+        host.start(loopbackDiscovery(name, true), options);
+        QQuickItem *listed = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((listed = findItem(window->contentItem(), QStringLiteral("game0"))) && listed->isVisible(),
+                                 20000);
+        QVERIFY2(textIn(listed).startsWith(name + QStringLiteral(" on ")), qPrintable(textIn(listed)));
+        QVERIFY2(textIn(listed).endsWith(QStringLiteral("1 of 2 players")), qPrintable(textIn(listed)));
+        QVERIFY(!nothing->isVisible());
+        // ... and a click on it joins that game: both play, this device as player 1.
+        QTest::mouseClick(window, Qt::LeftButton, {}, listed->mapToScene(QPointF(20, 20)).toPoint());
+        QTRY_COMPARE_WITH_TIMEOUT(other.phase(), GameController::Phase::Playing, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(host.phase(), GameController::Phase::Playing, 20000);
+        QCOMPARE(other.player(), 1);
+        QCOMPARE(other.world()->config().worldName, name);
+        QCOMPARE(other.join(0), false); // once joined, the list is done
     }
 
     // Closing the window mid-game ends the app without a goodbye: the others

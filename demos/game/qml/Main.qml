@@ -1,4 +1,5 @@
-// The game's window: the lobby until every player is here, then the arena
+// The game's window: the lobby (the games nearby to pick from, when this
+// device chooses, then the players joined) until every player is here, then the arena
 // (GameBoard), the score list, touch buttons and a banner for what happens
 // to the other players. All state comes from the GameController.
 import QtQuick
@@ -8,7 +9,9 @@ import MMPIGame
 Window {
     id: win
     required property GameController controller
+    readonly property bool choosing: controller.phase === GameController.Choosing
     readonly property bool inLobby: controller.phase === GameController.Idle
+                                    || controller.phase === GameController.Choosing
                                     || controller.phase === GameController.Forming
                                     || controller.phase === GameController.Starting
                                     || (controller.phase === GameController.Failed && controller.tick === 0)
@@ -51,12 +54,59 @@ Window {
             text: {
                 switch (win.controller.phase) {
                 case GameController.Failed: return win.controller.errorString
+                case GameController.Choosing: return qsTr("Games nearby: pick one to join")
                 case GameController.Starting: return qsTr("All %1 players are here: starting").arg(win.controller.expected)
                 default: return qsTr("Waiting for %1 players").arg(win.controller.expected)
                 }
             }
         }
+        Column {
+            objectName: "gamesNearby"
+            visible: win.choosing
+            anchors.horizontalCenter: parent.horizontalCenter
+            spacing: 8
+            Repeater {
+                model: win.controller.gamesNearby
+                Rectangle {
+                    required property int index
+                    required property string name
+                    required property string host
+                    required property int joined
+                    required property int wanted
+                    objectName: "game" + index
+                    width: 420; height: 48; radius: 8
+                    color: pick.pressed ? "#3a4466" : "#1b1f2b"
+                    border.color: "#82aaff"
+                    Text {
+                        anchors.centerIn: parent
+                        color: "white"
+                        font.pixelSize: 17
+                        text: qsTr("%1 on %2 · %3 of %4 players").arg(parent.name)
+                                  .arg(parent.host !== "" ? parent.host : qsTr("a device nearby"))
+                                  .arg(parent.joined).arg(parent.wanted)
+                    }
+                    MouseArea {
+                        id: pick
+                        anchors.fill: parent
+                        onClicked: win.controller.join(parent.index)
+                    }
+                }
+            }
+            Text {
+                objectName: "nothingFound"
+                visible: win.controller.gamesNearby.count === 0 || win.controller.nothingFoundReason !== ""
+                width: 420
+                wrapMode: Text.Wrap
+                horizontalAlignment: Text.AlignHCenter
+                color: "#7a88b8"
+                font.pixelSize: 16
+                text: win.controller.nothingFoundReason !== ""
+                      ? win.controller.nothingFoundReason
+                      : qsTr("Looking for games… (the host starts with --host)")
+            }
+        }
         Row {
+            visible: !win.choosing
             anchors.horizontalCenter: parent.horizontalCenter
             spacing: 12
             Repeater {
@@ -71,6 +121,7 @@ Window {
             }
         }
         Text {
+            visible: !win.choosing
             anchors.horizontalCenter: parent.horizontalCenter
             color: "#7a88b8"
             font.pixelSize: 16
