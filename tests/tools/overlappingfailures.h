@@ -6,6 +6,7 @@
 
 #include "processrun.h"
 
+#include <QList>
 #include <QTemporaryDir>
 
 namespace mmpi::test {
@@ -71,6 +72,58 @@ inline ProcessRun runPolicyWithTwoKills(const QString &policy, int first, int se
                       + QStringList{QStringLiteral(MMPIRUN_FTAPP_PATH), QStringLiteral("--policy"), policy,
                                     QStringLiteral("--iterations"), QStringLiteral("2500"),
                                     QStringLiteral("--pause-ms"), QStringLiteral("1")});
+}
+
+// What mmpirun said about node `rank` ("node 2 crashed with signal 9 ..."), for a message.
+inline QString mmpirunSaid(const ProcessRun &r, int rank)
+{
+    QStringList said;
+    const QString node = QStringLiteral("node %1 ").arg(rank);
+    for (const QString &line : r.err.split(QLatin1Char('\n')))
+        if (line.contains(node))
+            said << line.trimmed();
+    return said.isEmpty() ? QStringLiteral("mmpirun said nothing of it") : said.join(QStringLiteral(" | "));
+}
+
+// Empty when a SHRINK, BLANK or ABORT run with two kills ended as the policy
+// says on every survivor; else which rank did not, and what was seen of it.
+inline QString policyProblem(const ProcessRun &r, const QString &policy, int first, int second)
+{
+    const auto killed = [&r](int rank) {
+        return r.err.contains(QStringLiteral("node %1 crashed with signal 9 (SIGKILL").arg(rank));
+    };
+    const QString aborting = QStringLiteral("event=aborted reason=aborting: lost rank ");
+    if (!killed(first))
+        return QStringLiteral("rank %1 was not killed: %2").arg(first).arg(mmpirunSaid(r, first));
+    // Under ABORT the second may have ended by itself before its kill came.
+    const bool secondAborted = policy == QLatin1String("abort") && r.lines(second, aborting).size() == 1;
+    if (!killed(second) && !secondAborted)
+        return QStringLiteral("rank %1 was neither killed nor aborted: %2").arg(second).arg(mmpirunSaid(r, second));
+    QList<int> survivors;
+    for (int rank = 0; rank < 4; ++rank)
+        if (rank != first && rank != second)
+            survivors << rank;
+    for (int rank : survivors) {
+        const QString which = QStringLiteral("survivor %1 ").arg(rank);
+        if (!r.lines(rank, QStringLiteral("event=wrong")).isEmpty())
+            return which + QStringLiteral("summed wrong");
+        if (policy == QLatin1String("abort")) {
+            const QStringList aborted = r.lines(rank, aborting);
+            if (aborted.size() != 1 || !aborted.first().contains(QStringLiteral("the policy is ABORT")))
+                return which + QStringLiteral("did not abort once for ABORT (%1 aborted lines)").arg(aborted.size());
+            if (!r.err.contains(QStringLiteral("node %1 exited with status 5").arg(rank)))
+                return which + QStringLiteral("aborted but did not exit with status 5: ") + mmpirunSaid(r, rank);
+            continue;
+        }
+        const QString done = policy == QLatin1String("shrink")
+            ? QStringLiteral("event=done iterations=2500 size=2 rank=%1 ").arg(survivors.indexOf(rank))
+            : QStringLiteral("event=done iterations=2500 size=4 rank=%1 blank=%2,%3").arg(rank).arg(first).arg(second);
+        if (r.lines(rank, done).size() != 1)
+            return which + QStringLiteral("did not print '%1': %2").arg(done, mmpirunSaid(r, rank));
+    }
+    if (policy != QLatin1String("abort") && r.exitCode == 124)
+        return QStringLiteral("the job hung (mmpirun timed out)");
+    return {};
 }
 
 } // namespace mmpi::test

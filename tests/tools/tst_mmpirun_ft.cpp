@@ -103,43 +103,21 @@ private Q_SLOTS:
         QFETCH(int, first);
         QFETCH(int, second);
         QFETCH(int, gap);
+        ProcessRun r;
+        QString problem;
         if (policy == u"rebuild"_s) {
             QTemporaryDir home;
-            const ProcessRun r = runRebuildWithTwoKills(first, second, gap, home.path());
-            const QString problem = rebuildProblem(r, first, second);
-            QVERIFY2(problem.isEmpty(), qPrintable(problem + u'\n' + r.dump()));
-            return;
+            r = runRebuildWithTwoKills(first, second, gap, home.path());
+            problem = rebuildProblem(r, first, second);
+        } else {
+            r = runPolicyWithTwoKills(policy, first, second, gap);
+            problem = policyProblem(r, policy, first, second);
         }
-        const ProcessRun r = runPolicyWithTwoKills(policy, first, second, gap);
-        const auto killed = [&r](int rank) { return r.err.contains(u"node %1 crashed with signal 9 (SIGKILL"_s.arg(rank)); };
-        QVERIFY2(killed(first), qPrintable(r.dump()));
-        // Under ABORT the second may have ended by itself before its kill came.
-        const bool secondAborted = policy == u"abort"_s && !killed(second)
-            && r.lines(second, u"event=aborted reason=aborting: lost rank "_s).size() == 1;
-        QVERIFY2(killed(second) || secondAborted, qPrintable(r.dump()));
-        QList<int> survivors;
-        for (int rank = 0; rank < 4; ++rank)
-            if (rank != first && rank != second)
-                survivors << rank;
-        for (int rank : survivors) {
-            QVERIFY2(r.lines(rank, u"event=wrong"_s).isEmpty(), qPrintable(r.dump()));
-            if (policy == u"abort"_s) {
-                const QStringList aborted = r.lines(rank, u"event=aborted reason=aborting: lost rank "_s);
-                QVERIFY2(aborted.size() == 1 && aborted.first().contains(u"the policy is ABORT"_s), qPrintable(r.dump()));
-                QVERIFY2(r.err.contains(u"node %1 exited with status 5"_s.arg(rank)), qPrintable(r.dump()));
-            } else if (policy == u"shrink"_s) {
-                const int renumbered = int(survivors.indexOf(rank));
-                QVERIFY2(r.lines(rank, u"event=done iterations=2500 size=2 rank=%1 "_s.arg(renumbered)).size() == 1,
-                         qPrintable(r.dump()));
-            } else {
-                const QString blank = u"%1,%2"_s.arg(first).arg(second);
-                QVERIFY2(r.lines(rank, u"event=done iterations=2500 size=4 rank=%1 blank=%2"_s.arg(rank).arg(blank))
-                                 .size() == 1,
-                         qPrintable(r.dump()));
-            }
-        }
-        if (policy != u"abort"_s)
-            QVERIFY2(r.exitCode != 124, qPrintable(r.dump())); // nothing hung
+        // QTest cuts a message at about 1,000 characters; the whole run is
+        // what tells a rare failure's cause.
+        if (!problem.isEmpty())
+            qWarning().noquote() << r.dump();
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
     }
 
     // Issue 6: a work pool of 4 workers, 2 of them killed at random times:
